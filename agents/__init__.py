@@ -1,0 +1,1 @@
+"""Agents for shockwave-gym (import name ``shockwave_agents``)."""

@@ -1,0 +1,1 @@
+"""shockwave-gym."""

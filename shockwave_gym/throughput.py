@@ -1,0 +1,137 @@
+"""Throughput model: isolated iterations per second by (model, batch size, gang).
+
+The built-in table (``data/v100_throughputs.csv``) carries the V100 figures measured by the
+Shockwave/Gavel authors. :meth:`ThroughputTable.from_gavel_json` reads any Gavel-format
+file a user has (nested by worker type; key ``"('<Model> (batch size b)', gang)"``; the
+isolated rate is the ``"null"`` entry, other entries are co-location pairs and unused).
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import io
+import json
+import math
+from importlib import resources
+from pathlib import Path
+
+from shockwave_gym.errors import InputError
+from shockwave_gym.jobs import parse_job_type
+
+
+class ThroughputError(InputError):
+    """A throughput file is malformed, or a configuration has no usable rate."""
+
+
+class ThroughputTable:
+    """Immutable mapping (model, batch size, gang) -> iterations/s of the whole gang."""
+
+    __slots__ = ("_rates", "source")
+
+    def __init__(self, rates: dict[tuple[str, int, int], float], source: str = "<memory>"):
+        for key, rate in rates.items():
+            if not math.isfinite(rate) or rate < 0:
+                raise ThroughputError(f"{source}: rate for {key} must be finite and >= 0, got {rate}")
+        self._rates = dict(rates)
+        self.source = source
+
+    def __reduce__(self):
+        return (ThroughputTable, (self._rates, self.source))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ThroughputTable) and self._rates == other._rates
+
+    def __hash__(self) -> int:
+        return hash(frozenset(self._rates.items()))
+
+    def __len__(self) -> int:
+        return len(self._rates)
+
+    def has(self, model: str, batch_size: int, gang: int) -> bool:
+        """True when the configuration has a positive rate (so it can be scheduled)."""
+        return self._rates.get((model, batch_size, gang), 0.0) > 0.0
+
+    def rate(self, model: str, batch_size: int, gang: int) -> float:
+        """Iterations/s; raises :class:`ThroughputError` when missing or zero."""
+        rate = self._rates.get((model, batch_size, gang))
+        if rate is None:
+            raise ThroughputError(
+                f"no throughput for {model} at batch size {batch_size} on {gang} GPU(s) in {self.source}"
+            )
+        if rate <= 0.0:
+            raise ThroughputError(
+                f"{model} at batch size {batch_size} on {gang} GPU(s) has rate 0 in {self.source}: "
+                "it cannot be scheduled"
+            )
+        return rate
+
+    def batch_sizes(self, model: str, gang: int) -> tuple[int, ...]:
+        """Batch sizes with a positive rate for (model, gang), ascending."""
+        return tuple(sorted(b for (m, b, g), r in self._rates.items() if m == model and g == gang and r > 0))
+
+    def items(self):
+        return sorted(self._rates.items())
+
+    # --- constructors ---------------------------------------------------------------------
+
+    @classmethod
+    def builtin_v100(cls) -> ThroughputTable:
+        text = resources.files("shockwave_gym").joinpath("data/v100_throughputs.csv").read_text()
+        return cls.from_csv_text(text, source="built-in V100 table")
+
+    @classmethod
+    def from_csv_text(cls, text: str, source: str) -> ThroughputTable:
+        rows = [line for line in text.splitlines() if line and not line.startswith("#")]
+        reader = csv.DictReader(io.StringIO("\n".join(rows)))
+        rates = {}
+        for line_no, row in enumerate(reader, start=2):
+            try:
+                rates[(row["model"], int(row["batch_size"]), int(row["gang"]))] = float(
+                    row["iterations_per_s"]
+                )
+            except (KeyError, TypeError, ValueError) as exc:
+                raise ThroughputError(f"{source}: data row {line_no}: {exc}") from None
+        return cls(rates, source)
+
+    @classmethod
+    def from_gavel_json(cls, path: str | Path, worker_type: str = "v100") -> ThroughputTable:
+        """Read a Gavel-format throughput file, using only ``worker_type`` (default ``v100``)."""
+        path = Path(path)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ThroughputError(f"{path}: cannot read throughput JSON: {exc}") from None
+        if not isinstance(data, dict) or worker_type not in data:
+            keys = ", ".join(sorted(data)) if isinstance(data, dict) else type(data).__name__
+            raise ThroughputError(f"{path}: no worker type {worker_type!r} (found: {keys})")
+        rates = {}
+        for key, entry in data[worker_type].items():
+            try:
+                job_type, gang = ast.literal_eval(key)
+            except (ValueError, SyntaxError):
+                raise ThroughputError(f"{path}: {worker_type}: key {key!r} is not \"('<job type>', gang)\"") from None
+            if not isinstance(entry, dict) or "null" not in entry:
+                raise ThroughputError(f"{path}: {worker_type}: {key}: no isolated 'null' rate")
+            try:
+                model, batch_size = parse_job_type(job_type)
+            except ValueError:
+                continue  # models we do not simulate (A3C, CycleGAN) carry no batch size
+            rate = entry["null"]
+            if not isinstance(rate, (int, float)) or isinstance(rate, bool):
+                raise ThroughputError(f"{path}: {worker_type}: {key}: rate {rate!r} is not a number")
+            rates[(model, batch_size, int(gang))] = float(rate)
+        return cls(rates, str(path))
+
+    @classmethod
+    def load(cls, path: str | Path | None) -> ThroughputTable:
+        """The built-in table for ``None``; otherwise a Gavel JSON or our CSV by extension."""
+        if path is None:
+            return cls.builtin_v100()
+        path = Path(path)
+        if path.suffix == ".csv":
+            try:
+                return cls.from_csv_text(path.read_text(encoding="utf-8"), str(path))
+            except OSError as exc:
+                raise ThroughputError(f"{path}: {exc}") from None
+        return cls.from_gavel_json(path)
