@@ -1,0 +1,23 @@
+"""FIFO: run jobs in arrival order, backfilling smaller jobs into GPUs the head cannot use.
+
+Source: the classic first-come-first-served baseline of cluster schedulers (e.g. as used in
+Gavel's and Tiresias' evaluations). Non-preemptive in effect: a running job stays ahead of
+every later arrival, so it keeps its GPUs until it completes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from shockwave_agents.base import Agent, pack_in_order
+
+
+class FifoAgent(Agent):
+    name = "fifo"
+
+    def __init__(self, backfill: bool = True):
+        self.backfill = backfill
+
+    def act(self, view) -> np.ndarray:
+        # active ids are ascending, and ids follow arrival order
+        return pack_in_order(view.active_job_ids, view.gang, view.gpus, backfill=self.backfill)

@@ -1,0 +1,132 @@
+"""``shockwave-gym run``: one agent, one trace, one episode."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from shockwave_gym.errors import InputError
+
+#: Keys of the ``--json`` object, in order (the contract other tools rely on).
+RUN_JSON_KEYS = (
+    "agent", "trace", "num_jobs", "completed_jobs", "truncated", "gpus", "makespan_s",
+    "avg_jct_s", "geomean_jct_s", "worst_ftf", "unfair_fraction", "worst_ftf_themis",
+    "unfair_fraction_themis", "utilization", "rounds", "wall_s",
+)
+
+
+def parse_agent_options(pairs: list[str]) -> dict:
+    """``["noise=0.5", "variant=\\"x\\""]`` -> ``{"noise": 0.5, "variant": "x"}`` (JSON values,
+    bare words taken as strings)."""
+    options = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise InputError(f"--agent-opt expects KEY=VALUE, got {pair!r}")
+        try:
+            options[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            options[key] = raw
+    return options
+
+
+def add_common_episode_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments shared by ``run`` and ``compare``: cluster and round settings."""
+    parser.add_argument("--throughputs", metavar="JSON", help="Gavel-format throughput file (default: built-in V100 table)")
+    parser.add_argument("--round-s", type=float, default=120.0, help="round length in seconds (default 120)")
+    parser.add_argument("--restart-overhead-s", type=float, default=20.0, help="restart overhead in seconds (default 20; 0 disables)")
+    parser.add_argument("--max-rounds", type=int, default=None, help="truncate after this many rounds")
+
+
+def add_parsers(subparsers) -> None:
+    parser = subparsers.add_parser("run", help="run one agent on one trace and print its metrics")
+    parser.add_argument("--agent", required=True, help="agent name (see `shockwave-gym agents`)")
+    parser.add_argument("--trace", required=True, help="bundled trace name or path (.trace TSV or .jsonl)")
+    parser.add_argument("--gpus", type=int, default=None, help="cluster size (default: the bundled trace's)")
+    add_common_episode_arguments(parser)
+    parser.add_argument("--seed", type=int, default=0, help="seed passed to the agent (default 0)")
+    parser.add_argument("--agent-opt", action="append", default=[], metavar="KEY=VALUE", help="agent option (repeatable)")
+    parser.add_argument("--oracle", action="store_true", help="let the agent see hidden future information (ablations)")
+    parser.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
+    parser.add_argument("--jobs-csv", metavar="CSV", help="also write per-job results here")
+    parser.add_argument("--timeline-csv", metavar="CSV", help="also write the per-round timeline here")
+    parser.set_defaults(func=run)
+
+    agents = subparsers.add_parser("agents", help="list the available agents")
+    agents.set_defaults(func=list_agents)
+
+
+def list_agents(args) -> int:
+    from shockwave_agents import available_agents
+
+    print("\n".join(available_agents()))
+    return 0
+
+
+def resolve_gpus(trace_arg: str, gpus: int | None) -> int:
+    from shockwave_gym.traces import BUNDLED_GPUS
+
+    if gpus is not None:
+        if gpus < 1:
+            raise InputError(f"--gpus must be >= 1, got {gpus}")
+        return gpus
+    if trace_arg in BUNDLED_GPUS:
+        return BUNDLED_GPUS[trace_arg]
+    raise InputError(f"--gpus is required for {trace_arg!r} (only bundled traces have a default)")
+
+
+def run(args) -> int:
+    from shockwave_agents import make_agent
+    from shockwave_gym.metrics import jobs_table, timeline_table, to_csv
+    from shockwave_gym.runner import DEFAULT_MAX_ROUNDS, run_episode
+    from shockwave_gym.simulator import SimConfig
+    from shockwave_gym.throughput import ThroughputTable
+    from shockwave_gym.traces import load_trace
+
+    start = time.perf_counter()
+    gpus = resolve_gpus(args.trace, args.gpus)
+    throughputs = ThroughputTable.load(args.throughputs)
+    trace = load_trace(args.trace, throughputs, gpus=gpus)
+    config = SimConfig(gpus=gpus, round_s=args.round_s, restart_overhead_s=args.restart_overhead_s)
+    agent = make_agent(args.agent, **parse_agent_options(args.agent_opt))
+    outcome = run_episode(
+        trace, agent, config, throughputs, seed=args.seed,
+        max_rounds=args.max_rounds or DEFAULT_MAX_ROUNDS, oracle=args.oracle,
+    )
+    record = {"agent": args.agent, "trace": trace.name, **outcome.metrics}
+    record["wall_s"] = time.perf_counter() - start
+    record["episode_wall_s"] = outcome.wall_s
+    record["decision_wall_s"] = outcome.decision_wall_s
+    record["seed"] = args.seed
+    if outcome.agent_stats:
+        record.update(outcome.agent_stats)
+    ordered = {key: record[key] for key in RUN_JSON_KEYS}
+    ordered.update({k: v for k, v in record.items() if k not in ordered})
+    if args.jobs_csv:
+        to_csv(jobs_table(outcome.result), args.jobs_csv)
+    if args.timeline_csv:
+        to_csv(timeline_table(outcome.result), args.timeline_csv)
+    if args.json:
+        sys.stdout.write(json.dumps(ordered, allow_nan=False) + "\n")
+    else:
+        print(format_table(ordered))
+    return 0
+
+
+def format_table(record: dict) -> str:
+    """A readable two-column table of a run's metrics."""
+    lines = []
+    width = max(len(k) for k in record)
+    for key, value in record.items():
+        if isinstance(value, dict):
+            continue
+        if isinstance(value, float):
+            shown = f"{value:,.4f}" if abs(value) < 100 else f"{value:,.1f}"
+        elif value is None:
+            shown = "n/a"
+        else:
+            shown = str(value)
+        lines.append(f"{key:<{width}}  {shown}")
+    return "\n".join(lines)

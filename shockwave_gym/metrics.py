@@ -1,0 +1,195 @@
+"""Episode metrics (SPEC.md "Metrics"), computed by one function from a finished episode.
+
+- makespan = last completion - 0; JCT = completion - arrival; avg and geometric-mean JCT.
+- Finish-time fairness, static contention (the paper's): rho_j = JCT_j / (iso_j * max(1, N/G)).
+- Themis variant: N replaced by the time-averaged number of active (arrived, unfinished) jobs
+  over the job's own lifetime [arrival, completion].
+- unfair fraction = share of jobs with rho > threshold (1.05 by default); worst = max rho.
+- utilization = sum(gang * isolated time) / (G * makespan): restart overhead counts as idle.
+  ``busy_utilization`` counts every GPU-second a job held, overhead included.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+UNFAIR_THRESHOLD = 1.05
+
+
+@dataclass(frozen=True)
+class EpisodeResult:
+    """Everything metrics need from a finished (or truncated) episode; plain arrays only."""
+
+    trace_name: str
+    gpus: int
+    round_s: float
+    arrival_s: np.ndarray
+    completion_s: np.ndarray  # NaN for jobs that did not finish (truncated episodes)
+    isolated_time_s: np.ndarray
+    gang: np.ndarray
+    run_time_s: np.ndarray
+    round_start_s: np.ndarray
+    round_end_s: np.ndarray
+    round_gpus_busy: np.ndarray
+    round_job_ids: tuple[np.ndarray, ...] = field(repr=False)
+    round_run_s: tuple[np.ndarray, ...] = field(repr=False)
+    round_overhead_s: tuple[np.ndarray, ...] = field(repr=False)
+    end_time_s: float = 0.0
+
+    @classmethod
+    def from_simulator(cls, sim) -> EpisodeResult:
+        history = sim.history
+        return cls(
+            trace_name=sim.trace_name,
+            gpus=sim.config.gpus,
+            round_s=sim.config.round_s,
+            arrival_s=sim.static.arrival_s.copy(),
+            completion_s=sim.completion_s.copy(),
+            isolated_time_s=sim.static.isolated_time_s.copy(),
+            gang=sim.static.gang.copy(),
+            run_time_s=sim.run_time_s.copy(),
+            round_start_s=np.array([r.start_s for r in history]),
+            round_end_s=np.array([r.end_s for r in history]),
+            round_gpus_busy=np.array([r.gpus_busy for r in history], dtype=np.int64),
+            round_job_ids=tuple(r.job_ids for r in history),
+            round_run_s=tuple(r.run_s for r in history),
+            round_overhead_s=tuple(r.overhead_s for r in history),
+            end_time_s=sim.time_s,
+        )
+
+    @property
+    def num_jobs(self) -> int:
+        return int(self.arrival_s.size)
+
+    @property
+    def completed(self) -> np.ndarray:
+        return ~np.isnan(self.completion_s)
+
+    @property
+    def jct_s(self) -> np.ndarray:
+        return self.completion_s - self.arrival_s
+
+    @property
+    def num_rounds(self) -> int:
+        return int(self.round_start_s.size)
+
+
+def mean_active_jobs(arrival_s: np.ndarray, completion_s: np.ndarray) -> np.ndarray:
+    """Time-averaged count of active jobs over each job's own lifetime (Themis' contention).
+
+    ``n(t) = #{i : a_i <= t < c_i}``; the integral over [a_j, c_j] is the sum of pairwise
+    lifetime overlaps, so this is exact (O(N^2) memory; fine up to a few thousand jobs).
+    """
+    a, c = arrival_s, completion_s
+    overlap = np.minimum(c[:, None], c[None, :]) - np.maximum(a[:, None], a[None, :])
+    total = np.clip(overlap, 0.0, None).sum(axis=1)
+    life = c - a
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(life > 0, total / life, 1.0)
+
+
+def per_job_ftf(result: EpisodeResult) -> tuple[np.ndarray, np.ndarray]:
+    """(static-contention rho, Themis-variant rho) per job; NaN for unfinished jobs."""
+    n, g = result.num_jobs, result.gpus
+    jct = result.jct_s
+    rho_static = jct / (result.isolated_time_s * max(1.0, n / g))
+    done = result.completed
+    rho_themis = np.full(n, np.nan)
+    if done.any():
+        contention = mean_active_jobs(result.arrival_s[done], result.completion_s[done])
+        rho_themis[done] = jct[done] / (result.isolated_time_s[done] * np.maximum(1.0, contention / g))
+    return rho_static, rho_themis
+
+
+def _finite_or_none(value: float) -> float | None:
+    return float(value) if value is not None and math.isfinite(value) else None
+
+
+def compute_metrics(result: EpisodeResult, unfair_threshold: float = UNFAIR_THRESHOLD) -> dict:
+    """All episode metrics as a flat dict; non-finite values become ``None``.
+
+    Over completed jobs only when the episode was truncated (``completed_jobs`` says how many).
+    """
+    done = result.completed
+    jct = result.jct_s[done]
+    rho_static, rho_themis = per_job_ftf(result)
+    rho_static, rho_themis = rho_static[done], rho_themis[done]
+    makespan = float(np.nanmax(result.completion_s)) if done.any() else float("nan")
+    useful = float((result.gang * result.isolated_time_s)[done].sum())
+    busy = float((result.gang * result.run_time_s).sum())
+    horizon = makespan if done.all() else result.end_time_s
+    capacity = result.gpus * horizon if horizon > 0 else float("nan")
+    overhead = sum(float((result.gang[ids] * o).sum()) for ids, o in zip(result.round_job_ids, result.round_overhead_s, strict=True))
+    has = jct.size > 0
+    return {
+        "num_jobs": result.num_jobs,
+        "completed_jobs": int(done.sum()),
+        "truncated": bool(not done.all()),
+        "gpus": result.gpus,
+        "makespan_s": _finite_or_none(makespan),
+        "avg_jct_s": _finite_or_none(jct.mean()) if has else None,
+        "geomean_jct_s": _finite_or_none(math.exp(np.log(jct).mean())) if has and (jct > 0).all() else None,
+        "median_jct_s": _finite_or_none(np.median(jct)) if has else None,
+        "worst_ftf": _finite_or_none(rho_static.max()) if has else None,
+        "unfair_fraction": _finite_or_none((rho_static > unfair_threshold).mean()) if has else None,
+        "worst_ftf_themis": _finite_or_none(rho_themis.max()) if has else None,
+        "unfair_fraction_themis": _finite_or_none((rho_themis > unfair_threshold).mean()) if has else None,
+        "utilization": _finite_or_none(useful / capacity),
+        "busy_utilization": _finite_or_none(busy / capacity),
+        "restart_overhead_gpu_s": overhead,
+        "rounds": result.num_rounds,
+    }
+
+
+def jobs_table(result: EpisodeResult) -> list[dict]:
+    """One row per job: arrival, completion, JCT, isolated time, gang, both rhos."""
+    rho_static, rho_themis = per_job_ftf(result)
+    rows = []
+    for j in range(result.num_jobs):
+        rows.append(
+            {
+                "job_id": j,
+                "arrival_s": float(result.arrival_s[j]),
+                "completion_s": _finite_or_none(result.completion_s[j]),
+                "jct_s": _finite_or_none(result.jct_s[j]),
+                "isolated_time_s": float(result.isolated_time_s[j]),
+                "gang": int(result.gang[j]),
+                "run_time_s": float(result.run_time_s[j]),
+                "ftf": _finite_or_none(rho_static[j]),
+                "ftf_themis": _finite_or_none(rho_themis[j]),
+            }
+        )
+    return rows
+
+
+def timeline_table(result: EpisodeResult) -> list[dict]:
+    """One row per round: index, start, end, busy GPUs and the jobs that ran."""
+    return [
+        {
+            "round": k,
+            "start_s": float(result.round_start_s[k]),
+            "end_s": float(result.round_end_s[k]),
+            "gpus_busy": int(result.round_gpus_busy[k]),
+            "job_ids": " ".join(str(int(j)) for j in result.round_job_ids[k]),
+        }
+        for k in range(result.num_rounds)
+    ]
+
+
+def to_csv(rows: list[dict], path: str | Path | None = None) -> str:
+    """Write rows as CSV (to ``path`` when given) and return the text."""
+    buffer = io.StringIO()
+    if rows:
+        writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    text = buffer.getvalue()
+    if path is not None:
+        Path(path).write_text(text, encoding="utf-8")
+    return text

@@ -1,0 +1,329 @@
+"""Round-based GPU-cluster simulator (SPEC.md rules R1-R5), with state held as arrays.
+
+Progress is tracked in *isolated seconds of work*: a job's epoch durations depend only on its
+own batch-size schedule, so one number per job says how far it is. A scheduled round adds
+(run time - restart overhead) to it, and the job completes when work reaches its isolated time.
+Current epoch and batch size are one ``searchsorted`` over all jobs' cumulative epoch ends,
+flattened with per-job offsets, so a round costs a handful of vector operations whatever the
+number of jobs.
+
+The simulator knows nothing of Gymnasium or of agents: ``step(job_ids)`` runs one round for the
+given set, and :attr:`view` is the read-only window agents may look through.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from shockwave_gym.adaptation import get_mode
+from shockwave_gym.errors import InputError, InvalidActionError
+from shockwave_gym.jobs import JobSpec, job_profile
+from shockwave_gym.throughput import ThroughputTable
+
+PENDING, ACTIVE, DONE = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """Cluster and round parameters. Times in seconds; 0 overhead disables restarts' cost."""
+
+    gpus: int
+    round_s: float = 120.0
+    restart_overhead_s: float = 20.0
+    restart_threshold_s: float = 115.0
+
+    def __post_init__(self):
+        if not isinstance(self.gpus, int | np.integer) or self.gpus < 1:
+            raise InputError(f"gpus must be a positive integer, got {self.gpus!r}")
+        for name in ("round_s", "restart_overhead_s", "restart_threshold_s"):
+            value = getattr(self, name)
+            if not math.isfinite(value) or value < 0:
+                raise InputError(f"{name} must be a finite number >= 0, got {value!r}")
+        if self.round_s <= 0:
+            raise InputError(f"round_s must be > 0, got {self.round_s!r}")
+        if self.restart_overhead_s >= self.round_s:
+            raise InputError("restart_overhead_s must be shorter than a round")
+
+
+@dataclass
+class RoundRecord:
+    """What happened in one round (kept for metrics, rendering and the per-round timeline)."""
+
+    index: int
+    start_s: float
+    end_s: float
+    job_ids: np.ndarray
+    run_s: np.ndarray  # wall seconds each job held its GPUs (overhead included)
+    overhead_s: np.ndarray
+    completed_ids: np.ndarray
+    gpus_busy: int
+
+
+@dataclass
+class StaticJobArrays:
+    """Per-job facts fixed by the trace (plus the hidden profile, kept apart)."""
+
+    arrival_s: np.ndarray
+    gang: np.ndarray
+    num_epochs: np.ndarray
+    initial_batch_size: np.ndarray
+    priority: np.ndarray
+    isolated_time_s: np.ndarray  # hidden: the view exposes it only with oracle=True
+    epoch_offset: np.ndarray  # (J + 1,) start of each job's epochs in the flat arrays
+    epoch_end_global_s: np.ndarray  # flat cumulative epoch ends, + each job's base offset
+    job_base_s: np.ndarray  # (J,) base offset of each job in epoch_end_global_s
+    epoch_batch_size: np.ndarray  # flat, hidden future
+    epoch_rate: np.ndarray  # flat iterations/s, hidden future
+    epoch_duration_s: np.ndarray  # flat, hidden future
+    specs: tuple[JobSpec, ...] = field(repr=False, default=())
+
+
+def build_static_arrays(specs: Sequence[JobSpec], throughputs: ThroughputTable) -> StaticJobArrays:
+    profiles = [job_profile(spec, throughputs) for spec in specs]
+    counts = np.array([p.epoch_durations_s.size for p in profiles], dtype=np.int64)
+    offset = np.zeros(len(specs) + 1, dtype=np.int64)
+    np.cumsum(counts, out=offset[1:])
+    durations = np.concatenate([p.epoch_durations_s for p in profiles]) if profiles else np.zeros(0)
+    iso = np.array([p.epoch_durations_s.sum() for p in profiles], dtype=np.float64)
+    base = np.zeros(len(specs), dtype=np.float64)
+    if len(specs):
+        base[1:] = np.cumsum(iso)[:-1]
+    within = np.concatenate([np.cumsum(p.epoch_durations_s) for p in profiles]) if profiles else np.zeros(0)
+    job_of_epoch = np.repeat(np.arange(len(specs)), counts)
+    return StaticJobArrays(
+        arrival_s=np.array([s.arrival_s for s in specs], dtype=np.float64),
+        gang=np.array([s.gang for s in specs], dtype=np.int64),
+        num_epochs=counts,
+        initial_batch_size=np.array([s.initial_batch_size for s in specs], dtype=np.int64),
+        priority=np.array([s.priority for s in specs], dtype=np.float64),
+        isolated_time_s=iso,
+        epoch_offset=offset,
+        epoch_end_global_s=within + base[job_of_epoch],
+        job_base_s=base,
+        epoch_batch_size=np.concatenate([p.batch_sizes for p in profiles]) if profiles else np.zeros(0, np.int64),
+        epoch_rate=np.concatenate([p.throughputs for p in profiles]) if profiles else np.zeros(0),
+        epoch_duration_s=durations,
+        specs=tuple(specs),
+    )
+
+
+class Simulator:
+    """Deterministic round-based simulation of one trace on ``config.gpus`` GPUs.
+
+    Usage::
+
+        sim = Simulator(trace.jobs, SimConfig(gpus=32))
+        while not sim.done:
+            sim.step(my_choice(sim.view))
+        result = sim.result()
+
+    The simulator holds no randomness: given the trace and the agent's choices it is fully
+    deterministic. It can be deep-copied and pickled.
+    """
+
+    def __init__(
+        self,
+        jobs: Sequence[JobSpec],
+        config: SimConfig,
+        throughputs: ThroughputTable | None = None,
+        *,
+        trace_name: str = "",
+        oracle: bool = False,
+    ):
+        if len(jobs) == 0:
+            raise InputError("a simulation needs at least one job")
+        ids = [spec.job_id for spec in jobs]
+        if ids != list(range(len(jobs))):
+            raise InputError("job ids must be 0..N-1 in order (as Trace.jobs provides)")
+        arrivals = [spec.arrival_s for spec in jobs]
+        if any(b < a for a, b in zip(arrivals, arrivals[1:], strict=False)):
+            raise InputError("jobs must be sorted by arrival (as Trace.jobs provides)")
+        too_big = [spec.job_id for spec in jobs if spec.gang > config.gpus]
+        if too_big:
+            raise InputError(
+                f"job(s) {too_big[:5]} need more GPUs than the cluster's {config.gpus}"
+            )
+        self.config = config
+        self.throughputs = throughputs if throughputs is not None else ThroughputTable.builtin_v100()
+        self.trace_name = trace_name
+        self.static = build_static_arrays(jobs, self.throughputs)
+        from shockwave_gym.predictor import RemainingTimePredictor
+
+        self.predictor = RemainingTimePredictor(jobs, self.static, self.throughputs)
+        self._oracle = oracle
+        self._reset_dynamic()
+
+    # --- state -----------------------------------------------------------------------------
+
+    def _reset_dynamic(self) -> None:
+        n = len(self.static.arrival_s)
+        self.time_s = 0.0
+        self.round_index = 0
+        self.status = np.full(n, PENDING, dtype=np.int8)
+        self.work_done_s = np.zeros(n)
+        self.completion_s = np.full(n, np.nan)
+        self.run_time_s = np.zeros(n)
+        self.rounds_run = np.zeros(n, dtype=np.int64)
+        self.last_run_s = np.zeros(n)
+        self.ran_last_round = np.zeros(n, dtype=bool)
+        self.history: list[RoundRecord] = []
+        self._next_arrival = 0
+        self._num_done = 0
+        self._active_cache: np.ndarray | None = None
+        # never restart at 0: a view cached before reset() must not look fresh
+        self._version = getattr(self, "_version", 0) + 1
+        self._admit_and_skip_idle()
+
+    def reset(self) -> None:
+        """Back to time 0 with nothing run."""
+        self._reset_dynamic()
+
+    @property
+    def num_jobs(self) -> int:
+        return len(self.static.arrival_s)
+
+    @property
+    def num_done(self) -> int:
+        return self._num_done
+
+    @property
+    def done(self) -> bool:
+        return self._num_done == self.num_jobs
+
+    @property
+    def version(self) -> int:
+        """Increases at every state change; lets views cache per-round derived arrays."""
+        return self._version
+
+    def active_job_ids(self) -> np.ndarray:
+        if self._active_cache is None:
+            self._active_cache = np.flatnonzero(self.status == ACTIVE)
+        return self._active_cache
+
+    @property
+    def view(self):
+        from shockwave_gym.view import ClusterView
+
+        view = self.__dict__.get("_view")
+        if view is None:
+            view = ClusterView(self, oracle=self._oracle)
+            self.__dict__["_view"] = view
+        return view
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state.pop("_view", None)
+        return state
+
+    def copy(self) -> Simulator:
+        return copy.deepcopy(self)
+
+    # --- dynamics --------------------------------------------------------------------------
+
+    def _admit_and_skip_idle(self) -> None:
+        """Admit arrivals up to now; when nothing is runnable, jump to the next arrival (R1)."""
+        arrival = self.static.arrival_s
+        n = self.num_jobs
+        while True:
+            end = int(np.searchsorted(arrival, self.time_s, side="right"))
+            if end > self._next_arrival:
+                self.status[self._next_arrival:end] = ACTIVE
+                self._next_arrival = end
+                self._active_cache = None
+            any_active = self._num_done < self._next_arrival  # done jobs have all arrived
+            if any_active or self._next_arrival >= n:
+                break
+            self.time_s = float(arrival[self._next_arrival])
+        self._version += 1
+
+    def validate_selection(self, job_ids: Iterable[int]) -> np.ndarray:
+        """Return ``job_ids`` as a sorted int array, or raise :class:`InvalidActionError`."""
+        ids = np.asarray(job_ids if not isinstance(job_ids, np.ndarray) else job_ids, dtype=np.int64).ravel()
+        if ids.size == 0:
+            return ids
+        ids = np.sort(ids)
+        if ids[0] < 0 or ids[-1] >= self.num_jobs:
+            raise InvalidActionError(f"job ids must be in 0..{self.num_jobs - 1}, got {ids.tolist()}")
+        if ids.size > 1 and np.any(ids[1:] == ids[:-1]):
+            raise InvalidActionError(f"duplicate job ids in {ids.tolist()}")
+        not_active = ids[self.status[ids] != ACTIVE]
+        if not_active.size:
+            raise InvalidActionError(f"job(s) {not_active.tolist()} are not active at t={self.time_s}")
+        used = int(self.static.gang[ids].sum())
+        if used > self.config.gpus:
+            raise InvalidActionError(f"selection needs {used} GPUs; the cluster has {self.config.gpus}")
+        return ids
+
+    def step(self, job_ids: Iterable[int]) -> RoundRecord:
+        """Run one round with the jobs ``job_ids`` (R2-R4), then admit arrivals (R1)."""
+        if self.done:
+            raise InvalidActionError("the episode is over: every job has completed")
+        ids = self.validate_selection(job_ids)
+        cfg = self.config
+        remaining = self.static.isolated_time_s[ids] - self.work_done_s[ids]
+        pays = (
+            (self.round_index >= 1)
+            & ~self.ran_last_round[ids]
+            & (np.minimum(cfg.round_s, remaining) > cfg.restart_threshold_s)
+        )
+        overhead = np.where(pays, cfg.restart_overhead_s, 0.0)
+        finish_offset = overhead + remaining
+        finishes = finish_offset <= cfg.round_s
+        if ids.size and finishes.all():
+            round_len = float(finish_offset.max())
+        else:
+            round_len = cfg.round_s
+        run_s = np.where(finishes, finish_offset, round_len)
+        start = self.time_s
+
+        self.work_done_s[ids] += run_s - overhead
+        done_ids = ids[finishes]
+        if done_ids.size:
+            self.work_done_s[done_ids] = self.static.isolated_time_s[done_ids]
+            self.completion_s[done_ids] = start + finish_offset[finishes]
+            self.status[done_ids] = DONE
+            self._num_done += int(done_ids.size)
+            self._active_cache = None
+        self.run_time_s[ids] += run_s
+        self.rounds_run[ids] += 1
+        self.last_run_s[self.ran_last_round] = 0.0
+        self.last_run_s[ids] = run_s
+        self.ran_last_round[:] = False
+        self.ran_last_round[ids] = True
+
+        record = RoundRecord(
+            index=self.round_index,
+            start_s=start,
+            end_s=start + round_len,
+            job_ids=ids,
+            run_s=run_s,
+            overhead_s=overhead,
+            completed_ids=done_ids,
+            gpus_busy=int(self.static.gang[ids].sum()),
+        )
+        self.history.append(record)
+        self.time_s = start + round_len
+        self.round_index += 1
+        if not self.done:
+            self._admit_and_skip_idle()
+        else:
+            self._version += 1
+        return record
+
+    # --- derived state (observable) ---------------------------------------------------------
+
+    def epochs_done(self) -> np.ndarray:
+        """Completed epochs per job (int), from work done."""
+        s = self.static
+        pos = np.searchsorted(s.epoch_end_global_s, s.job_base_s + self.work_done_s, side="right")
+        return np.minimum(pos - s.epoch_offset[:-1], s.num_epochs)
+
+    def result(self):
+        from shockwave_gym.metrics import EpisodeResult
+
+        return EpisodeResult.from_simulator(self)

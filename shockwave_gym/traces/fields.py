@@ -1,0 +1,141 @@
+"""The twelve fields of a trace row, and how each one is checked.
+
+Both on-disk formats describe the same twelve fields. The TSV format gives them by
+position as text; the JSON-lines format gives them by key as JSON values. Each field has a
+canonical ``key`` (also its name in TSV error messages) and a ``json_key`` (its name in the
+JSON-lines format and in that format's error messages). Field checks here look at one
+value at a time; checks that need the whole job (throughput coverage) live in
+:mod:`shockwave_gym.traces.validation`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from shockwave_gym.adaptation import registered_modes
+from shockwave_gym.jobs import GANG_SIZES, parse_job_type
+
+
+class FieldProblem(ValueError):
+    """One field's value is invalid; the message says why (without file or line)."""
+
+
+@dataclass(frozen=True)
+class Field:
+    """One trace column. ``kind`` is ``"str"``, ``"int"`` or ``"float"``."""
+
+    key: str
+    json_key: str
+    kind: str
+    json_required: bool
+
+
+#: Columns in TSV order (SPEC.md, "Trace columns").
+FIELDS: tuple[Field, ...] = (
+    Field("job_type", "job_type", "str", True),
+    Field("command", "command", "str", False),
+    Field("working_dir", "working_dir", "str", False),
+    Field("step_arg", "step_arg", "str", False),
+    Field("needs_data_dir", "needs_data_dir", "int", False),
+    Field("total_iterations", "total_iterations", "int", True),
+    Field("gang", "gang", "int", True),
+    Field("mode", "mode", "str", True),
+    Field("priority", "priority", "float", True),
+    Field("slo", "slo_s", "float", True),
+    Field("duration", "duration_s", "float", False),
+    Field("arrival", "arrival_s", "float", True),
+)
+NUM_FIELDS = len(FIELDS)
+FIELD_BY_KEY: dict[str, Field] = {f.key: f for f in FIELDS}
+FIELD_BY_JSON_KEY: dict[str, Field] = {f.json_key: f for f in FIELDS}
+
+#: Values of the optional JSON-lines keys when absent (also the JobSpec defaults).
+JSON_DEFAULTS: dict[str, Any] = {
+    "command": "",
+    "working_dir": "",
+    "step_arg": "",
+    "needs_data_dir": 1,
+    "duration": 0.0,
+}
+
+_INT_TEXT = re.compile(r"[+-]?[0-9]+")
+
+
+def _to_int(raw: Any, from_text: bool) -> int:
+    if from_text:
+        text = raw.strip()
+        if not _INT_TEXT.fullmatch(text):
+            raise FieldProblem(f"must be an integer, got {raw!r}")
+        return int(text)
+    if isinstance(raw, bool) or not isinstance(raw, int):
+        raise FieldProblem(f"must be a JSON integer, got {raw!r}")
+    return raw
+
+
+def _to_float(raw: Any, from_text: bool) -> float:
+    if from_text:
+        try:
+            return float(raw.strip())
+        except ValueError:
+            raise FieldProblem(f"must be a number, got {raw!r}") from None
+    if isinstance(raw, bool) or not isinstance(raw, (int, float)):
+        raise FieldProblem(f"must be a JSON number, got {raw!r}")
+    return float(raw)
+
+
+def _finite(value: float, raw: Any) -> float:
+    if not math.isfinite(value):
+        raise FieldProblem(f"must be a finite number, got {raw!r}")
+    return value
+
+
+def parse_field(field: Field, raw: Any, *, from_text: bool, gpus: int | None = None) -> Any:
+    """Check one raw value and return it converted; raise :class:`FieldProblem` if invalid.
+
+    ``from_text`` says the value is a TSV string (numbers are parsed from text) rather than
+    a JSON value (numbers must already be JSON numbers). ``job_type`` converts to
+    ``(model, batch_size)``.
+    """
+    if field.kind == "str":
+        if not isinstance(raw, str):
+            raise FieldProblem(f"must be a string, got {raw!r}")
+        value: Any = raw
+    elif field.kind == "int":
+        value = _to_int(raw, from_text)
+    else:
+        value = _to_float(raw, from_text)
+
+    key = field.key
+    if key == "job_type":
+        try:
+            return parse_job_type(value)
+        except ValueError as exc:
+            raise FieldProblem(str(exc)) from None
+    if key == "needs_data_dir" and value not in (0, 1):
+        raise FieldProblem(f"must be 0 or 1, got {raw!r}")
+    if key == "total_iterations" and value < 1:
+        raise FieldProblem(f"must be an integer >= 1, got {raw!r}")
+    if key == "gang":
+        if value not in GANG_SIZES:
+            sizes = ", ".join(map(str, GANG_SIZES))
+            raise FieldProblem(f"must be one of {sizes} GPUs, got {raw!r}")
+        if gpus is not None and value > gpus:
+            raise FieldProblem(f"gang of {value} GPUs does not fit a cluster of {gpus} GPUs")
+    if key == "mode" and value not in registered_modes():
+        raise FieldProblem(
+            f"unknown adaptation mode {raw!r}; registered: {', '.join(registered_modes())}"
+        )
+    if key == "priority":
+        _finite(value, raw)
+        if value <= 0:
+            raise FieldProblem(f"must be a finite number > 0, got {raw!r}")
+    if key in ("slo", "duration"):
+        _finite(value, raw)
+    if key == "arrival":
+        _finite(value, raw)
+        if value < 0:
+            raise FieldProblem(f"must be a finite number >= 0 (seconds), got {raw!r}")
+    return value

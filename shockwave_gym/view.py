@@ -1,0 +1,284 @@
+"""The read-only view of the simulator state that agents may use.
+
+It shows what a scheduler may know (SPEC.md "What a scheduler may know"): each job's model,
+gang, arrival, total epochs, initial batch size and mode; the batch sizes and epoch durations
+observed so far; and estimates built from these (the core's remaining-time predictor).
+Quantities derived from the hidden future schedule (isolated time, true remaining time, the
+batch-size schedule itself) raise :class:`OracleAccessError` unless the view was made with
+``oracle=True`` (for ablations only).
+
+Per-job arrays are indexed by job id (0..N-1, trace order sorted by arrival) and cover every
+job, arrived or not; use :attr:`active_job_ids` or :attr:`is_active` to select. All arrays are
+read-only. Derived arrays are computed at most once per simulator state.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from shockwave_gym.simulator import ACTIVE, DONE, PENDING
+
+
+class OracleAccessError(AttributeError):
+    """Raised when an agent asks a non-oracle view for hidden future information."""
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
+class ClusterView:
+    """Read-only window on a :class:`~shockwave_gym.simulator.Simulator`."""
+
+    __slots__ = ("_sim", "_oracle", "_cache", "_cache_version", "_static_ro")
+
+    def __init__(self, simulator, *, oracle: bool = False):
+        self._sim = simulator
+        self._oracle = bool(oracle)
+        self._cache = None
+        self._cache_version = -1
+        s = simulator.static
+        self._static_ro = SimpleNamespace(
+            arrival_s=_read_only(s.arrival_s),
+            gang=_read_only(s.gang),
+            num_epochs=_read_only(s.num_epochs),
+            initial_batch_size=_read_only(s.initial_batch_size),
+            priority=_read_only(s.priority),
+        )
+
+    # --- cluster -------------------------------------------------------------------------
+
+    @property
+    def oracle(self) -> bool:
+        return self._oracle
+
+    @property
+    def gpus(self) -> int:
+        return self._sim.config.gpus
+
+    @property
+    def round_s(self) -> float:
+        return self._sim.config.round_s
+
+    @property
+    def restart_overhead_s(self) -> float:
+        return self._sim.config.restart_overhead_s
+
+    @property
+    def time_s(self) -> float:
+        return self._sim.time_s
+
+    @property
+    def round_index(self) -> int:
+        """Rounds executed so far (the index of the round about to be chosen)."""
+        return self._sim.round_index
+
+    @property
+    def num_jobs(self) -> int:
+        """Jobs in the whole trace (arrived or not): the N of static-contention FTF."""
+        return self._sim.num_jobs
+
+    @property
+    def throughputs(self):
+        return self._sim.throughputs
+
+    @property
+    def active_job_ids(self) -> np.ndarray:
+        """Arrived, unfinished jobs, ascending id (= arrival order)."""
+        return _read_only(self._sim.active_job_ids())
+
+    @property
+    def num_active(self) -> int:
+        return int(self._sim.active_job_ids().size)
+
+    @property
+    def num_arrived(self) -> int:
+        return int(np.count_nonzero(self._sim.status != PENDING))
+
+    @property
+    def done(self) -> bool:
+        return self._sim.done
+
+    # --- per-job facts from the trace ----------------------------------------------------
+
+    @property
+    def arrival_s(self) -> np.ndarray:
+        return self._static_ro.arrival_s
+
+    @property
+    def gang(self) -> np.ndarray:
+        return self._static_ro.gang
+
+    @property
+    def num_epochs(self) -> np.ndarray:
+        return self._static_ro.num_epochs
+
+    @property
+    def initial_batch_size(self) -> np.ndarray:
+        return self._static_ro.initial_batch_size
+
+    @property
+    def priority(self) -> np.ndarray:
+        return self._static_ro.priority
+
+    def spec(self, job_id: int):
+        """The trace's :class:`~shockwave_gym.jobs.JobSpec` for ``job_id``."""
+        return self._sim.static.specs[job_id]
+
+    def reachable_batch_sizes(self, job_id: int) -> tuple[int, ...]:
+        p = self._sim.predictor
+        return tuple(int(b) for b in p.sizes[job_id][p.size_valid[job_id]])
+
+    # --- per-job observed state ----------------------------------------------------------
+
+    @property
+    def is_active(self) -> np.ndarray:
+        return self._sim.status == ACTIVE
+
+    @property
+    def is_done(self) -> np.ndarray:
+        return self._sim.status == DONE
+
+    @property
+    def has_arrived(self) -> np.ndarray:
+        return self._sim.status != PENDING
+
+    @property
+    def completion_s(self) -> np.ndarray:
+        return _read_only(self._sim.completion_s)
+
+    @property
+    def run_time_s(self) -> np.ndarray:
+        """Wall seconds each job has held its GPUs (restart overhead included)."""
+        return _read_only(self._sim.run_time_s)
+
+    @property
+    def attained_service_gpu_s(self) -> np.ndarray:
+        """GPU-seconds received so far (run time x gang), as in Tiresias' LAS."""
+        return self._derived().attained_service_gpu_s
+
+    @property
+    def rounds_run(self) -> np.ndarray:
+        return _read_only(self._sim.rounds_run)
+
+    @property
+    def ran_last_round(self) -> np.ndarray:
+        return _read_only(self._sim.ran_last_round)
+
+    @property
+    def last_run_s(self) -> np.ndarray:
+        """Seconds each job held its GPUs in the last round (0 if it did not run)."""
+        return _read_only(self._sim.last_run_s)
+
+    @property
+    def epochs_done(self) -> np.ndarray:
+        """Completed epochs per job."""
+        return self._derived().epochs_done
+
+    @property
+    def epoch_progress(self) -> np.ndarray:
+        """Completed epochs plus the finished share of the current epoch (float)."""
+        return self._derived().epoch_progress
+
+    @property
+    def current_batch_size(self) -> np.ndarray:
+        return self._derived().current_batch_size
+
+    @property
+    def current_throughput(self) -> np.ndarray:
+        """Iterations/s of the whole gang at the current batch size."""
+        return self._derived().current_throughput
+
+    @property
+    def current_epoch_duration_s(self) -> np.ndarray:
+        return self._derived().current_epoch_duration_s
+
+    @property
+    def mean_epoch_duration_s(self) -> np.ndarray:
+        """Mean duration of the epochs completed so far (NaN before the first one)."""
+        return self._derived().mean_epoch_duration_s
+
+    @property
+    def observed_batch_size_counts(self) -> np.ndarray:
+        """(N, width) completed epochs per reachable size, columns as ``predictor.sizes``."""
+        return self._derived().observed_counts
+
+    @property
+    def predicted_remaining_s(self) -> np.ndarray:
+        """The core predictor's expected remaining isolated run time (0 when done)."""
+        return self._derived().predicted_remaining_s
+
+    @property
+    def predictor(self):
+        """The core :class:`~shockwave_gym.predictor.RemainingTimePredictor` (read it, don't
+        mutate it); planners that extend the prediction call its ``predict`` themselves."""
+        return self._sim.predictor
+
+    # --- oracle-only ---------------------------------------------------------------------
+
+    def _require_oracle(self, what: str) -> None:
+        if not self._oracle:
+            raise OracleAccessError(
+                f"{what} is derived from the hidden future schedule; build the view with "
+                "oracle=True (ablations only) to read it"
+            )
+
+    @property
+    def isolated_time_s(self) -> np.ndarray:
+        self._require_oracle("isolated_time_s")
+        return _read_only(self._sim.static.isolated_time_s)
+
+    @property
+    def remaining_s(self) -> np.ndarray:
+        """True remaining isolated run time (oracle only)."""
+        self._require_oracle("remaining_s")
+        return _read_only(self._sim.static.isolated_time_s - self._sim.work_done_s)
+
+    def batch_size_schedule(self, job_id: int) -> np.ndarray:
+        self._require_oracle("batch_size_schedule")
+        s = self._sim.static
+        return _read_only(s.epoch_batch_size[s.epoch_offset[job_id] : s.epoch_offset[job_id + 1]])
+
+    # --- derived arrays, computed once per state -----------------------------------------
+
+    def _derived(self) -> SimpleNamespace:
+        sim = self._sim
+        if self._cache_version == sim.version and self._cache is not None:
+            return self._cache
+        s = sim.static
+        starts = s.epoch_offset[:-1]
+        last = s.epoch_offset[1:] - 1
+        epochs_done = sim.epochs_done()
+        current = np.minimum(starts + epochs_done, last)  # flat index of the current epoch
+        epoch_end_within = s.epoch_end_global_s - np.repeat(s.job_base_s, s.num_epochs)
+        current_start = np.where(epochs_done > 0, epoch_end_within[np.maximum(current - 1, 0)], 0.0)
+        current_start = np.where(epochs_done >= s.num_epochs, 0.0, current_start)
+        duration = s.epoch_duration_s[current]
+        fraction_done = np.clip((sim.work_done_s - current_start) / duration, 0.0, 1.0)
+        fraction_done = np.where(epochs_done >= s.num_epochs, 1.0, fraction_done)
+        completed_time = np.where(epochs_done > 0, epoch_end_within[np.maximum(starts + epochs_done - 1, 0)], 0.0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean_duration = np.where(epochs_done > 0, completed_time / epochs_done, np.nan)
+        predictor = sim.predictor
+        predicted = predictor.predict(
+            epochs_done, 1.0 - fraction_done, duration, s.num_epochs
+        )
+        derived = SimpleNamespace(
+            epochs_done=epochs_done,
+            epoch_progress=np.where(epochs_done >= s.num_epochs, s.num_epochs, epochs_done + fraction_done),
+            current_batch_size=s.epoch_batch_size[current],
+            current_throughput=s.epoch_rate[current],
+            current_epoch_duration_s=duration,
+            mean_epoch_duration_s=mean_duration,
+            observed_counts=predictor.observed_counts(epochs_done),
+            predicted_remaining_s=predicted,
+            attained_service_gpu_s=sim.run_time_s * s.gang,
+        )
+        for value in vars(derived).values():
+            value.flags.writeable = False
+        self._cache, self._cache_version = derived, sim.version
+        return derived
