@@ -15,12 +15,13 @@ install: $(STAMP)
 
 $(STAMP): pyproject.toml setup.py
 	@start=$$(date +%s); \
-	test -x $(PY) || $(PYTHON) -m venv $(VENV); \
-	$(PIP) install -q --upgrade pip 2>&1 | grep -v '^WARNING: Location' || true; \
-	$(PIP) install -q $(TORCH_PIN) 2>&1 | grep -v '^WARNING: Location' || true; \
-	$(PIP) install -q -e '.[$(EXTRAS)]' 2>&1 | grep -v '^WARNING: Location' || true; \
-	$(PY) -c "import shockwave_gym, shockwave_agents, torch; assert torch.__version__.startswith('2.13.0')" && \
-	echo "install: $$(( $$(date +%s) - start )) s" && touch $@
+	test -x $(PY) || $(PYTHON) -m venv $(VENV) || exit 1; \
+	echo "installing $(TORCH_PIN) (CPU) and .[$(EXTRAS)] into $(VENV) ..."; \
+	$(PIP) install -q $(TORCH_PIN) > $(VENV)/install.log 2>&1 || { tail -30 $(VENV)/install.log; exit 1; }; \
+	$(PIP) install -q -e '.[$(EXTRAS)]' >> $(VENV)/install.log 2>&1 || { tail -30 $(VENV)/install.log; exit 1; }; \
+	$(PY) -c "import shockwave_gym, shockwave_agents, torch; assert torch.__version__.startswith('2.13.0'), torch.__version__" || exit 1; \
+	echo "install: $$(( $$(date +%s) - start )) s"; \
+	touch $@
 
 demo: install
 	$(VENV)/bin/shockwave-gym compare --agents all --traces canonical-analogue-120 --seeds 0 --out demo_out

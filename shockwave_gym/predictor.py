@@ -74,10 +74,15 @@ class RemainingTimePredictor:
         return counts
 
     def expected_epoch_duration_s(
-        self, epochs_done: np.ndarray, duration_scale: np.ndarray | None = None
+        self,
+        epochs_done: np.ndarray,
+        duration_scale: np.ndarray | None = None,
+        observed_counts: np.ndarray | None = None,
     ) -> np.ndarray:
         """Posterior-mean duration of one future epoch, per job."""
-        weights = self.prior + self.observed_counts(epochs_done)
+        if observed_counts is None:
+            observed_counts = self.observed_counts(epochs_done)
+        weights = self.prior + observed_counts
         durations = self.duration_at_s if duration_scale is None else self.duration_at_s * duration_scale[:, None]
         return (weights * durations).sum(axis=1) / weights.sum(axis=1)
 
@@ -88,15 +93,17 @@ class RemainingTimePredictor:
         current_epoch_duration_s: np.ndarray,
         num_epochs: np.ndarray,
         duration_scale: np.ndarray | None = None,
+        observed_counts: np.ndarray | None = None,
     ) -> np.ndarray:
         """Expected remaining seconds of isolated run time, for every job (0 when done).
 
         ``current_epoch_fraction_left`` is the share of the current epoch still to run;
         ``duration_scale`` optionally multiplies every table duration (per job), which is
-        how Shockwave's drift recalibration and noise studies plug in.
+        how Shockwave's drift recalibration and noise studies plug in. ``observed_counts``
+        (from :meth:`observed_counts`) may be passed to avoid recomputing it.
         """
         future_epochs = np.maximum(num_epochs - epochs_done - 1, 0)
-        expected = self.expected_epoch_duration_s(epochs_done, duration_scale)
+        expected = self.expected_epoch_duration_s(epochs_done, duration_scale, observed_counts)
         current = current_epoch_fraction_left * current_epoch_duration_s
         if duration_scale is not None:
             current = current * duration_scale

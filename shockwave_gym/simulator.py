@@ -76,6 +76,7 @@ class StaticJobArrays:
     isolated_time_s: np.ndarray  # hidden: the view exposes it only with oracle=True
     epoch_offset: np.ndarray  # (J + 1,) start of each job's epochs in the flat arrays
     epoch_end_global_s: np.ndarray  # flat cumulative epoch ends, + each job's base offset
+    epoch_end_within_s: np.ndarray  # flat cumulative epoch ends within each job
     job_base_s: np.ndarray  # (J,) base offset of each job in epoch_end_global_s
     epoch_batch_size: np.ndarray  # flat, hidden future
     epoch_rate: np.ndarray  # flat iterations/s, hidden future
@@ -89,11 +90,12 @@ def build_static_arrays(specs: Sequence[JobSpec], throughputs: ThroughputTable) 
     offset = np.zeros(len(specs) + 1, dtype=np.int64)
     np.cumsum(counts, out=offset[1:])
     durations = np.concatenate([p.epoch_durations_s for p in profiles]) if profiles else np.zeros(0)
-    iso = np.array([p.epoch_durations_s.sum() for p in profiles], dtype=np.float64)
+    within = np.concatenate([np.cumsum(p.epoch_durations_s) for p in profiles]) if profiles else np.zeros(0)
+    # isolated time = the last cumulative epoch end, so that work == iso lands exactly on it
+    iso = within[offset[1:] - 1] if profiles else np.zeros(0)
     base = np.zeros(len(specs), dtype=np.float64)
     if len(specs):
         base[1:] = np.cumsum(iso)[:-1]
-    within = np.concatenate([np.cumsum(p.epoch_durations_s) for p in profiles]) if profiles else np.zeros(0)
     job_of_epoch = np.repeat(np.arange(len(specs)), counts)
     return StaticJobArrays(
         arrival_s=np.array([s.arrival_s for s in specs], dtype=np.float64),
@@ -104,6 +106,7 @@ def build_static_arrays(specs: Sequence[JobSpec], throughputs: ThroughputTable) 
         isolated_time_s=iso,
         epoch_offset=offset,
         epoch_end_global_s=within + base[job_of_epoch],
+        epoch_end_within_s=within,
         job_base_s=base,
         epoch_batch_size=np.concatenate([p.batch_sizes for p in profiles]) if profiles else np.zeros(0, np.int64),
         epoch_rate=np.concatenate([p.throughputs for p in profiles]) if profiles else np.zeros(0),
@@ -320,8 +323,9 @@ class Simulator:
     def epochs_done(self) -> np.ndarray:
         """Completed epochs per job (int), from work done."""
         s = self.static
-        pos = np.searchsorted(s.epoch_end_global_s, s.job_base_s + self.work_done_s, side="right")
-        return np.minimum(pos - s.epoch_offset[:-1], s.num_epochs)
+        # 1 us of slack: an epoch whose end is reached up to float rounding counts as done
+        pos = np.searchsorted(s.epoch_end_global_s, s.job_base_s + self.work_done_s + 1e-6, side="right")
+        return np.where(self.status == DONE, s.num_epochs, np.minimum(pos - s.epoch_offset[:-1], s.num_epochs))
 
     def result(self):
         from shockwave_gym.metrics import EpisodeResult

@@ -254,7 +254,7 @@ class ClusterView:
         last = s.epoch_offset[1:] - 1
         epochs_done = sim.epochs_done()
         current = np.minimum(starts + epochs_done, last)  # flat index of the current epoch
-        epoch_end_within = s.epoch_end_global_s - np.repeat(s.job_base_s, s.num_epochs)
+        epoch_end_within = s.epoch_end_within_s
         current_start = np.where(epochs_done > 0, epoch_end_within[np.maximum(current - 1, 0)], 0.0)
         current_start = np.where(epochs_done >= s.num_epochs, 0.0, current_start)
         duration = s.epoch_duration_s[current]
@@ -264,8 +264,10 @@ class ClusterView:
         with np.errstate(invalid="ignore", divide="ignore"):
             mean_duration = np.where(epochs_done > 0, completed_time / epochs_done, np.nan)
         predictor = sim.predictor
+        observed_counts = predictor.observed_counts(epochs_done)
         predicted = predictor.predict(
-            epochs_done, 1.0 - fraction_done, duration, s.num_epochs
+            epochs_done, 1.0 - fraction_done, duration, s.num_epochs,
+            observed_counts=observed_counts,
         )
         derived = SimpleNamespace(
             epochs_done=epochs_done,
@@ -274,7 +276,7 @@ class ClusterView:
             current_throughput=s.epoch_rate[current],
             current_epoch_duration_s=duration,
             mean_epoch_duration_s=mean_duration,
-            observed_counts=predictor.observed_counts(epochs_done),
+            observed_counts=observed_counts,
             predicted_remaining_s=predicted,
             attained_service_gpu_s=sim.run_time_s * s.gang,
         )
