@@ -16,8 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from shockwave_gym.adaptation import get_mode
 from shockwave_gym.errors import TraceError
 from shockwave_gym.jobs import JobSpec
@@ -63,7 +61,7 @@ def job_problems(spec: JobSpec, throughputs: ThroughputTable) -> list[tuple[str,
             f"adaptation mode {spec.mode!r} gave {schedule.size} batch sizes "
             f"for a job of {spec.num_epochs} epochs",
         )]
-    sizes = sorted({int(b) for b in reachable} | {int(b) for b in np.unique(schedule)})
+    sizes = sorted({int(b) for b in reachable} | set(schedule.tolist()))
     if not throughputs.batch_sizes(spec.model, spec.gang):
         return [(
             "gang",

@@ -1,0 +1,154 @@
+"""Trace subcommands: ``generate-trace``, ``validate-trace`` and ``convert-trace``.
+
+Examples::
+
+    shockwave-gym generate-trace --jobs 120 --seed 120 --out my-trace.jsonl
+    shockwave-gym validate-trace my-trace.jsonl --gpus 32
+    shockwave-gym convert-trace my-trace.jsonl my-trace.trace     # JSON lines -> TSV
+
+A trace argument is a file path or a bundled trace name (``canonical-analogue-120``, ...).
+The format of a file follows its extension: ``.jsonl`` is JSON lines, anything else TSV.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+
+from shockwave_gym.errors import InputError
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return value
+
+
+def parse_mix(text: str, label: str, key_type: type = str) -> dict:
+    """``"1:0.6,2:0.4"`` -> ``{1: 0.6, 2: 0.4}``; raises ``InputError`` when malformed."""
+    mix: dict = {}
+    for item in text.split(","):
+        key_text, sep, prob_text = item.strip().partition(":")
+        if not sep or not key_text.strip() or not prob_text.strip():
+            raise InputError(f"{label}: expected KEY:PROBABILITY pairs separated by commas, got {text!r}")
+        try:
+            key = key_type(key_text.strip())
+            prob = float(prob_text)
+        except ValueError:
+            raise InputError(f"{label}: cannot read {item.strip()!r} as KEY:PROBABILITY") from None
+        if key in mix:
+            raise InputError(f"{label}: {key!r} appears more than once")
+        mix[key] = prob
+    return mix
+
+
+def _generate(args: argparse.Namespace) -> int:
+    from shockwave_gym.throughput import ThroughputTable
+    from shockwave_gym.traces import GeneratorConfig, generate_trace, save_trace
+
+    optional = {}
+    if args.gang_mix is not None:
+        optional["gang_mix"] = parse_mix(args.gang_mix, "--gang-mix", int)
+    if args.mode_mix is not None:
+        optional["mode_mix"] = parse_mix(args.mode_mix, "--mode-mix")
+    if args.min_duration_h is not None:
+        optional["min_duration_h"] = args.min_duration_h
+    if args.max_duration_h is not None:
+        optional["max_duration_h"] = args.max_duration_h
+    config = GeneratorConfig(
+        num_jobs=args.jobs,
+        seed=args.seed,
+        arrival_rate_per_hour=args.arrival_rate_per_hour,
+        name=args.name,
+        **optional,
+    )
+    table = ThroughputTable.load(args.throughputs) if args.throughputs else None
+    trace = generate_trace(config, table)
+    save_trace(trace, args.out)
+    print(f"wrote {trace.num_jobs} jobs ({trace.name}) to {args.out}")
+    return 0
+
+
+def summarise(trace) -> str:
+    """One line: job count, arrival span, and the model / mode / gang mixes."""
+
+    def counts(values) -> str:
+        return ", ".join(f"{key} {n}" for key, n in sorted(Counter(values).items()))
+
+    jobs = trace.jobs
+    return (
+        f"{trace.num_jobs} jobs, arrivals {jobs[0].arrival_s:g}-{jobs[-1].arrival_s:g} s; "
+        f"models: {counts(j.model for j in jobs)}; modes: {counts(j.mode for j in jobs)}; "
+        f"gangs: {counts(j.gang for j in jobs)}"
+    )
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from shockwave_gym.throughput import ThroughputTable
+    from shockwave_gym.traces import load_trace, validate_trace
+
+    table = ThroughputTable.load(args.throughputs)
+    problems = validate_trace(args.trace, table, args.gpus)
+    for problem in problems:
+        print(problem)
+    if problems:
+        print(f"{len(problems)} problem(s) in {problems[0].file}")
+        return 2
+    trace = load_trace(args.trace, table, args.gpus)
+    print(f"OK {trace.source}: {summarise(trace)}")
+    return 0
+
+
+def _convert(args: argparse.Namespace) -> int:
+    from shockwave_gym.throughput import ThroughputTable
+    from shockwave_gym.traces import load_trace, save_trace
+
+    trace = load_trace(args.source, ThroughputTable.load(args.throughputs))
+    save_trace(trace, args.out)
+    print(f"converted {trace.num_jobs} jobs: {trace.source} -> {args.out}")
+    return 0
+
+
+def add_parsers(subparsers) -> None:
+    """Add the trace subcommands to the ``shockwave-gym`` parser."""
+    gen = subparsers.add_parser(
+        "generate-trace",
+        help="generate a synthetic trace (same arguments -> byte-identical file)",
+        description="Generate a trace with the authors' methodology (SPEC.md, 'The generator').",
+    )
+    gen.add_argument("--jobs", type=_positive_int, required=True, help="number of jobs")
+    gen.add_argument("--seed", type=int, required=True, help="RNG seed (>= 0)")
+    gen.add_argument("--arrival-rate-per-hour", type=float, default=90.0,
+                     help="mean arrivals per hour (default 90, i.e. one every 40 s)")
+    gen.add_argument("--gang-mix", help="gang probabilities, e.g. 1:0.6,2:0.3,4:0.09,8:0.01")
+    gen.add_argument("--mode-mix", help="mode probabilities, e.g. static:0,accordion:0.5,gns:0.5")
+    gen.add_argument("--min-duration-h", type=float, help="shortest candidate duration (default 0.2)")
+    gen.add_argument("--max-duration-h", type=float, help="longest candidate duration (default 5)")
+    gen.add_argument("--name", help="trace name (default generated-<jobs>-seed<seed>)")
+    gen.add_argument("--throughputs", help="throughput table (Gavel JSON or our CSV); default built-in V100")
+    gen.add_argument("--out", required=True, help="output file: .jsonl for JSON lines, else TSV")
+    gen.set_defaults(func=_generate)
+
+    val = subparsers.add_parser(
+        "validate-trace",
+        help="check a trace and list every problem (exit 2 if any)",
+        description="Check a trace file or bundled trace against SPEC.md's trace grammar.",
+    )
+    val.add_argument("trace", help="trace file or bundled trace name")
+    val.add_argument("--gpus", type=_positive_int, help="cluster size: every gang must fit")
+    val.add_argument("--throughputs", help="throughput table (Gavel JSON or our CSV); default built-in V100")
+    val.set_defaults(func=_validate)
+
+    conv = subparsers.add_parser(
+        "convert-trace",
+        help="convert between TSV and JSON-lines traces (format by extension)",
+        description="Load, validate and rewrite a trace; .jsonl means JSON lines, else TSV.",
+    )
+    conv.add_argument("source", metavar="IN", help="trace file or bundled trace name")
+    conv.add_argument("out", metavar="OUT", help="output file")
+    conv.add_argument("--throughputs", help="throughput table used to validate; default built-in V100")
+    conv.set_defaults(func=_convert)

@@ -1,0 +1,103 @@
+"""Traces shipped with the package, and how a trace name resolves to a file.
+
+The bundled traces live in the repository's ``traces/`` directory, installed as the data
+package ``shockwave_gym.bundled_traces``. Each was made by our generator with the command
+in :data:`BUNDLED_RECIPES` (also listed in ``traces/README.md``); a test regenerates them
+byte for byte. Scale traces keep the canonical load per GPU: the arrival rate grows with
+the cluster (90 jobs/h for 32 GPUs, 180 for 64, 360 for 128, 720 for 256).
+"""
+
+from __future__ import annotations
+
+import shlex
+from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path
+
+from shockwave_gym.errors import TraceError
+
+#: Cluster size (GPUs) each bundled trace is meant for.
+BUNDLED_GPUS: dict[str, int] = {
+    "canonical-analogue-120": 32,
+    "teaching-12": 4,
+    "scale-220": 64,
+    "scale-460": 128,
+    "scale-900": 256,
+}
+
+#: ``shockwave-gym generate-trace`` arguments that regenerate each bundled trace
+#: (followed by ``--out traces/<name>.jsonl``).
+BUNDLED_RECIPES: dict[str, tuple[str, ...]] = {
+    "canonical-analogue-120": (
+        "--jobs", "120", "--seed", "120", "--arrival-rate-per-hour", "90",
+        "--name", "canonical-analogue-120",
+    ),
+    "teaching-12": (
+        "--jobs", "12", "--seed", "12", "--arrival-rate-per-hour", "90",
+        "--gang-mix", "1:0.6,2:0.3,4:0.1", "--min-duration-h", "0.1",
+        "--max-duration-h", "1", "--name", "teaching-12",
+    ),
+    "scale-220": (
+        "--jobs", "220", "--seed", "220", "--arrival-rate-per-hour", "180",
+        "--name", "scale-220",
+    ),
+    "scale-460": (
+        "--jobs", "460", "--seed", "460", "--arrival-rate-per-hour", "360",
+        "--name", "scale-460",
+    ),
+    "scale-900": (
+        "--jobs", "900", "--seed", "900", "--arrival-rate-per-hour", "720",
+        "--name", "scale-900",
+    ),
+}
+
+_SUFFIXES = (".jsonl", ".trace", ".tsv")
+
+
+def bundled_command(name: str) -> str:
+    """The shell command that regenerates bundled trace ``name`` from the repository root."""
+    args = (*BUNDLED_RECIPES[name], "--out", f"traces/{name}.jsonl")
+    return "shockwave-gym generate-trace " + shlex.join(args)
+
+
+def _bundle_dir() -> Traversable | None:
+    try:
+        return resources.files("shockwave_gym.bundled_traces")
+    except ModuleNotFoundError:
+        # A source checkout that was never installed: use the repository's traces/.
+        checkout = Path(__file__).resolve().parents[2] / "traces"
+        return checkout if (checkout / "__init__.py").is_file() else None
+
+
+def bundled_traces() -> dict[str, Traversable]:
+    """Bundled trace name (file stem) -> readable resource, sorted by name."""
+    directory = _bundle_dir()
+    if directory is None:
+        return {}
+    found = {}
+    for entry in directory.iterdir():
+        suffix = next((s for s in _SUFFIXES if entry.name.endswith(s)), None)
+        if suffix is not None and entry.is_file():
+            found[entry.name[: -len(suffix)]] = entry
+    return dict(sorted(found.items()))
+
+
+def resolve_trace_path(name_or_path: str | Path | Traversable) -> Path | Traversable:
+    """An existing trace file, else the bundled trace of that name.
+
+    Raises :class:`~shockwave_gym.errors.TraceError` naming the argument when it is
+    neither.
+    """
+    if isinstance(name_or_path, Traversable) and not isinstance(name_or_path, (str, Path)):
+        return name_or_path
+    path = Path(name_or_path)
+    if path.is_file():
+        return path
+    bundled = bundled_traces()
+    if str(name_or_path) in bundled:
+        return bundled[str(name_or_path)]
+    what = "a directory" if path.is_dir() else "no such file"
+    raise TraceError(
+        str(name_or_path),
+        f"{what}, and not a bundled trace (bundled: {', '.join(bundled) or 'none'})",
+    )

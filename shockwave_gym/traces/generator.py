@@ -1,0 +1,240 @@
+"""Synthetic traces following the authors' methodology (SPEC.md, "The generator").
+
+Each job is drawn independently, in this order, from one ``np.random.default_rng(seed)``
+(after all inter-arrival times have been drawn):
+
+1. **template**: uniform over the (model, initial batch size) templates. A model's
+   templates are the doubling sizes in :data:`TEMPLATE_BATCH_RANGES` (ResNet-18 16-256,
+   ResNet-50 16-128, Transformer 16-128, LM 5-80, Recommendation 512-8192) that the
+   throughput table lists with a positive rate. With the built-in table that is 23
+   templates, so a model's share is proportional to its number of sizes.
+2. **gang**: from ``gang_mix``; Recommendation is single-GPU only, so its gang is 1.
+3. **mode**: from ``mode_mix``.
+4. **duration**: ``num_durations`` candidates evenly spaced from ``min_duration_h`` to
+   ``max_duration_h``; a bucket is picked with ``bucket_probs`` over the first 20%, next
+   30%, next 40% and last 10% of the candidates, then a candidate uniformly inside it.
+   An accordion job shorter than ``accordion_min_s`` becomes static.
+5. ``total_iterations = round(duration_s * rate(model, batch size, gang))``, at least 1.
+
+Arrivals: the first at 0 s, then exponential inter-arrival times with mean
+``3600 / arrival_rate_per_hour`` s. Arrivals and durations are rounded to milliseconds so
+files stay readable.
+
+**Feasibility.** A drawn job is kept only if every batch size its mode can reach has a
+positive rate at its gang (the loader's rule). Otherwise the whole job (steps 1-5) is drawn
+again, at most :data:`MAX_DRAWS_PER_JOB` times. With the built-in V100 table every draw is
+feasible, so the mixes hold exactly in expectation; with a sparser custom table the mixes
+become conditional on feasibility.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+
+import numpy as np
+
+from shockwave_gym.adaptation import registered_modes
+from shockwave_gym.errors import InputError
+from shockwave_gym.jobs import GANG_SIZES, JobSpec
+from shockwave_gym.throughput import ThroughputTable
+from shockwave_gym.traces.types import Trace
+from shockwave_gym.traces.validation import job_problems
+
+#: Smallest and largest initial batch size of each model's templates (doubling steps).
+TEMPLATE_BATCH_RANGES: dict[str, tuple[int, int]] = {
+    "ResNet-18": (16, 256),
+    "ResNet-50": (16, 128),
+    "Transformer": (16, 128),
+    "LM": (5, 80),
+    "Recommendation": (512, 8192),
+}
+#: Models whose jobs always use one GPU.
+SINGLE_GPU_MODELS: frozenset[str] = frozenset({"Recommendation"})
+#: Where the four duration buckets end, as shares of the candidate list.
+BUCKET_ENDS: tuple[float, ...] = (0.2, 0.5, 0.9, 1.0)
+MAX_DRAWS_PER_JOB = 1000
+
+
+def _default_gang_mix() -> dict[int, float]:
+    return {1: 0.6, 2: 0.3, 4: 0.09, 8: 0.01}
+
+
+def _default_mode_mix() -> dict[str, float]:
+    return {"static": 0.0, "accordion": 0.5, "gns": 0.5}
+
+
+def _check_probabilities(label: str, probs: Mapping) -> dict:
+    for key, p in probs.items():
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not math.isfinite(p) or p < 0:
+            raise InputError(f"{label}: probability of {key!r} must be a finite number >= 0, got {p!r}")
+    total = sum(probs.values())
+    if not probs or abs(total - 1.0) > 1e-6:
+        raise InputError(f"{label}: probabilities must sum to 1, got {total:g}")
+    return {key: float(p) for key, p in probs.items()}
+
+
+def _normalised(probs) -> np.ndarray:
+    # Mixes sum to 1 within 1e-6 (checked); renormalise so rng.choice's tighter check holds.
+    weights = np.asarray(list(probs), dtype=np.float64)
+    return weights / weights.sum()
+
+
+@dataclass(frozen=True)
+class GeneratorConfig:
+    """Parameters of :func:`generate_trace`; checked on construction (``InputError``).
+
+    Mixes map a gang size (1, 2, 4, 8) or a registered mode name to its probability; each
+    mix must sum to 1. ``bucket_probs`` weighs the small / medium / large / extra-large
+    duration buckets.
+    """
+
+    num_jobs: int
+    seed: int
+    arrival_rate_per_hour: float = 90.0
+    gang_mix: Mapping[int, float] = field(default_factory=_default_gang_mix)
+    mode_mix: Mapping[str, float] = field(default_factory=_default_mode_mix)
+    min_duration_h: float = 0.2
+    max_duration_h: float = 5.0
+    num_durations: int = 100
+    bucket_probs: tuple[float, float, float, float] = (0.72, 0.20, 0.05, 0.03)
+    accordion_min_s: float = 1000.0
+    name: str | None = None
+
+    def __post_init__(self) -> None:
+        def positive_int(label: str, value: object, minimum: int) -> None:
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+                raise InputError(f"{label} must be an integer >= {minimum}, got {value!r}")
+
+        positive_int("num_jobs", self.num_jobs, 1)
+        positive_int("seed", self.seed, 0)
+        positive_int("num_durations", self.num_durations, 1)
+        rate = self.arrival_rate_per_hour
+        if not isinstance(rate, (int, float)) or not math.isfinite(rate) or rate <= 0:
+            raise InputError(f"arrival_rate_per_hour must be a finite number > 0, got {rate!r}")
+        if not (0 < self.min_duration_h <= self.max_duration_h < math.inf):
+            raise InputError(
+                "durations need 0 < min_duration_h <= max_duration_h < inf, got "
+                f"{self.min_duration_h!r} and {self.max_duration_h!r}"
+            )
+        if not math.isfinite(self.accordion_min_s) or self.accordion_min_s < 0:
+            raise InputError(f"accordion_min_s must be finite and >= 0, got {self.accordion_min_s!r}")
+        bad_gangs = [g for g in self.gang_mix if g not in GANG_SIZES]
+        if bad_gangs:
+            raise InputError(f"gang_mix: gang sizes must be among {GANG_SIZES}, got {bad_gangs}")
+        bad_modes = [m for m in self.mode_mix if m not in registered_modes()]
+        if bad_modes:
+            raise InputError(
+                f"mode_mix: unknown modes {bad_modes}; registered: {', '.join(registered_modes())}"
+            )
+        gang_mix = _check_probabilities("gang_mix", self.gang_mix)
+        mode_mix = _check_probabilities("mode_mix", self.mode_mix)
+        if len(self.bucket_probs) != len(BUCKET_ENDS):
+            raise InputError(f"bucket_probs needs {len(BUCKET_ENDS)} entries, got {self.bucket_probs!r}")
+        buckets = _check_probabilities("bucket_probs", dict(enumerate(self.bucket_probs)))
+        for index, (lo, hi) in enumerate(_bucket_bounds(self.num_durations)):
+            if hi <= lo and buckets[index] > 0:
+                raise InputError(
+                    f"num_durations={self.num_durations} leaves duration bucket {index} "
+                    "empty; use more candidates or give it probability 0"
+                )
+        # Canonical order, so that equal mixes written in another order give the same trace.
+        object.__setattr__(self, "gang_mix", dict(sorted(gang_mix.items())))
+        object.__setattr__(self, "mode_mix", dict(sorted(mode_mix.items())))
+        object.__setattr__(self, "bucket_probs", tuple(buckets[i] for i in range(len(buckets))))
+
+    def describe(self) -> str:
+        """``"generated(seed=..., ...)"``: every parameter, for a trace's ``source``."""
+        parts = [f"{f.name}={getattr(self, f.name)!r}" for f in fields(self) if f.name != "name"]
+        return f"generated({', '.join(parts)})"
+
+
+def _bucket_bounds(num_durations: int) -> list[tuple[int, int]]:
+    """Candidate index ranges ``[lo, hi)`` of the four duration buckets."""
+    ends = [math.floor(share * num_durations + 0.5) for share in BUCKET_ENDS]
+    starts = [0, *ends[:-1]]
+    return list(zip(starts, ends, strict=True))
+
+
+def templates(throughputs: ThroughputTable) -> list[tuple[str, int]]:
+    """(model, initial batch size) templates the table can run on one GPU at least."""
+    out = []
+    for model, (lo, hi) in TEMPLATE_BATCH_RANGES.items():
+        size = lo
+        while size <= hi:
+            if any(throughputs.has(model, size, gang) for gang in GANG_SIZES):
+                out.append((model, size))
+            size *= 2
+    return out
+
+
+def _draw_job(
+    rng: np.random.Generator,
+    config: GeneratorConfig,
+    table: ThroughputTable,
+    choices: list[tuple[str, int]],
+    candidates_h: np.ndarray,
+    arrival_s: float,
+) -> JobSpec | None:
+    """One job drawn from ``rng``, or ``None`` if it is not feasible under ``table``."""
+    gangs, gang_probs = list(config.gang_mix), _normalised(config.gang_mix.values())
+    modes, mode_probs = list(config.mode_mix), _normalised(config.mode_mix.values())
+    model, batch_size = choices[int(rng.integers(len(choices)))]
+    gang = int(gangs[int(rng.choice(len(gangs), p=gang_probs))])
+    if model in SINGLE_GPU_MODELS:
+        gang = 1
+    mode = modes[int(rng.choice(len(modes), p=mode_probs))]
+    bucket = int(rng.choice(len(BUCKET_ENDS), p=_normalised(config.bucket_probs)))
+    lo, hi = _bucket_bounds(config.num_durations)[bucket]
+    duration_s = round(float(candidates_h[int(rng.integers(lo, hi))]) * 3600.0, 3)
+    if mode == "accordion" and duration_s < config.accordion_min_s:
+        mode = "static"
+    if not table.has(model, batch_size, gang):
+        return None
+    iterations = max(1, round(duration_s * table.rate(model, batch_size, gang)))
+    spec = JobSpec(
+        job_id=0,
+        model=model,
+        initial_batch_size=batch_size,
+        total_iterations=iterations,
+        gang=gang,
+        mode=mode,
+        arrival_s=arrival_s,
+        duration_s=duration_s,
+    )
+    return None if job_problems(spec, table) else spec
+
+
+def generate_trace(config: GeneratorConfig, throughputs: ThroughputTable | None = None) -> Trace:
+    """A trace drawn from ``config`` (deterministic in ``config``; see the module docstring).
+
+    Every job satisfies the loader's checks against ``throughputs`` (built-in V100 table by
+    default). Raises ``InputError`` if the table cannot host any template, or a job stays
+    infeasible after :data:`MAX_DRAWS_PER_JOB` draws.
+    """
+    table = ThroughputTable.builtin_v100() if throughputs is None else throughputs
+    choices = templates(table)
+    if not choices:
+        raise InputError(f"{table.source} has no positive rate for any generator template")
+    rng = np.random.default_rng(config.seed)
+    gaps_s = rng.exponential(3600.0 / config.arrival_rate_per_hour, size=config.num_jobs - 1)
+    arrivals_s = np.round(np.concatenate(([0.0], np.cumsum(gaps_s))), 3)
+    candidates_h = np.linspace(config.min_duration_h, config.max_duration_h, config.num_durations)
+    jobs = []
+    for arrival_s in arrivals_s:
+        for _ in range(MAX_DRAWS_PER_JOB):
+            job = _draw_job(rng, config, table, choices, candidates_h, float(arrival_s))
+            if job is not None:
+                jobs.append(job)
+                break
+        else:
+            raise InputError(
+                f"no feasible job in {MAX_DRAWS_PER_JOB} draws: {table.source} lacks rates for "
+                "most (template, gang, mode) combinations of this config"
+            )
+    name = config.name or f"generated-{config.num_jobs}-seed{config.seed}"
+    source = config.describe()
+    if throughputs is not None:
+        source = source[:-1] + f", throughputs={table.source!r})"
+    return Trace.from_jobs(name, jobs, source)
