@@ -46,9 +46,18 @@ def parse_mix(text: str, label: str, key_type: type = str) -> dict:
     return mix
 
 
+def _save(trace, out: str) -> None:
+    from shockwave_gym.traces import save_trace
+
+    try:
+        save_trace(trace, out)
+    except OSError as exc:  # an unwritable --out is a bad argument, not a crash
+        raise InputError(f"cannot write {out}: {exc.strerror or exc}") from None
+
+
 def _generate(args: argparse.Namespace) -> int:
     from shockwave_gym.throughput import ThroughputTable
-    from shockwave_gym.traces import GeneratorConfig, generate_trace, save_trace
+    from shockwave_gym.traces import GeneratorConfig, generate_trace
 
     optional = {}
     if args.gang_mix is not None:
@@ -68,7 +77,7 @@ def _generate(args: argparse.Namespace) -> int:
     )
     table = ThroughputTable.load(args.throughputs) if args.throughputs else None
     trace = generate_trace(config, table)
-    save_trace(trace, args.out)
+    _save(trace, args.out)
     print(f"wrote {trace.num_jobs} jobs ({trace.name}) to {args.out}")
     return 0
 
@@ -105,10 +114,10 @@ def _validate(args: argparse.Namespace) -> int:
 
 def _convert(args: argparse.Namespace) -> int:
     from shockwave_gym.throughput import ThroughputTable
-    from shockwave_gym.traces import load_trace, save_trace
+    from shockwave_gym.traces import load_trace
 
     trace = load_trace(args.source, ThroughputTable.load(args.throughputs))
-    save_trace(trace, args.out)
+    _save(trace, args.out)
     print(f"converted {trace.num_jobs} jobs: {trace.source} -> {args.out}")
     return 0
 

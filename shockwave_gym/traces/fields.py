@@ -10,6 +10,7 @@ value at a time; checks that need the whole job (throughput coverage) live in
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass
@@ -64,14 +65,24 @@ JSON_DEFAULTS: dict[str, Any] = {
 _INT_TEXT = re.compile(r"[+-]?[0-9]+")
 
 
+def _show(raw: Any, from_text: bool) -> str:
+    """A value as its format spells it: quoted TSV text, or JSON (``true``, ``"5"``)."""
+    if from_text:
+        return repr(raw)
+    try:
+        return json.dumps(raw)
+    except (TypeError, ValueError):
+        return repr(raw)
+
+
 def _to_int(raw: Any, from_text: bool) -> int:
     if from_text:
         text = raw.strip()
         if not _INT_TEXT.fullmatch(text):
-            raise FieldProblem(f"must be an integer, got {raw!r}")
+            raise FieldProblem(f"must be an integer, got {_show(raw, from_text)}")
         return int(text)
     if isinstance(raw, bool) or not isinstance(raw, int):
-        raise FieldProblem(f"must be a JSON integer, got {raw!r}")
+        raise FieldProblem(f"must be a JSON integer, got {_show(raw, from_text)}")
     return raw
 
 
@@ -80,15 +91,15 @@ def _to_float(raw: Any, from_text: bool) -> float:
         try:
             return float(raw.strip())
         except ValueError:
-            raise FieldProblem(f"must be a number, got {raw!r}") from None
+            raise FieldProblem(f"must be a number, got {_show(raw, from_text)}") from None
     if isinstance(raw, bool) or not isinstance(raw, (int, float)):
-        raise FieldProblem(f"must be a JSON number, got {raw!r}")
+        raise FieldProblem(f"must be a JSON number, got {_show(raw, from_text)}")
     return float(raw)
 
 
-def _finite(value: float, raw: Any) -> float:
+def _finite(value: float, shown: str) -> float:
     if not math.isfinite(value):
-        raise FieldProblem(f"must be a finite number, got {raw!r}")
+        raise FieldProblem(f"must be a finite number, got {shown}")
     return value
 
 
@@ -99,9 +110,10 @@ def parse_field(field: Field, raw: Any, *, from_text: bool, gpus: int | None = N
     a JSON value (numbers must already be JSON numbers). ``job_type`` converts to
     ``(model, batch_size)``.
     """
+    shown = _show(raw, from_text)
     if field.kind == "str":
         if not isinstance(raw, str):
-            raise FieldProblem(f"must be a string, got {raw!r}")
+            raise FieldProblem(f"must be a string, got {shown}")
         value: Any = raw
     elif field.kind == "int":
         value = _to_int(raw, from_text)
@@ -115,27 +127,27 @@ def parse_field(field: Field, raw: Any, *, from_text: bool, gpus: int | None = N
         except ValueError as exc:
             raise FieldProblem(str(exc)) from None
     if key == "needs_data_dir" and value not in (0, 1):
-        raise FieldProblem(f"must be 0 or 1, got {raw!r}")
+        raise FieldProblem(f"must be 0 or 1, got {shown}")
     if key == "total_iterations" and value < 1:
-        raise FieldProblem(f"must be an integer >= 1, got {raw!r}")
+        raise FieldProblem(f"must be an integer >= 1, got {shown}")
     if key == "gang":
         if value not in GANG_SIZES:
             sizes = ", ".join(map(str, GANG_SIZES))
-            raise FieldProblem(f"must be one of {sizes} GPUs, got {raw!r}")
+            raise FieldProblem(f"must be one of {sizes} GPUs, got {shown}")
         if gpus is not None and value > gpus:
             raise FieldProblem(f"gang of {value} GPUs does not fit a cluster of {gpus} GPUs")
     if key == "mode" and value not in registered_modes():
         raise FieldProblem(
-            f"unknown adaptation mode {raw!r}; registered: {', '.join(registered_modes())}"
+            f"unknown adaptation mode {shown}; registered: {', '.join(registered_modes())}"
         )
     if key == "priority":
-        _finite(value, raw)
+        _finite(value, shown)
         if value <= 0:
-            raise FieldProblem(f"must be a finite number > 0, got {raw!r}")
+            raise FieldProblem(f"must be a finite number > 0, got {shown}")
     if key in ("slo", "duration"):
-        _finite(value, raw)
+        _finite(value, shown)
     if key == "arrival":
-        _finite(value, raw)
+        _finite(value, shown)
         if value < 0:
-            raise FieldProblem(f"must be a finite number >= 0 (seconds), got {raw!r}")
+            raise FieldProblem(f"must be a finite number >= 0 (seconds), got {shown}")
     return value

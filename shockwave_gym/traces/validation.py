@@ -18,7 +18,7 @@ from typing import Any
 
 from shockwave_gym.adaptation import get_mode
 from shockwave_gym.errors import TraceError
-from shockwave_gym.jobs import JobSpec
+from shockwave_gym.jobs import GANG_SIZES, JobSpec
 from shockwave_gym.throughput import ThroughputTable
 from shockwave_gym.traces.fields import FIELDS, FieldProblem, parse_field
 
@@ -63,10 +63,13 @@ def job_problems(spec: JobSpec, throughputs: ThroughputTable) -> list[tuple[str,
         )]
     sizes = sorted({int(b) for b in reachable} | set(schedule.tolist()))
     if not throughputs.batch_sizes(spec.model, spec.gang):
+        gangs = [g for g in GANG_SIZES if throughputs.batch_sizes(spec.model, g)]
+        if not gangs:  # the table does not know the model at all
+            return [("job_type", f"{spec.model} has no positive throughput in {throughputs.source}")]
         return [(
             "gang",
-            f"{spec.model} has no positive throughput on {spec.gang} GPU(s) "
-            f"in {throughputs.source}",
+            f"{spec.model} has no positive throughput on {spec.gang} GPU(s) in "
+            f"{throughputs.source}; it runs on {', '.join(map(str, gangs))} GPU(s)",
         )]
     missing = [b for b in sizes if not throughputs.has(spec.model, b, spec.gang)]
     if missing:
