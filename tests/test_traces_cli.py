@@ -54,7 +54,8 @@ def test_validate_prints_every_problem_and_exits_2(tmp_path, capsys):
     bad.write_text("\n".join([good.replace("\tgns", "\tturbo"), good, good[:-1] + "-3"]) + "\n")
     assert main(["validate-trace", str(bad)]) == 2
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == f"{bad}:1:mode: unknown adaptation mode 'turbo'; registered: accordion, gns, static"
+    # other test modules may have registered extra modes, so only the start is fixed
+    assert lines[0].startswith(f"{bad}:1:mode: unknown adaptation mode 'turbo'; registered: ")
     assert lines[1].startswith(f"{bad}:3:arrival:")
     assert lines[2] == f"2 problem(s) in {bad}"
 

@@ -103,13 +103,11 @@ class GeneratorConfig:
     name: str | None = None
 
     def __post_init__(self) -> None:
-        def positive_int(label: str, value: object, minimum: int) -> None:
+        for label, minimum in (("num_jobs", 1), ("seed", 0), ("num_durations", 1)):
+            value = getattr(self, label)
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
                 raise InputError(f"{label} must be an integer >= {minimum}, got {value!r}")
-
-        positive_int("num_jobs", self.num_jobs, 1)
-        positive_int("seed", self.seed, 0)
-        positive_int("num_durations", self.num_durations, 1)
+            object.__setattr__(self, label, int(value))  # numpy ints -> plain ints
         rate = self.arrival_rate_per_hour
         if not isinstance(rate, (int, float)) or not math.isfinite(rate) or rate <= 0:
             raise InputError(f"arrival_rate_per_hour must be a finite number > 0, got {rate!r}")
@@ -140,7 +138,7 @@ class GeneratorConfig:
                     "empty; use more candidates or give it probability 0"
                 )
         # Canonical order, so that equal mixes written in another order give the same trace.
-        object.__setattr__(self, "gang_mix", dict(sorted(gang_mix.items())))
+        object.__setattr__(self, "gang_mix", {int(g): p for g, p in sorted(gang_mix.items())})
         object.__setattr__(self, "mode_mix", dict(sorted(mode_mix.items())))
         object.__setattr__(self, "bucket_probs", tuple(buckets[i] for i in range(len(buckets))))
 
