@@ -7,22 +7,6 @@ as the data package ``shockwave_gym.bundled_traces``.
 """
 
 from setuptools import find_packages, setup
-from setuptools.command.build_py import build_py
-
-BUNDLED_TRACE_DATA = {"shockwave_gym.bundled_traces": ["*.jsonl", "*.trace", "README.md"]}
-
-
-class BuildPyWithTraces(build_py):
-    """Adds the bundled traces to the package data.
-
-    pyproject.toml's ``[tool.setuptools.package-data]`` table replaces (does not merge
-    with) a ``package_data`` argument to ``setup()``, so the entry is added here.
-    """
-
-    def finalize_options(self):
-        super().finalize_options()
-        self.package_data = {**self.package_data, **BUNDLED_TRACE_DATA}
-
 
 agent_packages = ["shockwave_agents"] + [
     f"shockwave_agents.{name}" for name in find_packages("agents")
@@ -32,5 +16,11 @@ setup(
     + agent_packages
     + ["shockwave_gym.bundled_traces"],
     package_dir={"shockwave_agents": "agents", "shockwave_gym.bundled_traces": "traces"},
-    cmdclass={"build_py": BuildPyWithTraces},
+    # all package data lives here: a pyproject [tool.setuptools.package-data] table would
+    # replace this argument rather than merge with it
+    package_data={
+        "shockwave_gym": ["data/*"],
+        "shockwave_agents": ["pretrained/*"],
+        "shockwave_gym.bundled_traces": ["*.jsonl", "*.trace", "README.md"],
+    },
 )
