@@ -160,3 +160,15 @@ def test_progress_bar_only_on_a_terminal_stderr(tmp_path, small_trace):
     assert on_tty.returncode == 0
     assert len(on_tty.stdout.splitlines()) == 1 and strict_json(on_tty.stdout)["completed_jobs"] == 3
     assert b"3/3 jobs" in b"".join(chunks)
+
+
+@pytest.mark.parametrize("rounds", ["0", "-1"])
+def test_core_bug_non_positive_max_rounds_is_invalid_input(tmp_path, small_trace, rounds):
+    # Currently `--max-rounds 0` silently means "unlimited" (`args.max_rounds or DEFAULT`)
+    # and `--max-rounds -1` prints a 0-round "truncated" result with exit 0. Both are
+    # invalid input: exit 2 with a message naming the option, nothing on stdout.
+    proc = run_cli("--agent", "fifo", "--trace", str(small_trace), "--gpus", "4",
+                   "--max-rounds", rounds, "--json", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert "max-rounds" in proc.stderr

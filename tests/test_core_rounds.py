@@ -361,3 +361,30 @@ def test_r5_batch_size_changes_exactly_at_the_epoch_boundary():
     assert view.current_batch_size[0] == 2 * BATCH
     sim.step([0, 1])
     assert sim.completion_s[0] == 2.0 + 1.0
+
+
+# --- known core bugs (failing until simulator.validate_selection is fixed) ------------------
+
+
+@pytest.mark.parametrize("make_ids", [lambda: {0, 1}, lambda: (j for j in (0, 1))], ids=["set", "generator"])
+def test_core_bug_selection_accepts_any_iterable_of_ids(make_ids):
+    # Simulator.step(job_ids: Iterable[int]) promises any iterable; a set or a generator
+    # currently dies with a numpy TypeError instead of running jobs 0 and 1.
+    sim = sim_of(job(0, 1000), job(1, 1000), gpus=2)
+    assert sim.step(make_ids()).job_ids.tolist() == [0, 1]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        [True, False],  # a mask for job 0 only: currently read as ids [1, 0] and runs both
+        np.array([False, True]),  # a mask for job 1 only: currently runs jobs 0 and 1
+        [1.7],  # currently truncated to job 1
+        None,  # currently a numpy TypeError
+    ],
+    ids=["bool-list", "bool-array", "float-1.7", "none"],
+)
+def test_core_bug_selection_rejects_masks_and_fractional_ids(bad):
+    sim = sim_of(job(0, 1000), job(1, 1000), gpus=2)
+    with pytest.raises(InvalidActionError):
+        sim.step(bad)
