@@ -1,0 +1,32 @@
+"""Gandiva-Fair: an equal time share for every job, whatever its gang.
+
+Rule: ``x_j = min(1, G / N)`` for each of the ``N`` active jobs. No solver and no state; the
+shared Gavel round mechanism turns the shares into rounds.
+
+Source: Chaudhary et al., "Balancing Efficiency and Fairness in Heterogeneous GPU Clusters
+for Deep Learning" (Gandiva-fair, EuroSys '20), as the Shockwave authors ran it (their
+``GandivaFairProportional`` policy). Authors' policy key: ``gandiva_fair``.
+
+No deliberate difference from the authors' code.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from shockwave_agents.gavel.mechanism import GavelRoundAgent
+
+
+def equal_share_allocation(num_jobs: int, gpus: int) -> np.ndarray:
+    """``min(1, G/N)`` for each of ``num_jobs`` jobs."""
+    if num_jobs == 0:
+        return np.zeros(0)
+    return np.full(num_jobs, min(1.0, gpus / num_jobs))
+
+
+class GandivaFairAgent(GavelRoundAgent):
+    """Equal time shares (Gandiva-Fair) turned into rounds by the shared mechanism."""
+
+    name = "gandiva_fair"
+
+    def compute_allocation(self, view, job_ids: np.ndarray) -> np.ndarray:
+        return equal_share_allocation(job_ids.size, view.gpus)

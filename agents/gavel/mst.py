@@ -1,0 +1,50 @@
+"""MST: maximum sum of throughputs over the Gavel round mechanism.
+
+Rule: maximise ``sum_j thr_j x_j`` (raw iterations/s at each job's current batch size and
+gang) subject to ``0 <= x_j <= 1`` and ``sum_j sf_j x_j <= G``. This is a fractional knapsack
+on the density ``thr_j / sf_j``: classes of equal density are filled in descending order,
+each job of a class that fits gets ``x = 1``, and the class at the margin is split equally
+(``x = free GPUs / sum of its gangs``).
+
+Source: the throughput-maximising policy of Gavel (Narayanan et al., OSDI '20). Authors'
+policy key: ``max_sum_throughput_perf``.
+
+Deliberate difference: the authors solve the LP with cvxpy/ECOS; with a tied marginal class
+the optimum is degenerate and the solver's interior point splits it unevenly. The equal split
+is exact otherwise and measured -0.7% avg JCT against the authors (SPEC.md).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from shockwave_agents.gavel.mechanism import GavelRoundAgent
+
+
+def max_throughput_allocation(throughput: np.ndarray, gang: np.ndarray, gpus: int) -> np.ndarray:
+    """Fractional-knapsack optimum of ``max sum thr x`` with an equal split at the margin."""
+    throughput = np.asarray(throughput, dtype=np.float64)
+    gang = np.asarray(gang, dtype=np.float64)
+    x = np.zeros(throughput.size)
+    density = throughput / gang
+    free = float(gpus)
+    for value in np.unique(density)[::-1]:
+        if free <= 0.0 or value <= 0.0:
+            break
+        members = density == value
+        need = float(gang[members].sum())
+        if need <= free:
+            x[members] = 1.0
+            free -= need
+        else:
+            x[members] = free / need
+            free = 0.0
+    return x
+
+
+class MstAgent(GavelRoundAgent):
+    """Throughput-maximising allocation (MST) turned into rounds by the shared mechanism."""
+
+    name = "mst"
+
+    def compute_allocation(self, view, job_ids: np.ndarray) -> np.ndarray:
+        return max_throughput_allocation(view.current_throughput[job_ids], view.gang[job_ids], view.gpus)
