@@ -1,0 +1,82 @@
+"""``shockwave-gym compare``: head-to-head of agents on traces (the evaluation harness)."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+
+from shockwave_gym.cli.run_command import add_common_episode_arguments
+
+
+def add_parsers(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "compare",
+        help="run every agent x trace x seed in parallel; print a table relative to a reference agent",
+        description=(
+            "Run every agent on every trace with every seed, in parallel worker processes, "
+            "save each finished cell under --out (a re-run skips them; --force recomputes), "
+            "then write results.csv, jobs.csv, summary.md and figures, and print the summary."
+        ),
+    )
+    parser.add_argument(
+        "--agents", nargs="+", required=True, metavar="AGENT",
+        help="agent names, comma lists, 'all' (every available agent) or package.module:factory",
+    )
+    parser.add_argument("--traces", nargs="+", required=True, metavar="TRACE", help="bundled trace names or trace files")
+    parser.add_argument("--gpus", type=int, default=None, help="cluster size (default: each bundled trace's; required for files)")
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0], metavar="SEED", help="seeds passed to the agents (default 0)")
+    add_common_episode_arguments(parser)
+    parser.add_argument("--workers", type=int, default=None, help="parallel worker processes (default 2; 1 = in this process)")
+    parser.add_argument("--backend", choices=("process", "ray"), default="process", help="where cells run (ray needs the 'ray' extra)")
+    parser.add_argument("--out", default="compare_out", help="output directory (default compare_out)")
+    parser.add_argument("--force", action="store_true", help="recompute cells already saved in --out")
+    parser.add_argument("--reference", default="shockwave", help="agent the table is normalised to (default shockwave)")
+    parser.add_argument("--gantt", nargs="+", metavar="AGENT [TRACE [SEED]]", help="cell drawn as a Gantt chart (default: reference agent, first trace, first seed)")
+    parser.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    parser.set_defaults(func=compare)
+
+
+def compare(args) -> int:
+    from rich.console import Console
+
+    from shockwave_gym.errors import InputError
+    from shockwave_gym.harness import CellsFailed, evaluate
+    from shockwave_gym.harness.summary import print_summary, summarise
+
+    if args.gantt is not None and len(args.gantt) > 3:
+        raise InputError("--gantt takes AGENT [TRACE [SEED]]")
+    gantt = None
+    if args.gantt:
+        gantt = list(args.gantt)
+        if len(gantt) == 3:
+            try:
+                gantt[2] = int(gantt[2])
+            except ValueError:
+                raise InputError(f"--gantt: seed must be an integer, got {gantt[2]!r}") from None
+    command = "shockwave-gym " + shlex.join(sys.argv[1:]) if sys.argv[1:2] == ["compare"] else ""
+    failed, results = None, None
+    try:
+        results = evaluate(
+            args.agents, args.traces, gpus=args.gpus, seeds=args.seeds, throughputs=args.throughputs,
+            workers=args.workers, out=args.out, backend=args.backend, force=args.force,
+            reference=args.reference, round_s=args.round_s, restart_overhead_s=args.restart_overhead_s,
+            max_rounds=args.max_rounds, figures=not args.no_figures, gantt=gantt,
+            progress=False if args.quiet else None, command=command,
+        )
+    except CellsFailed as exc:
+        failed, results = exc, exc.results
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=160)  # logs and pipes: do not squeeze the table to 80 columns
+    if results is not None and len(results):
+        reference = results.attrs["reference"]
+        print_summary(summarise(results, reference), reference, results.attrs["reference_note"], console)
+        where = f"{args.out}/results.csv, jobs.csv, summary.md"
+        if not args.no_figures:
+            where += f", figures/ ({args.out}/figures/<trace>/*.png)"
+        console.print(f"written: {where}")
+    if failed is not None:
+        print(f"shockwave-gym: error: {failed}", file=sys.stderr)
+        return 1
+    return 0

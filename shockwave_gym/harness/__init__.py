@@ -1,0 +1,25 @@
+"""Head-to-head evaluation harness: every agent x trace x seed, in parallel, resumable.
+
+One module per concept:
+
+* :mod:`~shockwave_gym.harness.grid` - user inputs -> the cell grid;
+* :mod:`~shockwave_gym.harness.cells` - one cell and how to run it;
+* :mod:`~shockwave_gym.harness.records` - a finished cell as JSON, and its table rows;
+* :mod:`~shockwave_gym.harness.backends` - process pool (default) or Ray;
+* :mod:`~shockwave_gym.harness.store` - the output directory, atomic writes, resume;
+* :mod:`~shockwave_gym.harness.progress` - live progress;
+* :mod:`~shockwave_gym.harness.summary` - the table relative to a reference agent;
+* :mod:`~shockwave_gym.harness.figures` - the PNG figures;
+* :mod:`~shockwave_gym.harness.api` - :func:`evaluate`, which ties them together.
+
+Example::
+
+    import shockwave_gym
+
+    df = shockwave_gym.evaluate("all", "teaching-12", seeds=(0, 1), out="compare_out")
+    df[["agent", "seed", "makespan_s", "avg_jct_s", "worst_ftf", "unfair_fraction"]]
+"""
+
+from shockwave_gym.harness.api import CellsFailed, evaluate
+
+__all__ = ["CellsFailed", "evaluate"]

@@ -1,0 +1,158 @@
+"""``evaluate``: the head-to-head harness as one Python call (the CLI's ``compare`` is a thin
+wrapper around it)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from contextlib import closing
+from pathlib import Path
+
+import pandas as pd
+
+from shockwave_gym.harness.backends import run_cells
+from shockwave_gym.harness.cells import Cell
+from shockwave_gym.harness.grid import (
+    AgentsArg,
+    TracesArg,
+    build_cells,
+    resolve_agents,
+    resolve_seeds,
+    resolve_throughputs,
+    resolve_traces,
+)
+from shockwave_gym.harness.progress import Progress
+from shockwave_gym.harness.records import job_rows, result_from_json
+from shockwave_gym.harness.store import CellStore
+from shockwave_gym.harness.summary import choose_reference, summarise, summary_markdown
+from shockwave_gym.throughput import ThroughputTable
+
+
+class CellsFailed(RuntimeError):
+    """Some cells raised; the others were saved. ``errors`` maps cell label -> traceback;
+    ``results`` holds the rows of the cells that finished."""
+
+    def __init__(self, errors: dict[str, str], results: pd.DataFrame):
+        self.errors, self.results = errors, results
+        first_label, first_error = next(iter(errors.items()))
+        super().__init__(
+            f"{len(errors)} cell(s) failed ({', '.join(errors)}); finished cells were saved and "
+            f"a re-run retries only the failed ones. First failure, {first_label}:\n{first_error}"
+        )
+
+
+def evaluate(
+    agents: AgentsArg,
+    traces: TracesArg,
+    gpus: int | Mapping[str, int] | None = None,
+    seeds: int | Iterable[int] = (0,),
+    throughputs: str | Path | ThroughputTable | None = None,
+    workers: int | None = None,
+    out: str | Path | None = None,
+    backend: str = "process",
+    force: bool = False,
+    reference: str = "shockwave",
+    *,
+    agent_options: Mapping[str, dict] | None = None,
+    round_s: float = 120.0,
+    restart_overhead_s: float = 20.0,
+    max_rounds: int | None = None,
+    oracle: bool = False,
+    figures: bool = True,
+    gantt: tuple | None = None,
+    progress: bool | None = None,
+    command: str = "",
+) -> pd.DataFrame:
+    """Run every agent x trace x seed cell and return one row per cell (all metrics).
+
+    - ``agents``: ``"all"``, ``"fifo,gavel"``, a list of names / ``"module:factory"``
+      paths, or a dict label -> name or factory. ``traces``: bundled names, paths or
+      :class:`~shockwave_gym.traces.Trace` objects. ``gpus`` defaults per bundled trace.
+    - ``workers`` processes (default 2; 1 runs in this process) or ``backend="ray"``.
+    - With ``out``, each finished cell is saved at once; a later call with the same
+      inputs reuses saved cells (``force=True`` recomputes them), then writes
+      ``results.csv``, ``jobs.csv``, ``summary.md`` and (``figures=True``) PNGs under
+      ``out/figures/``. ``gantt=(agent, trace, seed)`` picks the Gantt cell (parts may be
+      omitted). Without ``out`` nothing is written and nothing is reused.
+    - The result's ``attrs`` hold ``reference`` (the agent used for normalising: ``reference``
+      if evaluated, else the first agent) and ``reference_note``.
+
+    Raises :class:`~shockwave_gym.errors.InputError` for bad inputs before running
+    anything, and :class:`CellsFailed` after the run if an agent raised in some cell.
+    """
+    table = resolve_throughputs(throughputs)
+    refs = resolve_agents(agents, agent_options)
+    cells = build_cells(
+        refs, resolve_traces(traces, gpus, table), resolve_seeds(seeds), table,
+        round_s=round_s, restart_overhead_s=restart_overhead_s, max_rounds=max_rounds, oracle=oracle,
+    )
+    if gantt is not None:
+        _gantt_cell(gantt, cells, refs[0].label)  # fail on a bad choice before running
+    store = CellStore(out) if out is not None else None
+    records = {} if store is None or force else {c.key_hash: r for c in cells if (r := store.load(c))}
+    pending = sorted((c for c in cells if c.key_hash not in records), key=lambda c: -c.cost_hint)
+    errors = _run(pending, records, store, backend, workers, progress, total=len(cells))
+
+    finished = [records[c.key_hash] for c in cells if c.key_hash in records]
+    results = pd.DataFrame([record["row"] for record in finished])
+    ref_name, note = choose_reference([r.label for r in refs], reference)
+    results.attrs.update(reference=ref_name, reference_note=note)
+    if store is not None and finished:
+        _write_outputs(store, cells, records, results, ref_name, note, figures, gantt, command)
+    if errors:
+        raise CellsFailed(errors, results)
+    return results
+
+
+def _run(pending: list[Cell], records: dict, store: CellStore | None, backend: str,
+         workers: int | None, progress: bool | None, total: int) -> dict[str, str]:
+    """Run ``pending`` cells, saving each record as it arrives; returns failures."""
+    errors: dict[str, str] = {}
+    with Progress(total, skipped=total - len(pending), enabled=progress) as bar:
+        if store is not None and len(pending) < total:
+            bar.note(f"resuming: {total - len(pending)} of {total} cells already saved in {store.out}; running {len(pending)}")
+        if not pending:
+            return errors
+        with closing(run_cells(pending, backend, workers)) as stream:
+            for cell, record in stream:
+                if "error" in record:
+                    errors[cell.label] = record["error"]
+                    bar.cell_done(cell.label, 0.0, failed=True)
+                    continue
+                if store is not None:
+                    store.save(cell, record)
+                records[cell.key_hash] = record
+                bar.cell_done(cell.label, record["row"]["wall_s"])
+    return errors
+
+
+def _write_outputs(store: CellStore, cells: list[Cell], records: dict, results: pd.DataFrame,
+                   reference: str, note: str, figures: bool, gantt: tuple | None, command: str) -> None:
+    finished = [c for c in cells if c.key_hash in records]
+    jobs = pd.DataFrame([row for c in finished for row in job_rows(records[c.key_hash])])
+    store.write_text("results.csv", results.to_csv(index=False))
+    store.write_text("jobs.csv", jobs.to_csv(index=False))
+    summary = summarise(results, reference)
+    store.write_text("summary.md", summary_markdown(summary, reference, note, command=command))
+    if figures:
+        from shockwave_gym.harness.figures import write_figures
+
+        episodes = {
+            (c.trace.name, c.agent.label, c.seed): result_from_json(records[c.key_hash]["result"])
+            for c in finished
+        }
+        write_figures(results, jobs, summary, episodes, reference, store.out / "figures",
+                      gantt_cell=_gantt_cell(gantt, finished, reference))
+
+
+def _gantt_cell(gantt: tuple | None, finished: list[Cell], reference: str) -> tuple[str, str, int]:
+    """(trace, agent, seed) for the Gantt chart; unspecified parts default to the reference
+    agent (or the first), the first trace and the first seed."""
+    from shockwave_gym.errors import InputError
+
+    agent, trace, seed = (tuple(gantt or ()) + (None, None, None))[:3]
+    agents = [c.agent.label for c in finished]
+    agent = agent or (reference if reference in agents else agents[0])
+    for cell in finished:
+        if cell.agent.label == agent and (trace is None or cell.trace.name == trace) and (seed is None or cell.seed == int(seed)):
+            return cell.trace.name, agent, cell.seed
+    raise InputError(f"gantt: no finished cell for agent={agent!r}, trace={trace!r}, seed={seed!r}")

@@ -1,0 +1,221 @@
+"""Cells of a head-to-head evaluation: one agent on one trace with one seed.
+
+A :class:`Cell` carries everything a worker process needs (the loaded trace, the throughput
+table, the simulator settings and a reference to the agent), so it can be pickled to a
+process pool or a Ray task. :func:`run_cell` plays it through
+:func:`shockwave_gym.runner.run_episode` and returns a JSON-ready record
+(:mod:`shockwave_gym.harness.records`). :attr:`Cell.key_hash` fingerprints every input
+that can change the result; the store uses it to decide what a resumed run may skip.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib
+import json
+import os
+import pickle
+import platform
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from shockwave_gym.errors import InputError
+from shockwave_gym.simulator import SimConfig
+from shockwave_gym.throughput import ThroughputTable
+from shockwave_gym.traces import Trace
+
+#: Bump when the record layout or the meaning of a cell's inputs changes: old records are
+#: then recomputed instead of being reused.
+RECORD_FORMAT = 1
+
+#: Rough relative cost of one cell by agent, used only to start the slowest cells first
+#: so that a small pool finishes sooner (longest-processing-time-first).
+COST_HINTS: dict[str, float] = {
+    "shockwave": 100.0,
+    "shockwave-normalized": 100.0,
+    "ppo": 20.0,
+    "shockwave-distilled": 20.0,
+    "themis": 10.0,
+    "ossp": 10.0,
+    "allox": 5.0,
+}
+
+
+@dataclass(frozen=True)
+class AgentRef:
+    """How to build an agent in any process.
+
+    ``target`` is a registered agent name (``"gavel"``) or an import path
+    ``"package.module:factory"``; ``factory`` overrides both with a callable, which must be
+    importable by reference (a module-level function or class) to reach worker processes.
+    ``label`` is the name results are reported under.
+    """
+
+    label: str
+    target: str = ""
+    factory: Callable | None = field(default=None, compare=False)
+    options: tuple[tuple[str, object], ...] = ()
+
+    def make(self):
+        """A fresh agent instance."""
+        kwargs = dict(self.options)
+        if self.factory is not None:
+            return self.factory(**kwargs)
+        if ":" in self.target:
+            module_name, _, attr = self.target.partition(":")
+            return getattr(importlib.import_module(module_name), attr)(**kwargs)
+        from shockwave_agents import make_agent
+
+        return make_agent(self.target, **kwargs)
+
+    @property
+    def identity(self) -> str:
+        """Stable text naming the implementation (part of the cell fingerprint)."""
+        if self.factory is not None:
+            return f"{self.factory.__module__}:{self.factory.__qualname__}"
+        return self.target
+
+
+def agent_ref(label: str, spec: str | Callable, options: dict | None = None) -> AgentRef:
+    """An :class:`AgentRef` for a registered name, a ``module:factory`` path or a callable.
+
+    A name registered only in this process with ``register_agent`` is captured as its
+    factory, so that worker processes (which do not share the registry) can build it.
+    """
+    opts = tuple(sorted((options or {}).items()))
+    if callable(spec):
+        return AgentRef(label=label, factory=spec, options=opts)
+    if not isinstance(spec, str) or not spec:
+        raise InputError(f"agent {label!r}: expected a name, 'module:factory' or a callable, got {spec!r}")
+    if ":" in spec:
+        module_name, _, attr = spec.partition(":")
+        if not module_name or not attr:
+            raise InputError(f"agent {spec!r}: expected 'package.module:factory'")
+        return AgentRef(label=label, target=spec, options=opts)
+    from shockwave_agents import available_agents, registry
+
+    if spec not in available_agents():
+        raise InputError(f"unknown agent {spec!r}; available: {', '.join(available_agents())}")
+    # The registry keeps third-party registrations in a private dict; it has no public
+    # accessor (see the harness report), and worker processes start with an empty one.
+    extra = getattr(registry, "_EXTRA", {}).get(spec)
+    return AgentRef(label=label, target=spec, factory=extra, options=opts)
+
+
+def check_sendable(ref: AgentRef) -> None:
+    """Raise :class:`InputError` if ``ref`` cannot be sent to another process."""
+    if ref.factory is None:
+        return
+    try:
+        pickle.dumps(ref.factory)
+    except Exception as exc:  # pickling failures come in many types
+        raise InputError(
+            f"agent {ref.label!r}: its factory {ref.identity} cannot be sent to worker "
+            f"processes ({exc}); define it at module level or use workers=1"
+        ) from None
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One agent x trace x seed run, with every input it depends on."""
+
+    agent: AgentRef
+    trace: Trace
+    gpus: int
+    seed: int
+    config: SimConfig
+    throughputs: ThroughputTable
+    max_rounds: int
+    oracle: bool = False
+
+    @property
+    def trace_name(self) -> str:
+        return self.trace.name
+
+    @property
+    def label(self) -> str:
+        return f"{self.agent.label} / {self.trace.name} / seed {self.seed}"
+
+    @property
+    def cost_hint(self) -> float:
+        base = self.agent.target or self.agent.label
+        return COST_HINTS.get(base, 1.0) * self.trace.num_jobs
+
+    @property
+    def key(self) -> dict:
+        """The inputs that determine the result, as plain JSON data (trace and throughput
+        table by content hash)."""
+        from shockwave_gym import __version__
+
+        return {
+            "format": RECORD_FORMAT,
+            "shockwave_gym_version": __version__,
+            "agent": self.agent.label,
+            "agent_impl": self.agent.identity,
+            "agent_options": [[k, repr(v)] for k, v in self.agent.options],
+            "trace": self.trace.name,
+            "trace_sha256": trace_digest(self.trace),
+            "gpus": self.gpus,
+            "seed": self.seed,
+            "sim_config": dataclasses.asdict(self.config),
+            "throughputs_sha256": throughputs_digest(self.throughputs),
+            "max_rounds": self.max_rounds,
+            "oracle": self.oracle,
+        }
+
+    @property
+    def key_hash(self) -> str:
+        text = json.dumps(self.key, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+def trace_digest(trace: Trace) -> str:
+    """SHA-256 of the trace's jobs (every field, in order)."""
+    rows = [dataclasses.astuple(job) for job in trace.jobs]
+    return hashlib.sha256(repr(rows).encode()).hexdigest()
+
+
+def throughputs_digest(table: ThroughputTable) -> str:
+    """SHA-256 of the table's entries (sorted)."""
+    rows = sorted((str(k), float(v)) for k, v in table.items())
+    return hashlib.sha256(repr(rows).encode()).hexdigest()
+
+
+def _limit_torch_threads() -> None:
+    # Workers share 2 cores: one intra-op thread each. Only touch torch if an agent loaded it.
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.get_num_threads() != 1:
+        torch.set_num_threads(1)
+
+
+def init_worker() -> None:
+    """Process-pool initializer: keep numeric libraries to one thread per worker."""
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(name, "1")
+    _limit_torch_threads()
+
+
+def run_cell(cell: Cell) -> dict:
+    """Play one cell and return its record; never raises for a failing agent.
+
+    A failure comes back as ``{"error": traceback text, ...}`` so that one broken agent does
+    not stop the other cells (and is retried by the next run).
+    """
+    from shockwave_gym.harness.records import make_record
+    from shockwave_gym.runner import run_episode
+
+    start = time.perf_counter()
+    try:
+        agent = cell.agent.make()
+        _limit_torch_threads()
+        outcome = run_episode(
+            cell.trace, agent, cell.config, cell.throughputs, seed=cell.seed,
+            max_rounds=cell.max_rounds, oracle=cell.oracle, progress=False,
+        )
+    except Exception:
+        return {"key_hash": cell.key_hash, "error": traceback.format_exc()}
+    return make_record(cell, outcome, wall_s=time.perf_counter() - start, host=platform.node())

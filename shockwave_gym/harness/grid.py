@@ -1,0 +1,139 @@
+"""From what a user types (agent names, trace names or paths, seeds) to the cell grid.
+
+Checks everything up front, in the calling process, so that a typo fails in a second with
+a clear :class:`~shockwave_gym.errors.InputError` instead of inside a worker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+
+from shockwave_gym.errors import InputError
+from shockwave_gym.harness.cells import AgentRef, Cell, agent_ref
+from shockwave_gym.runner import DEFAULT_MAX_ROUNDS
+from shockwave_gym.simulator import SimConfig
+from shockwave_gym.throughput import ThroughputTable
+from shockwave_gym.traces import Trace
+
+AgentsArg = str | Iterable[str] | Mapping[str, str | Callable]
+TracesArg = str | Trace | Iterable[str | Trace]
+
+
+def resolve_agents(agents: AgentsArg, options: Mapping[str, dict] | None = None) -> list[AgentRef]:
+    """Agents in the order given.
+
+    Accepts ``"all"`` (every available agent), a comma list ``"fifo,gavel"``, a sequence of
+    names (each may be ``"all"``, a registered name or ``"package.module:factory"``), or a
+    mapping label -> name / ``module:factory`` / callable. ``options`` maps a label to
+    keyword arguments for its factory.
+    """
+    from shockwave_agents import available_agents
+
+    options = dict(options or {})
+    if isinstance(agents, Mapping):
+        pairs = list(agents.items())
+    else:
+        names: list[str] = []
+        for item in [agents] if isinstance(agents, str) else list(agents):
+            if not isinstance(item, str):
+                raise InputError(f"agents: expected names, got {item!r} (use a dict label -> factory for callables)")
+            for name in (part.strip() for part in item.split(",")):
+                if name == "all":
+                    names += available_agents()
+                elif name:
+                    names.append(name)
+        pairs = [(name.rpartition(":")[2] if ":" in name else name, name) for name in names]
+    refs, seen = [], {}
+    for label, spec in pairs:
+        if label in seen:
+            if seen[label] is spec or seen[label] == spec:
+                continue  # "all,fifo" lists fifo once
+            raise InputError(f"two different agents are both labelled {label!r}")
+        seen[label] = spec
+        refs.append(agent_ref(label, spec, options.pop(label, None)))
+    if not refs:
+        raise InputError("no agents to evaluate")
+    if options:
+        raise InputError(f"agent options given for agents not evaluated: {', '.join(options)}")
+    return refs
+
+
+def resolve_throughputs(throughputs: str | ThroughputTable | None) -> ThroughputTable:
+    if isinstance(throughputs, ThroughputTable):
+        return throughputs
+    return ThroughputTable.load(throughputs)
+
+
+def resolve_traces(
+    traces: TracesArg, gpus: int | Mapping[str, int] | None, throughputs: ThroughputTable
+) -> list[tuple[Trace, int]]:
+    """Each trace, loaded and validated, with its cluster size.
+
+    ``gpus`` is one size for all traces, a mapping trace name -> size, or ``None``; a bundled
+    trace's default comes from :data:`shockwave_gym.traces.BUNDLED_GPUS`, and any other trace
+    needs an explicit size.
+    """
+    from shockwave_gym.traces import BUNDLED_GPUS, load_trace, resolve_trace_path
+
+    items = [traces] if isinstance(traces, str | Trace) else list(traces)
+    if not items:
+        raise InputError("no traces to evaluate")
+    loaded, names = [], set()
+    for item in items:
+        if not isinstance(item, Trace):
+            resolve_trace_path(item)  # a typo is "no such trace", not "--gpus is required"
+        name = item.name if isinstance(item, Trace) else str(item)
+        size = gpus.get(name) if isinstance(gpus, Mapping) else gpus
+        if size is None:
+            size = BUNDLED_GPUS.get(name)
+        if size is None:
+            raise InputError(f"--gpus is required for trace {name!r} (only bundled traces have a default)")
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise InputError(f"gpus for trace {name!r} must be a positive integer, got {size!r}")
+        trace = item if isinstance(item, Trace) else load_trace(item, throughputs, gpus=size)
+        if isinstance(item, Trace):
+            too_big = [job.job_id for job in trace.jobs if job.gang > size]
+            if too_big:
+                raise InputError(f"trace {name!r}: jobs {too_big[:5]} need more than {size} GPUs")
+        if trace.name in names:
+            raise InputError(f"trace name {trace.name!r} appears twice; results are keyed by trace name")
+        names.add(trace.name)
+        loaded.append((trace, size))
+    return loaded
+
+
+def resolve_seeds(seeds: int | Iterable[int]) -> list[int]:
+    values = [seeds] if isinstance(seeds, int) else list(seeds)
+    if not values:
+        raise InputError("no seeds given")
+    for seed in values:
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise InputError(f"seeds must be integers >= 0, got {seed!r}")
+    return list(dict.fromkeys(values))
+
+
+def build_cells(
+    agents: list[AgentRef],
+    traces: list[tuple[Trace, int]],
+    seeds: list[int],
+    throughputs: ThroughputTable,
+    *,
+    round_s: float = 120.0,
+    restart_overhead_s: float = 20.0,
+    max_rounds: int | None = None,
+    oracle: bool = False,
+) -> list[Cell]:
+    """The grid in report order: trace, then agent, then seed."""
+    if max_rounds is not None and max_rounds < 1:
+        raise InputError(f"max_rounds must be >= 1, got {max_rounds}")
+    cells = []
+    for trace, gpus in traces:
+        config = SimConfig(gpus=gpus, round_s=round_s, restart_overhead_s=restart_overhead_s)
+        for agent in agents:
+            for seed in seeds:
+                cells.append(Cell(
+                    agent=agent, trace=trace, gpus=gpus, seed=seed, config=config,
+                    throughputs=throughputs, max_rounds=max_rounds or DEFAULT_MAX_ROUNDS,
+                    oracle=oracle,
+                ))
+    return cells

@@ -1,0 +1,141 @@
+"""Agents and helpers shared by the harness tests (plus checks that they are sound).
+
+The harness tests need three cheap agents with *different* schedules. They use the built-in
+cheap baselines that exist (srtf, las, gavel, ...) and fill up with the fifo variants below,
+which are registered with ``register_agent``. The ``Slow*`` variants sleep in ``act`` so that
+a run can be interrupted mid-way reliably; sleeping does not change a single decision.
+Worker processes import this module by name, so everything here is at module level.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from shockwave_agents import available_agents, register_agent
+from shockwave_agents.base import Agent, pack_in_order
+from shockwave_agents.fifo import FifoAgent
+
+from shockwave_gym.simulator import SimConfig
+from shockwave_gym.traces import BUNDLED_GPUS, load_trace
+
+TRACE = "teaching-12"
+GPUS = BUNDLED_GPUS[TRACE]
+SEEDS = (0, 1)
+#: Cheap built-in agents, in order of preference.
+CHEAP_BUILTINS = ("srtf", "las", "gavel", "gandiva_fair", "mst")
+#: Columns every results.csv row must have, with a type check.
+METRIC_COLUMNS = (
+    "num_jobs", "completed_jobs", "makespan_s", "avg_jct_s", "geomean_jct_s", "median_jct_s",
+    "worst_ftf", "unfair_fraction", "worst_ftf_themis", "unfair_fraction_themis",
+    "utilization", "busy_utilization", "restart_overhead_gpu_s", "rounds",
+)
+#: Metrics compared between harness and individual runs (all deterministic).
+COMPARED = ("makespan_s", "avg_jct_s", "geomean_jct_s", "worst_ftf", "unfair_fraction",
+            "worst_ftf_themis", "unfair_fraction_themis", "utilization", "rounds")
+
+
+class LifoAgent(Agent):
+    """Newest arrival first, with backfill: a schedule clearly different from FIFO."""
+
+    name = "test-lifo"
+
+    def act(self, view) -> np.ndarray:
+        return pack_in_order(view.active_job_ids[::-1], view.gang, view.gpus)
+
+
+class RandomOrderAgent(Agent):
+    """A fresh random order of the active jobs each round, from the episode's seed: the one
+    test agent whose results depend on the seed."""
+
+    name = "test-random"
+
+    def reset(self, view, seed=None) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, view) -> np.ndarray:
+        return pack_in_order(self.rng.permutation(view.active_job_ids), view.gang, view.gpus)
+
+
+class _Slow(Agent):
+    delay_s = 0.03
+
+    def __init__(self, inner: Agent):
+        self.inner = inner
+
+    def reset(self, view, seed=None) -> None:
+        self.inner.reset(view, seed)
+
+    def act(self, view):
+        time.sleep(self.delay_s)
+        return self.inner.act(view)
+
+
+def slow_fifo() -> Agent:
+    return _Slow(FifoAgent())
+
+
+def slow_lifo() -> Agent:
+    return _Slow(LifoAgent())
+
+
+def slow_random() -> Agent:
+    return _Slow(RandomOrderAgent())
+
+
+def failing_agent() -> Agent:
+    raise RuntimeError("this agent is broken on purpose")
+
+
+register_agent("test-lifo", LifoAgent, overwrite=True)
+register_agent("test-random", RandomOrderAgent, overwrite=True)
+
+#: The plain agent each slow variant reproduces.
+SLOW_EQUIVALENT = {"slow_fifo": FifoAgent, "slow_lifo": LifoAgent, "slow_random": RandomOrderAgent}
+
+
+def three_agents() -> list[str]:
+    """fifo plus two cheap agents: built-ins that exist, else the registered variants."""
+    have = available_agents()
+    others = [name for name in CHEAP_BUILTINS if name in have][:2]
+    others += ["test-lifo", "test-random"][: 2 - len(others)]
+    return ["fifo", *others]
+
+
+def module_spec(attr: str) -> str:
+    """``module:attr`` naming a factory of this module, importable by a subprocess run with
+    :func:`subprocess_env`."""
+    return f"{__name__}:{attr}"
+
+
+def subprocess_env() -> dict[str, str]:
+    """Environment in which a subprocess can import this module under its current name."""
+    tests_dir = Path(__file__).resolve().parent
+    paths = [str(tests_dir), str(tests_dir.parent), *sys.path]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
+
+
+def direct_metrics(agent: Agent, seed: int) -> dict:
+    """Metrics of one episode played directly with the runner (no harness)."""
+    from shockwave_gym.runner import run_episode
+
+    trace = load_trace(TRACE, gpus=GPUS)
+    return run_episode(trace, agent, SimConfig(gpus=GPUS), seed=seed, progress=False).metrics
+
+
+def test_fallback_agents_schedule_differently_from_fifo_and_by_seed():
+    avg_jct_s = {
+        "fifo": direct_metrics(FifoAgent(), 0)["avg_jct_s"],
+        "lifo": direct_metrics(LifoAgent(), 0)["avg_jct_s"],
+        "random seed 0": direct_metrics(RandomOrderAgent(), 0)["avg_jct_s"],
+        "random seed 1": direct_metrics(RandomOrderAgent(), 1)["avg_jct_s"],
+    }
+    assert len(set(avg_jct_s.values())) == 4, avg_jct_s
+    assert direct_metrics(RandomOrderAgent(), 1)["avg_jct_s"] == avg_jct_s["random seed 1"]
+
+
+def test_slow_variants_make_the_same_decisions():
+    assert direct_metrics(slow_lifo(), 0) == direct_metrics(LifoAgent(), 0)

@@ -1,0 +1,89 @@
+"""The harness figures: every PNG is written, non-empty, of its fixed pixel size; the
+utilization curve conserves GPU-seconds; edge cases draw without errors."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+try:
+    from tests import test_harness_agents as helpers
+except ImportError:  # pragma: no cover - rootdir-less layout
+    import test_harness_agents as helpers
+
+from shockwave_gym.harness import evaluate, figures
+from shockwave_gym.runner import run_episode
+from shockwave_gym.simulator import SimConfig
+from shockwave_gym.traces import load_trace
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    """(width, height) from the PNG header, checking the signature and the IHDR chunk."""
+    head = path.read_bytes()[:24]
+    assert head[:8] == PNG_SIGNATURE and head[12:16] == b"IHDR", path
+    return struct.unpack(">II", head[16:24])
+
+
+@pytest.fixture(scope="module")
+def figure_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("figures")
+    agents = helpers.three_agents()
+    evaluate(agents, helpers.TRACE, seeds=helpers.SEEDS, out=out, workers=1, progress=False,
+             gantt=(agents[1], helpers.TRACE, 1))
+    return out / "figures" / helpers.TRACE
+
+
+@pytest.mark.parametrize("name", sorted(figures.FIGURE_PIXELS))
+def test_each_figure_is_a_png_of_the_expected_size(figure_dir, name):
+    path = figure_dir / name
+    assert path.is_file() and path.stat().st_size > 10_000  # a drawn figure, not a blank stub
+    assert png_size(path) == figures.FIGURE_PIXELS[name]
+
+
+def test_only_the_expected_files_are_written(figure_dir):
+    assert sorted(p.name for p in figure_dir.iterdir()) == sorted(figures.FIGURE_PIXELS)
+
+
+def test_gantt_cell_is_the_one_asked_for(tmp_path, monkeypatch):
+    drawn = []
+    real = figures.gantt_figure
+    monkeypatch.setattr(figures, "gantt_figure", lambda result, title, path: drawn.append((title, result)) or real(result, title, path))
+    evaluate(["fifo", "test-lifo"], helpers.TRACE, seeds=(0, 1), out=tmp_path, workers=1,
+             progress=False, gantt=("test-lifo",))
+    ((title, result),) = drawn
+    assert title == f"{helpers.TRACE}: test-lifo, seed 0"
+    direct = run_episode(load_trace(helpers.TRACE), helpers.LifoAgent(), SimConfig(gpus=helpers.GPUS), progress=False)
+    np.testing.assert_array_equal(result.completion_s, direct.result.completion_s)
+
+
+def test_utilization_curve_conserves_useful_gpu_seconds():
+    trace = load_trace(helpers.TRACE)
+    result = run_episode(trace, helpers.LifoAgent(), SimConfig(gpus=helpers.GPUS), progress=False).result
+    centres, fraction = figures.utilization_curve(result, bins=50)
+    width_s = result.round_end_s.max() / 50
+    useful_gpu_s = float((result.gang * result.isolated_time_s).sum())  # all jobs finished
+    assert fraction.sum() * width_s * result.gpus == pytest.approx(useful_gpu_s, rel=1e-9)
+    assert fraction.min() >= 0 and fraction.max() <= 1 + 1e-9
+    assert centres.size == 50 and np.all(np.diff(centres) > 0)
+
+
+def test_relative_bars_draws_absolute_values_when_the_reference_is_zero(tmp_path):
+    results = pd.DataFrame({
+        "trace": ["t"] * 4, "agent": ["a", "a", "b", "b"], "seed": [0, 1, 0, 1],
+        "makespan_s": [100.0, 110.0, 90.0, 95.0], "avg_jct_s": [50.0, 55.0, 60.0, 61.0],
+        "worst_ftf": [1.0, 1.1, 2.0, 2.2], "unfair_fraction": [0.0, 0.0, 0.25, 0.5],
+        "utilization": [0.8] * 4, "wall_s": [1.0] * 4,
+    })
+    from shockwave_gym.harness.summary import summarise
+
+    summary = summarise(results, "a")
+    assert np.isnan(summary.loc[summary["agent"] == "b", "unfair_fraction_rel"]).all()
+    assert summary.loc[summary["agent"] == "b", "makespan_s_rel"].item() == pytest.approx(92.5 / 105)
+    path = figures.relative_bars(summary, results, "a", "t", tmp_path / "relative_bars.png")
+    assert png_size(path) == figures.FIGURE_PIXELS["relative_bars.png"]
