@@ -102,7 +102,10 @@ def per_job_ftf(result: EpisodeResult) -> tuple[np.ndarray, np.ndarray]:
     done = result.completed
     rho_themis = np.full(n, np.nan)
     if done.any():
-        contention = mean_active_jobs(result.arrival_s[done], result.completion_s[done])
+        # unfinished jobs (truncated episodes) were active until the episode stopped
+        arrived = result.arrival_s <= result.end_time_s
+        ends = np.where(done, result.completion_s, result.end_time_s)[arrived]
+        contention = mean_active_jobs(result.arrival_s[arrived], ends)[done[arrived]]
         rho_themis[done] = jct[done] / (result.isolated_time_s[done] * np.maximum(1.0, contention / g))
     return rho_static, rho_themis
 

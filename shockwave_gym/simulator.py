@@ -245,8 +245,23 @@ class Simulator:
         self._version += 1
 
     def validate_selection(self, job_ids: Iterable[int]) -> np.ndarray:
-        """Return ``job_ids`` as a sorted int array, or raise :class:`InvalidActionError`."""
-        ids = np.asarray(job_ids if not isinstance(job_ids, np.ndarray) else job_ids, dtype=np.int64).ravel()
+        """Return ``job_ids`` as a sorted int array, or raise :class:`InvalidActionError`.
+
+        Accepts any iterable of integer ids (list, tuple, set, generator, int array). A
+        boolean mask is rejected rather than misread as ids; so are fractional ids.
+        """
+        if job_ids is None:
+            raise InvalidActionError("a selection of job ids is required (use [] to idle)")
+        raw = job_ids if isinstance(job_ids, np.ndarray) else np.array(list(job_ids))
+        if raw.size and raw.dtype == bool:
+            raise InvalidActionError(
+                "got a boolean mask, expected job ids; convert it with np.flatnonzero(mask)"
+            )
+        if raw.size and raw.dtype.kind not in "iuf":
+            raise InvalidActionError(f"job ids must be integers, got {raw.tolist()!r}")
+        if raw.size and raw.dtype.kind == "f" and not np.all(np.isfinite(raw) & (raw == np.round(raw))):
+            raise InvalidActionError(f"job ids must be integers, got {raw.tolist()!r}")
+        ids = raw.astype(np.int64, copy=False).ravel()
         if ids.size == 0:
             return ids
         ids = np.sort(ids)

@@ -32,12 +32,23 @@ def parse_agent_options(pairs: list[str]) -> dict:
     return options
 
 
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (argparse turns the error into exit status 2)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
 def add_common_episode_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments shared by ``run`` and ``compare``: cluster and round settings."""
     parser.add_argument("--throughputs", metavar="JSON", help="Gavel-format throughput file (default: built-in V100 table)")
     parser.add_argument("--round-s", type=float, default=120.0, help="round length in seconds (default 120)")
     parser.add_argument("--restart-overhead-s", type=float, default=20.0, help="restart overhead in seconds (default 20; 0 disables)")
-    parser.add_argument("--max-rounds", type=int, default=None, help="truncate after this many rounds")
+    parser.add_argument("--max-rounds", type=positive_int, default=None, help="truncate after this many rounds")
 
 
 def add_parsers(subparsers) -> None:
@@ -93,15 +104,16 @@ def run(args) -> int:
     agent = make_agent(args.agent, **parse_agent_options(args.agent_opt))
     outcome = run_episode(
         trace, agent, config, throughputs, seed=args.seed,
-        max_rounds=args.max_rounds or DEFAULT_MAX_ROUNDS, oracle=args.oracle,
+        max_rounds=DEFAULT_MAX_ROUNDS if args.max_rounds is None else args.max_rounds,
+        oracle=args.oracle,
     )
     record = {"agent": args.agent, "trace": trace.name, **outcome.metrics}
     record["wall_s"] = time.perf_counter() - start
     record["episode_wall_s"] = outcome.wall_s
     record["decision_wall_s"] = outcome.decision_wall_s
     record["seed"] = args.seed
-    if outcome.agent_stats:
-        record.update(outcome.agent_stats)
+    for key, value in outcome.agent_stats.items():
+        record.setdefault(key, value)  # agent statistics never overwrite the metrics
     ordered = {key: record[key] for key in RUN_JSON_KEYS}
     ordered.update({k: v for k, v in record.items() if k not in ordered})
     if args.jobs_csv:
