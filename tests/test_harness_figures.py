@@ -30,24 +30,22 @@ def png_size(path: Path) -> tuple[int, int]:
     return struct.unpack(">II", head[16:24])
 
 
-@pytest.fixture(scope="module")
-def figure_dir(tmp_path_factory):
-    out = tmp_path_factory.mktemp("figures")
+@pytest.fixture()
+def figure_dir(tmp_path):
+    out = tmp_path
     agents = helpers.three_agents()
     evaluate(agents, helpers.TRACE, seeds=helpers.SEEDS, out=out, workers=1, progress=False,
              gantt=(agents[1], helpers.TRACE, 1))
     return out / "figures" / helpers.TRACE
 
 
-@pytest.mark.parametrize("name", sorted(figures.FIGURE_PIXELS))
-def test_each_figure_is_a_png_of_the_expected_size(figure_dir, name):
-    path = figure_dir / name
-    assert path.is_file() and path.stat().st_size > 10_000  # a drawn figure, not a blank stub
-    assert png_size(path) == figures.FIGURE_PIXELS[name]
-
-
-def test_only_the_expected_files_are_written(figure_dir):
+def test_each_figure_is_a_png_of_the_expected_size_and_nothing_else_is_written(figure_dir):
+    # one test, not one per file: the fixture would run again on each xdist worker
     assert sorted(p.name for p in figure_dir.iterdir()) == sorted(figures.FIGURE_PIXELS)
+    for name, pixels in figures.FIGURE_PIXELS.items():
+        path = figure_dir / name
+        assert path.stat().st_size > 10_000, name  # a drawn figure, not a blank stub
+        assert png_size(path) == pixels, name
 
 
 def test_gantt_cell_is_the_one_asked_for(tmp_path, monkeypatch):

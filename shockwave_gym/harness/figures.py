@@ -49,12 +49,14 @@ def _pyplot():
     return plt
 
 
-def agent_colors(agents: list[str]) -> dict[str, tuple]:
-    """One stable colour per agent (in the order given)."""
+def agent_colors(agents: list[str], reference: str) -> dict[str, tuple]:
+    """One stable colour per agent (in the order given); the reference is black."""
     from matplotlib import colormaps
 
-    palette = colormaps["tab10" if len(agents) <= 10 else "tab20"]
-    return {agent: palette(i % palette.N) for i, agent in enumerate(agents)}
+    others = [agent for agent in agents if agent != reference]
+    palette = colormaps["tab10" if len(others) <= 10 else "tab20"]
+    colors = {agent: palette(i % palette.N) for i, agent in enumerate(others)}
+    return {agent: colors.get(agent, (0.0, 0.0, 0.0, 1.0)) for agent in agents}
 
 
 def _new_figure(name: str):
@@ -77,7 +79,7 @@ def relative_bars(summary: pd.DataFrame, results: pd.DataFrame, reference: str, 
     :func:`~.summary.summarise`)."""
     rows = summary[summary["trace"] == trace]
     agents = list(rows["agent"])
-    colors = agent_colors(agents)
+    colors = agent_colors(agents, reference)
     figure = _new_figure(path.name)
     axes = figure.subplots(2, 2).ravel()
     cells = results[results["trace"] == trace]
@@ -110,7 +112,7 @@ def _cdf(ax, values: np.ndarray, **style) -> None:
 
 def cdf_figure(jobs: pd.DataFrame, column: str, trace: str, agents: list[str], reference: str, path: Path) -> Path:
     """CDF of a per-job column (``ftf`` or ``jct_s``) per agent, all seeds pooled."""
-    colors = agent_colors(agents)
+    colors = agent_colors(agents, reference)
     figure = _new_figure(path.name)
     ax = figure.subplots()
     rows = jobs[jobs["trace"] == trace]
@@ -152,7 +154,7 @@ def utilization_curve(result: EpisodeResult, bins: int = UTILIZATION_BINS, end_s
 
 def utilization_figure(results: dict[str, EpisodeResult], trace: str, reference: str, path: Path) -> Path:
     """Utilization over time, one line per agent (``results``: agent -> first-seed result)."""
-    colors = agent_colors(list(results))
+    colors = agent_colors(list(results), reference)
     end_s = max((r.round_end_s.max() for r in results.values() if r.num_rounds), default=1.0)
     figure = _new_figure(path.name)
     ax = figure.subplots()
@@ -164,7 +166,7 @@ def utilization_figure(results: dict[str, EpisodeResult], trace: str, reference:
     ax.set_ylim(0, 1.05)
     ax.set_title(f"{trace}: cluster utilization over time ({end_s / UTILIZATION_BINS:,.0f} s bins; restarts count as idle)")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, ncols=2)
+    ax.legend(fontsize=8, ncols=2, loc="lower left")
     return _save(figure, path)
 
 
