@@ -40,6 +40,7 @@ def run_one(trace, gpus: int, agent_name: str) -> dict:
         "decision_wall_s": outcome.decision_wall_s,
         "allocation_wall_s": outcome.agent_stats.get("allocation_wall_s"),
         "allocation_recomputes": outcome.agent_stats.get("allocation_recomputes"),
+        "solver_statuses": outcome.agent_stats.get("solver_statuses"),
         "rounds": m["rounds"],
         "makespan_s": m["makespan_s"],
         "avg_jct_s": m["avg_jct_s"],
