@@ -3,8 +3,8 @@
     .venv/bin/python scripts/make_readme_figures.py            # writes docs/img/*.png
 
 Runs :func:`shockwave_gym.evaluate` (the same harness as ``make demo``) and copies its
-figures into ``docs/img/`` under fixed names, plus ``docs/img/summary.md`` (the table and
-the command). ``--work DIR`` keeps the harness output there, so that an interrupted run
+figures into ``docs/img/`` as ``compare_<figure>.png``, plus ``docs/img/compare_summary.md``
+(the table and the command). ``--work DIR`` keeps the harness output there, so that an interrupted run
 resumes instead of starting over. Prints the Markdown that embeds the figures.
 """
 
@@ -21,6 +21,8 @@ from shockwave_gym.harness import evaluate
 from shockwave_gym.harness.figures import FIGURE_PIXELS
 
 REPO = Path(__file__).resolve().parents[1]
+#: docs/img is shared with other figure scripts: ours carry this prefix.
+PREFIX = "compare_"
 CAPTIONS = {
     "relative_bars.png": "Makespan, average JCT, worst FTF and unfair fraction relative to the reference agent",
     "ftf_cdf.png": "Finish-time fairness (ρ) CDF per agent",
@@ -54,15 +56,15 @@ def main(argv: list[str] | None = None) -> int:
                            reference=args.reference, command=command.strip())
         figures = work / "figures" / args.trace
         for name in FIGURE_PIXELS:
-            copy_atomic(figures / name, args.img_dir / name)
-        copy_atomic(work / "summary.md", args.img_dir / "summary.md")
+            copy_atomic(figures / name, args.img_dir / f"{PREFIX}{name}")
+        copy_atomic(work / "summary.md", args.img_dir / f"{PREFIX}summary.md")
     reference = results.attrs["reference"]
-    print(f"wrote {len(FIGURE_PIXELS)} figures and summary.md to {args.img_dir} "
+    print(f"wrote {len(FIGURE_PIXELS)} figures and {PREFIX}summary.md to {args.img_dir} "
           f"({len(results)} agents on {args.trace}, relative to {reference})")
     print("\nMarkdown for the README:\n")
     relative = os.path.relpath(args.img_dir, REPO)
     for name in FIGURE_PIXELS:
-        print(f"![{CAPTIONS[name]}]({relative}/{name})")
+        print(f"![{CAPTIONS[name]}]({relative}/{PREFIX}{name})")
     return 0
 
 

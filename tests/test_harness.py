@@ -159,6 +159,17 @@ def test_failing_cell_is_reported_and_the_others_are_kept(tmp_path):
     assert "resuming: 1 of 2" in stderr  # fifo was not recomputed
 
 
+def test_worker_processes_run_torch_with_one_thread():
+    torch = pytest.importorskip("torch")
+    threads_before = torch.get_num_threads()
+    frame = evaluate({"probe": helpers.torch_probe}, helpers.TRACE, seeds=(0, 1), workers=2, progress=False)
+    assert [json.loads(s) for s in frame["agent_stats"]] == [{"torch_threads": 1}] * 2
+    # in-process (workers=1) the caller's own torch setting is left alone
+    frame = evaluate({"probe": helpers.torch_probe}, helpers.TRACE, seeds=0, workers=1, progress=False)
+    assert json.loads(frame["agent_stats"][0]) == {"torch_threads": threads_before}
+    assert torch.get_num_threads() == threads_before
+
+
 def test_corrupt_or_foreign_records_are_recomputed(tmp_path):
     evaluate("fifo", helpers.TRACE, seeds=0, workers=1, out=tmp_path, progress=False, figures=False)
     (path,) = records(tmp_path)

@@ -86,6 +86,21 @@ def slow_random() -> Agent:
     return _Slow(RandomOrderAgent())
 
 
+class TorchProbe(FifoAgent):
+    """FIFO that imports torch and reports its thread count in ``stats()``."""
+
+    def stats(self) -> dict:
+        import torch
+
+        return {"torch_threads": torch.get_num_threads()}
+
+
+def torch_probe() -> Agent:
+    import torch  # noqa: F401 - the import is the point: an agent that needs torch
+
+    return TorchProbe()
+
+
 def failing_agent() -> Agent:
     raise RuntimeError("this agent is broken on purpose")
 

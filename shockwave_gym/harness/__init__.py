@@ -20,6 +20,16 @@ Example::
     df[["agent", "seed", "makespan_s", "avg_jct_s", "worst_ftf", "unfair_fraction"]]
 """
 
-from shockwave_gym.harness.api import CellsFailed, evaluate
+from __future__ import annotations
 
 __all__ = ["CellsFailed", "evaluate"]
+
+
+def __getattr__(name: str):
+    # Worker processes import this package only to reach ``cells.run_cell``; keep pandas
+    # (which ``api`` needs) out of them.
+    if name in __all__:
+        from shockwave_gym.harness import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'shockwave_gym.harness' has no attribute {name!r}")

@@ -91,6 +91,11 @@ def _process_pool(cells: list[Cell], workers: int) -> Iterator[tuple[Cell, dict]
         executor.shutdown(wait=finished, cancel_futures=True)
 
 
+def _run_cell_in_worker(cell: Cell) -> dict:
+    init_worker()
+    return run_cell(cell)
+
+
 def _ray(cells: list[Cell], workers: int) -> Iterator[tuple[Cell, dict]]:
     try:
         import ray
@@ -104,7 +109,7 @@ def _ray(cells: list[Cell], workers: int) -> Iterator[tuple[Cell, dict]]:
             ray.init(log_to_driver=False)
         else:
             ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
-    remote_run = ray.remote(num_cpus=1, max_retries=0)(run_cell)
+    remote_run = ray.remote(num_cpus=1, max_retries=0)(_run_cell_in_worker)
     pending = {}
     try:
         pending = {remote_run.remote(cell): cell for cell in cells}

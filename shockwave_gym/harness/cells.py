@@ -185,15 +185,22 @@ def throughputs_digest(table: ThroughputTable) -> str:
     return hashlib.sha256(repr(rows).encode()).hexdigest()
 
 
+#: Set in worker processes only: the caller's own process keeps its torch settings.
+_IN_WORKER = False
+
+
 def _limit_torch_threads() -> None:
     # Workers share 2 cores: one intra-op thread each. Only touch torch if an agent loaded it.
     torch = sys.modules.get("torch")
-    if torch is not None and torch.get_num_threads() != 1:
+    if _IN_WORKER and torch is not None and torch.get_num_threads() != 1:
         torch.set_num_threads(1)
 
 
 def init_worker() -> None:
-    """Process-pool initializer: keep numeric libraries to one thread per worker."""
+    """Call once in a worker process: one thread per numeric library (and torch, once an
+    agent imports it)."""
+    global _IN_WORKER
+    _IN_WORKER = True
     for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(name, "1")
     _limit_torch_threads()
