@@ -35,3 +35,8 @@ def __getattr__(name: str):
 
 
 # --- Gymnasium registration (kept last: it imports the env package) ---------------------
+from shockwave_gym.env import ClusterEnv  # noqa: E402
+from shockwave_gym.env.registration import register_envs  # noqa: E402
+
+register_envs()
+__all__ += ["ClusterEnv"]

@@ -1,0 +1,167 @@
+"""The three action modes: how an action becomes the set of jobs that run this round.
+
+* ``select`` - ``MultiBinary(max_jobs)``: bit ``s`` asks to run the job in slot ``s``.
+  **Repair rule** (deterministic): bits of empty slots are dropped; if the remaining jobs
+  need more GPUs than the cluster has, they are taken in arrival order (ascending job id),
+  skipping any whose gang no longer fits, so smaller later jobs backfill. Dropped bits are
+  counted. :meth:`SelectMode.masks` gives sb3-contrib's MultiBinary layout, two entries per
+  bit ``[bit=0 allowed, bit=1 allowed]``, with empty slots forced to 0. Capacity across jobs
+  cannot be expressed per bit; the repair rule handles it.
+* ``priority`` - ``Box(-1, 1, (max_jobs,))``: one score per slot. Slotted jobs are packed
+  by descending score (ties: arrival order), skipping any whose gang no longer fits, then
+  queued jobs fill what is left in arrival order. Work-conserving: when the round starts,
+  no waiting job fits in the idle GPUs. Scores of empty slots are ignored.
+* ``sequential`` - ``Discrete(max_jobs + 1)``: one job per sub-step; action ``max_jobs``
+  ends the round. The mask is exact: unpicked slotted jobs whose gang fits the GPUs still
+  free, and "end round", which is always legal. The round also closes by itself when no
+  unpicked job fits. An infeasible pick (unmasked policies) ends the round and is counted.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from gymnasium import spaces
+
+from shockwave_gym.errors import InputError, InvalidActionError
+
+ACTION_MODES = ("select", "priority", "sequential")
+
+
+def pack_first_fit(order: np.ndarray, gang: np.ndarray, gpus: int) -> np.ndarray:
+    """Take job ids in ``order`` while their gangs fit in ``gpus``; a job that does not fit
+    is skipped and later, smaller ones may still run. ``gang`` is indexed by job id."""
+    if order.size == 0:
+        return order
+    sizes = gang[order]
+    cumulative = np.cumsum(sizes)
+    if cumulative[-1] <= gpus:
+        return order
+    head = int(np.searchsorted(cumulative, gpus, side="right"))  # jobs fitting in sequence
+    free = gpus - (int(cumulative[head - 1]) if head else 0)
+    chosen = [order[:head]]
+    if free > 0:
+        extra = []
+        for job_id, size in zip(order[head:].tolist(), sizes[head:].tolist(), strict=True):
+            if size <= free:
+                extra.append(job_id)
+                free -= size
+                if free == 0:
+                    break
+        chosen.append(np.asarray(extra, dtype=np.int64))
+    return np.concatenate(chosen)
+
+
+class SelectMode:
+    """MultiBinary selection with the documented repair rule."""
+
+    name = "select"
+    closes_every_step = True
+
+    def __init__(self, max_jobs: int):
+        self.max_jobs = max_jobs
+        self.space = spaces.MultiBinary(max_jobs)
+
+    def choose(self, action, view, slots) -> tuple[np.ndarray, int]:
+        """(job ids to run, number of bits the repair rule dropped)."""
+        bits = np.asarray(action)
+        if bits.shape != (self.max_jobs,):
+            raise InvalidActionError(f"select action must have shape ({self.max_jobs},), got {bits.shape}")
+        wanted = bits.astype(bool)
+        valid = slots.slot_job >= 0
+        absent = int(np.count_nonzero(wanted & ~valid))
+        ids = np.sort(slots.slot_job[wanted & valid])
+        chosen = pack_first_fit(ids, view.gang, view.gpus)
+        return chosen, absent + int(ids.size - chosen.size)
+
+    def masks(self, slots) -> np.ndarray:
+        """(2 * max_jobs,) bool: ``[bit=0 allowed, bit=1 allowed]`` per slot."""
+        out = np.ones((self.max_jobs, 2), dtype=bool)
+        out[:, 1] = slots.slot_job >= 0
+        return out.ravel()
+
+
+class PriorityMode:
+    """Scores per slot; the env packs greedily by score, work-conserving."""
+
+    name = "priority"
+    closes_every_step = True
+
+    def __init__(self, max_jobs: int):
+        self.max_jobs = max_jobs
+        self.space = spaces.Box(-1.0, 1.0, shape=(max_jobs,), dtype=np.float32)
+
+    def choose(self, action, view, slots) -> tuple[np.ndarray, int]:
+        scores = np.asarray(action, dtype=np.float64)
+        if scores.shape != (self.max_jobs,):
+            raise InvalidActionError(f"priority action must have shape ({self.max_jobs},), got {scores.shape}")
+        valid = slots.slot_job >= 0
+        ids = slots.slot_job[valid]
+        own = scores[valid]
+        if not np.isfinite(own).all():
+            raise InvalidActionError("priority scores must be finite")
+        order = ids[np.lexsort((ids, -own))]
+        if slots.queue.size:
+            order = np.concatenate([order, slots.queue])
+        return pack_first_fit(order, view.gang, view.gpus), 0
+
+    def masks(self, slots) -> np.ndarray:
+        """(max_jobs,) bool: slots whose score matters (informational; nothing to mask)."""
+        return slots.slot_job >= 0
+
+
+class SequentialMode:
+    """One pick per sub-step; holds the round being built."""
+
+    name = "sequential"
+    closes_every_step = False
+
+    def __init__(self, max_jobs: int):
+        self.max_jobs = max_jobs
+        self.space = spaces.Discrete(max_jobs + 1)
+        self.end_action = max_jobs
+        self.picked = np.zeros(max_jobs, dtype=bool)
+        self.free_gpus = 0
+        self._slot_gang = np.zeros(max_jobs, dtype=np.int64)
+        self._valid = np.zeros(max_jobs, dtype=bool)
+
+    def start_round(self, view, slots) -> None:
+        """Forget the previous round's picks; call after the slot map is updated."""
+        self.picked[:] = False
+        self.free_gpus = view.gpus
+        self._valid = slots.slot_job >= 0
+        self._slot_gang = np.where(self._valid, view.gang[np.maximum(slots.slot_job, 0)], 0)
+
+    def pickable(self) -> np.ndarray:
+        """(max_jobs,) bool: unpicked slotted jobs whose gang fits the GPUs still free."""
+        return self._valid & ~self.picked & (self._slot_gang <= self.free_gpus)
+
+    def pick(self, action) -> tuple[bool, bool]:
+        """Apply one sub-step; returns (round closes now, the pick was infeasible)."""
+        value = np.asarray(action)
+        if value.shape not in ((), (1,)) or not np.issubdtype(value.dtype, np.integer):
+            raise InvalidActionError(f"sequential action must be one integer, got {action!r}")
+        slot = int(value.reshape(()))
+        if not 0 <= slot <= self.max_jobs:
+            raise InvalidActionError(f"sequential action must be in 0..{self.max_jobs}, got {slot}")
+        if slot == self.end_action:
+            return True, False
+        if not self.pickable()[slot]:
+            return True, True
+        self.picked[slot] = True
+        self.free_gpus -= int(self._slot_gang[slot])
+        return not self.pickable().any(), False
+
+    def chosen(self, slots) -> np.ndarray:
+        return np.sort(slots.slot_job[self.picked])
+
+    def masks(self, slots) -> np.ndarray:
+        """(max_jobs + 1,) bool: exact feasibility; the last entry ("end round") is True."""
+        return np.append(self.pickable(), True)
+
+
+def make_action_mode(name: str, max_jobs: int):
+    """The action-mode object for ``name`` (one of :data:`ACTION_MODES`)."""
+    modes = {"select": SelectMode, "priority": PriorityMode, "sequential": SequentialMode}
+    if name not in modes:
+        raise InputError(f"unknown action_mode {name!r}; choose one of {', '.join(ACTION_MODES)}")
+    return modes[name](max_jobs)

@@ -1,0 +1,377 @@
+"""The Gymnasium environment: a GPU cluster scheduling dynamically adapting training jobs."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+
+from shockwave_gym.env.actions import make_action_mode
+from shockwave_gym.env.observation import (
+    SlotMap,
+    cluster_features,
+    ftf_estimate,
+    job_feature_matrix,
+    observation_space,
+    slot_jobs,
+)
+from shockwave_gym.env.render import ansi_table, gantt_rgb
+from shockwave_gym.env.rewards import RoundTransition, make_reward
+from shockwave_gym.errors import InputError, InvalidActionError
+from shockwave_gym.metrics import compute_metrics
+from shockwave_gym.simulator import SimConfig, Simulator
+from shockwave_gym.throughput import ThroughputTable
+from shockwave_gym.traces import BUNDLED_GPUS, FileTraceSource, Trace, TraceSource
+
+#: Largest default number of observation slots; longer traces queue the overflow.
+MAX_JOBS_CAP = 128
+#: Default truncation limit in rounds (every action mode counts rounds here).
+DEFAULT_MAX_ROUNDS = 20_000
+
+
+class ClusterEnv(gym.Env):
+    """
+    ## Description
+
+    A homogeneous GPU cluster runs ML training jobs in rounds of 120 s, as in the Shockwave
+    paper (Zheng et al., NSDI '23) and its authors' trace-driven simulator. Jobs arrive over
+    time, each asking for a fixed *gang* of 1, 2, 4 or 8 GPUs, and adapt their batch size as
+    they train (Accordion or GNS), so their speed changes in ways a scheduler cannot see in
+    advance. At every round boundary the agent decides which jobs run; a job that did not
+    run in the previous round pays a 20 s restart. The round rules (R1-R5) are the core
+    simulator's (`shockwave_gym.simulator`); the environment only turns actions into job
+    sets and simulator states into observations and rewards.
+
+    ## Action Space
+
+    Chosen with ``action_mode``:
+
+    | mode | space | meaning |
+    |------|-------|---------|
+    | `priority` (default) | `Box(-1, 1, (max_jobs,), float32)` | a score per slot; jobs are packed by descending score (ties: arrival order), skipping jobs whose gang no longer fits, then queued jobs fill the rest in arrival order. Work-conserving; nothing to mask. |
+    | `select` | `MultiBinary(max_jobs)` | bit s runs the job in slot s. Repair rule: bits of empty slots are dropped; over capacity, the selected jobs are taken in arrival order, skipping those that no longer fit. Dropped bits are counted in `info`. `action_masks()` gives sb3-contrib's layout, `[bit=0 allowed, bit=1 allowed]` per slot (length 2 * max_jobs), empty slots forced to 0. |
+    | `sequential` | `Discrete(max_jobs + 1)` | one job per sub-step; action `max_jobs` ends the round. The round also ends when no unpicked job fits. `action_masks()` (length max_jobs + 1) is exact: unpicked jobs whose gang fits the free GPUs, and "end round", always legal. An infeasible pick ends the round and is counted in `info`. |
+
+    ## Observation Space
+
+    A `Dict` with fixed size: `max_jobs` slots, padded with zeros. An active job keeps its slot
+    until it completes; jobs that find no free slot wait in an arrival-ordered queue (its
+    length is a cluster feature; the ids are in `info["queued_job_ids"]`). No feature is
+    derived from a job's isolated time or hidden batch-size schedule.
+
+    | key | shape | dtype | bounds | content |
+    |-----|-------|-------|--------|---------|
+    | `jobs` | (max_jobs, 10) | float32 | per column, below | per-job features |
+    | `job_valid` | (max_jobs,) | int8 | {0, 1} | 1 where the slot holds a job |
+    | `picked` | (max_jobs,) | int8 | {0, 1} | sequential mode: picked for the round being built (else 0) |
+    | `cluster` | (8,) | float32 | per entry, below | cluster features |
+
+    `jobs` columns:
+
+    | # | feature | bounds | definition |
+    |---|---------|--------|------------|
+    | 0 | `gang` | [0, 1] | gang size / cluster GPUs |
+    | 1 | `epoch_progress` | [0, 1] | epochs done (with the current epoch's share) / total epochs |
+    | 2 | `batch_size_growth` | [-2, 2] | log2(current batch size / initial batch size) / 4 |
+    | 3 | `throughput` | [0, 2] | log10(1 + samples/s at the current batch size) / 6 |
+    | 4 | `mean_epoch_duration` | [0, 4] | log1p(observed mean epoch duration / round length) / 4 (current epoch's duration before the first epoch completes) |
+    | 5 | `predicted_remaining` | [0, 4] | log1p(core predictor's remaining run time / 1 h) / 3 |
+    | 6 | `age` | [0, 4] | log1p(time since arrival / 1 h) / 3 |
+    | 7 | `attained_service` | [0, 4] | log1p(GPU-seconds received / 1 h) / 3 |
+    | 8 | `ran_last_round` | [0, 1] | 1 if the job ran in the previous round (no restart cost) |
+    | 9 | `ftf_estimate` | [0, 4] | log2(1 + rho-hat), rho-hat = (age + c R) / (c (W + R)): R predicted remaining, W observed work done, c = max(1, active jobs / GPUs) |
+
+    `cluster` entries:
+
+    | # | feature | bounds | definition |
+    |---|---------|--------|------------|
+    | 0 | `free_gpus` | [0, 1] | GPUs not yet allocated in this decision / GPUs (1 except mid-round in sequential mode) |
+    | 1 | `busy_last_round` | [0, 1] | GPUs held by the jobs that ran in the previous round / GPUs |
+    | 2 | `active_jobs` | [0, 8] | active (arrived, unfinished) jobs / max_jobs, queued included |
+    | 3 | `queued_jobs` | [0, 8] | active jobs without a slot / max_jobs |
+    | 4 | `demand` | [0, 16] | sum of active jobs' gangs / GPUs |
+    | 5 | `time` | [0, 4] | log1p(simulated time / 1 h) / 3 |
+    | 6 | `round_index` | [0, 4] | log1p(rounds run x round length / 1 h) / 3 |
+    | 7 | `gpus` | [0, 2] | log2(GPUs) / 8 |
+
+    Values beyond a bound are clipped. `shockwave_gym.env.observation.build_observation(view,
+    slots)` builds the same observation from a `ClusterView`, outside the environment.
+
+    ## Rewards
+
+    Chosen with ``reward``: a name, a `{name or callable: weight}` dict, or a callable
+    `f(RoundTransition) -> float`. Rewards arrive when a round closes (sequential sub-steps
+    that do not close a round give 0). Built-in terms, for the interval from this decision
+    to the next one (idle jumps to the next arrival included):
+
+    - `jct`: -(integral of the number of arrived, unfinished jobs, queued ones included) /
+      `jct_normaliser_s` (default `round_s * max_jobs`). For an episode that is not
+      truncated, the rewards sum to exactly -(total JCT) / `jct_normaliser_s`.
+    - `makespan`: -(interval length) / `round_s`.
+    - `nsw`: increase of sum log(max(0.01, epochs done / total)) over the jobs active at the
+      decision, / `max_jobs` (Shockwave's Nash social welfare utility).
+    - `ftf`: -sum max(0, rho-hat - 1) over the jobs still active, x interval / `round_s`,
+      / `max_jobs` (rho-hat as in feature 9).
+
+    Default: `{"jct": 1.0, "ftf": 0.1}`.
+
+    ## Starting State
+
+    `reset(seed=...)` takes the episode's trace from the trace source (a fixed trace, or a
+    freshly generated one drawn from the environment's `np_random`), starts the clock at 0
+    and admits the jobs that have arrived; if none has, time jumps to the first arrival.
+    Everything after that is deterministic.
+
+    ## Episode End
+
+    - `terminated`: every job of the trace has completed. The final `info["metrics"]` holds
+      the core's metrics (makespan_s, avg_jct_s, geomean_jct_s, worst_ftf, unfair_fraction,
+      worst_ftf_themis, unfair_fraction_themis, utilization, rounds, ...; missing values
+      are NaN).
+    - `truncated`: `max_rounds` rounds have run (default 20,000), or the registered
+      `max_episode_steps` is reached. `max_episode_steps` counts env steps: rounds in the
+      `select` and `priority` modes, sub-steps in `sequential` mode. Truncated episodes
+      also carry `info["metrics"]`, over the completed jobs.
+
+    `info` at every step: `round_index`, `time_s`, `num_active`, `queue_length`,
+    `queued_job_ids` (tuple), `slot_job_ids` (job id per slot, -1 empty), `round_closed`,
+    `action_repairs` (bits dropped by the select repair rule, or 1 for an infeasible
+    sequential pick), `action_repairs_total`, `rounds_repaired`.
+
+    ## Arguments
+
+    ```python
+    import gymnasium as gym
+    import shockwave_gym  # registers the ids
+
+    env = gym.make("shockwave_gym/Cluster-v0", action_mode="select", reward="jct")
+    ```
+
+    | argument | default | meaning |
+    |----------|---------|---------|
+    | `trace` | `"canonical-analogue-120"` | bundled trace name, trace file path, `Trace`, or `TraceSource` |
+    | `gpus` | bundled trace's size | cluster GPUs (required for non-bundled traces) |
+    | `action_mode` | `"priority"` | `"priority"`, `"select"` or `"sequential"` |
+    | `reward` | `"default"` | reward name, weights dict or callable |
+    | `max_jobs` | min(trace jobs, 128) | observation slots |
+    | `max_rounds` | 20000 | truncation limit in rounds |
+    | `throughputs` | built-in V100 table | `ThroughputTable` or path to a Gavel JSON / our CSV |
+    | `round_s`, `restart_overhead_s`, `restart_threshold_s` | 120, 20, 115 | round length and restart rule (R2, R3) |
+    | `jct_normaliser_s` | `round_s * max_jobs` | divisor of the `jct` reward |
+    | `render_mode` | `None` | `"ansi"` (text table) or `"rgb_array"` (Gantt chart) |
+
+    Registered ids: `shockwave_gym/Cluster-v0` (canonical-analogue-120, 32 GPUs),
+    `shockwave_gym/Teaching-v0` (teaching-12, 4 GPUs), `shockwave_gym/Generated-v0` (a new
+    generated trace at every reset: 20-40 jobs on 12 GPUs, 15-60 arrivals/h, 0.2-2 h jobs).
+
+    ## Version History
+
+    - v0: initial release.
+    """
+
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+
+    def __init__(
+        self,
+        trace: str | Path | Trace | TraceSource = "canonical-analogue-120",
+        gpus: int | None = None,
+        action_mode: str = "priority",
+        reward: str | Mapping | Callable | None = "default",
+        max_jobs: int | None = None,
+        max_rounds: int = DEFAULT_MAX_ROUNDS,
+        throughputs: ThroughputTable | str | Path | None = None,
+        round_s: float = 120.0,
+        restart_overhead_s: float = 20.0,
+        restart_threshold_s: float = 115.0,
+        jct_normaliser_s: float | None = None,
+        render_mode: str | None = None,
+    ):
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise InputError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        if isinstance(throughputs, str | Path):
+            throughputs = ThroughputTable.load(throughputs)
+        self.throughputs = throughputs if throughputs is not None else ThroughputTable.builtin_v100()
+        self.gpus = _resolve_gpus(trace, gpus)
+        self.source = _make_source(trace, self.throughputs, self.gpus)
+        self.sim_config = SimConfig(self.gpus, round_s, restart_overhead_s, restart_threshold_s)
+        if max_jobs is None:
+            max_jobs = min(self.source.max_num_jobs, MAX_JOBS_CAP)
+        if isinstance(max_jobs, bool) or not isinstance(max_jobs, int | np.integer) or max_jobs < 1:
+            raise InputError(f"max_jobs must be a positive integer, got {max_jobs!r}")
+        if isinstance(max_rounds, bool) or not isinstance(max_rounds, int | np.integer) or max_rounds < 1:
+            raise InputError(f"max_rounds must be a positive integer, got {max_rounds!r}")
+        self.max_jobs = int(max_jobs)
+        self.max_rounds = int(max_rounds)
+        if jct_normaliser_s is None:
+            jct_normaliser_s = round_s * self.max_jobs
+        if not math.isfinite(jct_normaliser_s) or jct_normaliser_s <= 0:
+            raise InputError(f"jct_normaliser_s must be a finite number > 0, got {jct_normaliser_s!r}")
+        self.jct_normaliser_s = float(jct_normaliser_s)
+        self.reward_fn = make_reward(reward)
+        self.action_mode = action_mode
+        self._mode = make_action_mode(action_mode, self.max_jobs)
+        self.action_space = self._mode.space
+        self.observation_space = observation_space(self.max_jobs)
+        self.render_mode = render_mode
+        self.slots = SlotMap(self.max_jobs)
+        self.simulator: Simulator | None = None
+        self.trace: Trace | None = None
+        self._last_record = None
+        self._metrics: dict | None = None
+
+    # --- Gymnasium API ---------------------------------------------------------------------
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        trace = self.source.sample(self.np_random)
+        if self.simulator is not None and trace is self.trace:
+            self.simulator.reset()
+        else:
+            if trace.num_jobs > 0 and max(job.gang for job in trace.jobs) > self.gpus:
+                raise InputError(f"trace {trace.name!r} has jobs wider than the cluster's {self.gpus} GPUs")
+            self.simulator = Simulator(trace.jobs, self.sim_config, self.throughputs, trace_name=trace.name)
+            self.trace = trace
+        self.slots.reset(trace.num_jobs)
+        self._last_record = None
+        self._metrics = None
+        self._repairs_total = 0
+        self._rounds_repaired = 0
+        self._rho_hat = ftf_estimate(self.simulator.view)
+        self._begin_decision()
+        return self._observation(), self._info(round_closed=False, repairs=0)
+
+    def step(self, action):
+        sim = self.simulator
+        if sim is None:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        if self._metrics is not None:
+            raise InvalidActionError("the episode has ended; call reset()")
+        mode = self._mode
+        if mode.closes_every_step:
+            job_ids, repairs = mode.choose(action, sim.view, self.slots)
+        else:
+            closes, infeasible = mode.pick(action)
+            repairs = int(infeasible)
+            if not closes:
+                return self._observation(), 0.0, False, False, self._info(round_closed=False, repairs=0)
+            job_ids = mode.chosen(self.slots)
+        if repairs:
+            self._repairs_total += repairs
+            self._rounds_repaired += 1
+
+        view = sim.view
+        start_s = sim.time_s
+        active_before = view.active_job_ids
+        progress_before = view.epoch_progress
+        record = sim.step(job_ids)
+        self._last_record = record
+        self._rho_hat = ftf_estimate(view)
+        transition = RoundTransition(
+            view=view,
+            record=record,
+            start_s=start_s,
+            end_s=sim.time_s,
+            active_before=active_before,
+            epoch_progress_before=progress_before,
+            max_jobs=self.max_jobs,
+            jct_normaliser_s=self.jct_normaliser_s,
+            rho_hat=self._rho_hat,
+        )
+        reward = self.reward_fn(transition)
+        terminated = sim.done
+        truncated = not terminated and sim.round_index >= self.max_rounds
+        self._begin_decision()
+        info = self._info(round_closed=True, repairs=repairs)
+        if terminated or truncated:
+            self._metrics = {k: (math.nan if v is None else v) for k, v in compute_metrics(sim.result()).items()}
+            info["metrics"] = dict(self._metrics)
+        return self._observation(), reward, terminated, truncated, info
+
+    def render(self):
+        if self.render_mode is None:
+            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'rgb_array'")
+            return None
+        if self.simulator is None:
+            raise gym.error.ResetNeeded("call reset() before render()")
+        if self.render_mode == "ansi":
+            picked = self._mode.picked if self.action_mode == "sequential" else None
+            return ansi_table(
+                self.simulator.view, self.slots, last_round=self._last_record, metrics=self._metrics, picked=picked
+            )
+        return gantt_rgb(self.simulator.result())
+
+    def action_masks(self) -> np.ndarray:
+        """Legal actions for sb3-contrib's MaskablePPO (layout per mode: see Action Space)."""
+        if self.simulator is None:
+            raise gym.error.ResetNeeded("call reset() before action_masks()")
+        return self._mode.masks(self.slots)
+
+    # --- helpers ---------------------------------------------------------------------------
+
+    @property
+    def view(self):
+        """The simulator's read-only :class:`~shockwave_gym.view.ClusterView`."""
+        if self.simulator is None:
+            raise gym.error.ResetNeeded("call reset() first")
+        return self.simulator.view
+
+    def _begin_decision(self) -> None:
+        """Seat jobs and build the round's per-slot features (``_rho_hat`` must be current)."""
+        view = self.simulator.view
+        self.slots.update(view)
+        self._slot_features = slot_jobs(self.slots, job_feature_matrix(view, self._rho_hat))
+        self._job_valid = (self.slots.slot_job >= 0).view(np.int8)
+        if self.action_mode == "sequential":
+            self._mode.start_round(view, self.slots)
+
+    def _observation(self) -> dict[str, np.ndarray]:
+        # Same layout and values as observation.build_observation(view, slots, ...); the
+        # per-slot features are built once per round and copied for sequential sub-steps.
+        mode = self._mode
+        sequential = self.action_mode == "sequential"
+        return {
+            "jobs": self._slot_features.copy() if sequential else self._slot_features,
+            "job_valid": self._job_valid.copy() if sequential else self._job_valid,
+            "picked": mode.picked.astype(np.int8) if sequential else np.zeros(self.max_jobs, np.int8),
+            "cluster": cluster_features(self.simulator.view, self.slots, mode.free_gpus if sequential else None),
+        }
+
+    def _info(self, *, round_closed: bool, repairs: int) -> dict:
+        sim = self.simulator
+        queue = self.slots.queue
+        return {
+            "round_index": sim.round_index,
+            "time_s": sim.time_s,
+            "num_active": int(sim.view.num_active),
+            "queue_length": int(queue.size),
+            "queued_job_ids": tuple(queue.tolist()),
+            "slot_job_ids": self.slots.slot_job.copy(),
+            "round_closed": round_closed,
+            "action_repairs": repairs,
+            "action_repairs_total": self._repairs_total,
+            "rounds_repaired": self._rounds_repaired,
+        }
+
+
+def _resolve_gpus(trace, gpus: int | None) -> int:
+    if gpus is not None:
+        if isinstance(gpus, bool) or not isinstance(gpus, int | np.integer) or gpus < 1:
+            raise InputError(f"gpus must be a positive integer, got {gpus!r}")
+        return int(gpus)
+    name = trace.name if isinstance(trace, Trace) else getattr(getattr(trace, "trace", None), "name", trace)
+    if isinstance(name, str) and name in BUNDLED_GPUS:
+        return BUNDLED_GPUS[name]
+    raise InputError(
+        f"gpus is required for trace {trace!r}: only bundled traces ({', '.join(BUNDLED_GPUS)}) have a default"
+    )
+
+
+def _make_source(trace, throughputs: ThroughputTable, gpus: int) -> TraceSource:
+    if isinstance(trace, TraceSource):
+        return trace
+    if isinstance(trace, Trace | str | Path):
+        return FileTraceSource(trace, throughputs, gpus)
+    raise InputError(f"trace must be a bundled name, a path, a Trace or a TraceSource, got {type(trace).__name__}")

@@ -1,0 +1,266 @@
+"""Observations: the slot map and the observation builder, as functions of a ClusterView.
+
+Nothing here knows the environment object, so a learned agent can rebuild exactly the
+observation it was trained on from the view it gets in ``act(view)``::
+
+    slots = SlotMap(max_jobs=64)
+    slots.reset(view.num_jobs)
+    ...
+    slots.update(view)                  # once per round boundary
+    obs = build_observation(view, slots)
+
+**Slots.** Every active job holds one of ``max_jobs`` slots from the boundary after its
+arrival until it completes; a freed slot goes to the oldest waiting job. Jobs that find no
+free slot wait in a queue, in arrival order.
+
+**No future information.** Every feature comes from the trace's public fields, the batch
+sizes and epoch durations observed so far, and the core predictor. The isolated time and
+the hidden batch-size schedule are never read (the view would refuse them anyway).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from gymnasium import spaces
+
+#: Time scale of the logarithmic time features (seconds).
+TIME_SCALE_S = 3600.0
+
+#: Per-job features, in column order: (name, low, high, meaning).
+JOB_FEATURES: tuple[tuple[str, float, float, str], ...] = (
+    ("gang", 0.0, 1.0, "gang size / cluster GPUs"),
+    ("epoch_progress", 0.0, 1.0, "epochs done (with the current epoch's share) / total epochs"),
+    ("batch_size_growth", -2.0, 2.0, "log2(current batch size / initial batch size) / 4"),
+    ("throughput", 0.0, 2.0, "log10(1 + samples/s at the current batch size) / 6"),
+    ("mean_epoch_duration", 0.0, 4.0,
+     "log1p(observed mean epoch duration / round length) / 4; the current epoch's duration "
+     "before the first epoch completes"),
+    ("predicted_remaining", 0.0, 4.0, "log1p(core predictor's remaining run time / 1 h) / 3"),
+    ("age", 0.0, 4.0, "log1p(time since arrival / 1 h) / 3"),
+    ("attained_service", 0.0, 4.0, "log1p(GPU-seconds received / 1 h) / 3"),
+    ("ran_last_round", 0.0, 1.0, "1 if the job ran in the previous round (no restart cost)"),
+    ("ftf_estimate", 0.0, 4.0, "log2(1 + projected finish-time fairness rho-hat), see ftf_estimate"),
+)
+
+#: Cluster-wide features, in order: (name, low, high, meaning).
+CLUSTER_FEATURES: tuple[tuple[str, float, float, str], ...] = (
+    ("free_gpus", 0.0, 1.0, "GPUs not yet allocated in this decision / cluster GPUs"),
+    ("busy_last_round", 0.0, 1.0, "GPUs held by the jobs that ran in the previous round / GPUs"),
+    ("active_jobs", 0.0, 8.0, "active (arrived, unfinished) jobs / max_jobs, queued included"),
+    ("queued_jobs", 0.0, 8.0, "active jobs without a slot / max_jobs"),
+    ("demand", 0.0, 16.0, "sum of active jobs' gangs / cluster GPUs"),
+    ("time", 0.0, 4.0, "log1p(simulated time / 1 h) / 3"),
+    ("round_index", 0.0, 4.0, "log1p(rounds run x round length / 1 h) / 3"),
+    ("gpus", 0.0, 2.0, "log2(cluster GPUs) / 8"),
+)
+
+JOB_FEATURE_NAMES = tuple(f[0] for f in JOB_FEATURES)
+CLUSTER_FEATURE_NAMES = tuple(f[0] for f in CLUSTER_FEATURES)
+_JOB_LOW = np.array([f[1] for f in JOB_FEATURES], dtype=np.float32)
+_JOB_HIGH = np.array([f[2] for f in JOB_FEATURES], dtype=np.float32)
+_CLUSTER_LOW = np.array([f[1] for f in CLUSTER_FEATURES], dtype=np.float32)
+_CLUSTER_HIGH = np.array([f[2] for f in CLUSTER_FEATURES], dtype=np.float32)
+
+
+def observation_space(max_jobs: int) -> spaces.Dict:
+    """The Dict space of :func:`build_observation` for ``max_jobs`` slots."""
+    return spaces.Dict(
+        {
+            "jobs": spaces.Box(
+                np.broadcast_to(_JOB_LOW, (max_jobs, len(JOB_FEATURES))).copy(),
+                np.broadcast_to(_JOB_HIGH, (max_jobs, len(JOB_FEATURES))).copy(),
+                dtype=np.float32,
+            ),
+            "job_valid": spaces.MultiBinary(max_jobs),
+            "picked": spaces.MultiBinary(max_jobs),
+            "cluster": spaces.Box(_CLUSTER_LOW.copy(), _CLUSTER_HIGH.copy(), dtype=np.float32),
+        }
+    )
+
+
+class SlotMap:
+    """Stable job -> slot assignment with an arrival-ordered overflow queue.
+
+    ``slot_job[s]`` is the job id in slot ``s`` (-1 when empty); ``queue`` holds the ids of
+    active jobs without a slot, oldest first. Call :meth:`update` once per round boundary.
+    """
+
+    __slots__ = ("max_jobs", "slot_job", "job_slot", "queue")
+
+    def __init__(self, max_jobs: int, num_jobs: int = 0):
+        if not isinstance(max_jobs, int | np.integer) or max_jobs < 1:
+            from shockwave_gym.errors import InputError
+
+            raise InputError(f"max_jobs must be a positive integer, got {max_jobs!r}")
+        self.max_jobs = int(max_jobs)
+        self.reset(num_jobs)
+
+    def reset(self, num_jobs: int) -> None:
+        """Empty every slot for a trace of ``num_jobs`` jobs."""
+        self.slot_job = np.full(self.max_jobs, -1, dtype=np.int64)
+        self.job_slot = np.full(num_jobs, -1, dtype=np.int64)
+        self.queue = np.zeros(0, dtype=np.int64)
+
+    @property
+    def valid(self) -> np.ndarray:
+        """Boolean per slot: holds a job."""
+        return self.slot_job >= 0
+
+    def update(self, view) -> None:
+        """Free the slots of completed jobs, then seat waiting jobs in arrival order."""
+        if self.job_slot.size != view.num_jobs:
+            self.reset(view.num_jobs)
+        slot_job = self.slot_job
+        occupied = slot_job >= 0
+        gone = occupied & ~view.is_active[np.maximum(slot_job, 0)]
+        if gone.any():
+            self.job_slot[slot_job[gone]] = -1
+            slot_job[gone] = -1
+        active = view.active_job_ids
+        waiting = active[self.job_slot[active] < 0]  # ascending id = arrival order
+        if waiting.size:
+            free = np.flatnonzero(slot_job < 0)[: waiting.size]
+            seated = waiting[: free.size]
+            slot_job[free] = seated
+            self.job_slot[seated] = free
+            self.queue = waiting[free.size:]
+        elif self.queue.size:
+            self.queue = self.queue[:0]
+
+    def __getstate__(self):
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    def __setstate__(self, state):
+        for name, value in state.items():
+            setattr(self, name, value)
+
+
+def contention(view) -> float:
+    """max(1, active jobs / GPUs): the current slowdown a fair share would impose."""
+    return max(1.0, view.num_active / view.gpus)
+
+
+def observed_work_s(view) -> np.ndarray:
+    """Isolated seconds of work done per job (all jobs), from observed epoch durations only."""
+    epochs_done = view.epochs_done
+    completed = view.mean_epoch_duration_s * epochs_done
+    completed[epochs_done == 0] = 0.0  # NaN mean before the first epoch
+    return completed + (view.epoch_progress - epochs_done) * view.current_epoch_duration_s
+
+
+def ftf_estimate(view, job_ids: np.ndarray | None = None) -> np.ndarray:
+    """Projected finish-time fairness rho-hat from observed data (all jobs, or ``job_ids``).
+
+    With c = :func:`contention`, W the observed work done and R the core predictor's
+    remaining time, ``rho_hat = (age + c * R) / (c * (W + R))``: the job's JCT if it got a
+    1/c share from now on, over the JCT it would have had with that share from arrival. It
+    is 1 for a job that has been served at its fair share, above 1 for one that waited.
+    Meaningful for active jobs only.
+    """
+    c = contention(view)
+    remaining = view.predicted_remaining_s
+    age = view.time_s - view.arrival_s
+    rho = (age + c * remaining) / np.maximum(c * (observed_work_s(view) + remaining), 1e-9)
+    return rho if job_ids is None else rho[job_ids]
+
+
+# Features 3-9 share one transform, scale_out * log1p(max(0, x * scale_in)): throughput,
+# mean epoch duration, predicted remaining, age, attained service, ran_last_round
+# (log1p(x (e - 1)) maps {0, 1} to {0, 1}) and rho-hat.
+_LOG_SCALE_IN = np.array([1.0, 1.0, 1 / TIME_SCALE_S, 1 / TIME_SCALE_S, 1 / TIME_SCALE_S, math.e - 1, 1.0])[:, None]
+_LOG_SCALE_OUT = np.array([1 / (6 * math.log(10)), 0.25, 1 / 3, 1 / 3, 1 / 3, 1.0, 1 / math.log(2)])[:, None]
+_JOB_LOW_COLUMN = _JOB_LOW.astype(np.float64)[:, None]
+_JOB_HIGH_COLUMN = _JOB_HIGH.astype(np.float64)[:, None]
+
+
+def job_feature_matrix(view, rho_hat: np.ndarray | None = None) -> np.ndarray:
+    """Features of every job, feature-major: shape (len(JOB_FEATURES), num_jobs), float64,
+    clipped to the bounds. Columns of jobs that are not active are meaningless.
+
+    ``rho_hat`` (from :func:`ftf_estimate`) is computed when not given. Feature-major
+    because stacking rows is one call; :func:`slot_jobs` transposes while gathering.
+    """
+    if rho_hat is None:
+        rho_hat = ftf_estimate(view)
+    batch = view.current_batch_size
+    mean_epoch_s = view.mean_epoch_duration_s
+    # before its first epoch completes, a job's current epoch stands in for the mean
+    mean_epoch_s = np.where(np.isnan(mean_epoch_s), view.current_epoch_duration_s, mean_epoch_s)
+    features = np.array(
+        (
+            view.gang / view.gpus,
+            view.epoch_progress / view.num_epochs,
+            np.log2(batch / view.initial_batch_size) * 0.25,
+            view.current_throughput * batch,  # samples/s
+            mean_epoch_s / view.round_s,
+            view.predicted_remaining_s,
+            view.time_s - view.arrival_s,  # negative for jobs yet to arrive: clipped to 0
+            view.attained_service_gpu_s,
+            view.ran_last_round,
+            rho_hat,
+        ),
+        dtype=np.float64,
+    )
+    logged = features[3:]
+    logged *= _LOG_SCALE_IN
+    np.maximum(logged, 0.0, out=logged)
+    np.log1p(logged, out=logged)
+    logged *= _LOG_SCALE_OUT
+    np.minimum(features, _JOB_HIGH_COLUMN, out=features)
+    return np.maximum(features, _JOB_LOW_COLUMN, out=features)
+
+
+def cluster_features(view, slots: SlotMap, free_gpus: int | None = None) -> np.ndarray:
+    """(len(CLUSTER_FEATURES),) float32 cluster features, clipped to the bounds."""
+    gpus = view.gpus
+    gang = view.gang
+    active = view.active_job_ids
+    free = gpus if free_gpus is None else free_gpus
+    cluster = np.array(
+        [
+            free / gpus,
+            gang[view.ran_last_round].sum() / gpus,
+            active.size / slots.max_jobs,
+            slots.queue.size / slots.max_jobs,
+            gang[active].sum() / gpus,
+            math.log1p(view.time_s / TIME_SCALE_S) / 3.0,
+            math.log1p(view.round_index * view.round_s / TIME_SCALE_S) / 3.0,
+            math.log2(gpus) / 8.0,
+        ],
+        dtype=np.float32,
+    )
+    return np.clip(cluster, _CLUSTER_LOW, _CLUSTER_HIGH, out=cluster)
+
+
+def slot_jobs(slots: SlotMap, features: np.ndarray) -> np.ndarray:
+    """(max_jobs, F) float32 from feature-major ``features`` (F, num_jobs): each slot's job,
+    zeros for empty slots."""
+    out = np.zeros((slots.max_jobs, features.shape[0]), dtype=np.float32)
+    valid = slots.slot_job >= 0
+    out[valid] = features[:, slots.slot_job[valid]].T
+    return out
+
+
+def build_observation(
+    view,
+    slots: SlotMap,
+    *,
+    picked: np.ndarray | None = None,
+    free_gpus: int | None = None,
+    rho_hat: np.ndarray | None = None,
+) -> dict[str, np.ndarray]:
+    """The observation of ``view`` in the layout of :func:`observation_space`.
+
+    ``slots`` must have been updated for this state. ``picked`` (bool per slot) and
+    ``free_gpus`` describe a partly built round (sequential mode); by default nothing is
+    picked and every GPU is free. ``rho_hat`` may pass :func:`ftf_estimate` already
+    computed for this state. Empty slots are all zeros. Fresh arrays every call.
+    """
+    return {
+        "jobs": slot_jobs(slots, job_feature_matrix(view, rho_hat)),
+        "job_valid": (slots.slot_job >= 0).view(np.int8),
+        "picked": np.zeros(slots.max_jobs, np.int8) if picked is None else picked.astype(np.int8),
+        "cluster": cluster_features(view, slots, free_gpus),
+    }

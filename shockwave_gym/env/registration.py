@@ -1,0 +1,59 @@
+"""Every Gymnasium id of the package, registered in one place.
+
+Importing :mod:`shockwave_gym` calls :func:`register_envs`, so after ``pip install``::
+
+    import gymnasium as gym
+    import shockwave_gym                                   # registers the ids
+    env = gym.make("shockwave_gym/Cluster-v0")
+
+    env = gym.make("shockwave_gym:shockwave_gym/Cluster-v0")   # or let gym import it
+
+Keyword arguments of ``gym.make`` override the registered ones (``trace``, ``gpus``,
+``reward``, ``action_mode``, ``max_jobs``, ...; see :class:`ClusterEnv`).
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+
+from shockwave_gym.traces import GeneratedTraceSource, GeneratorConfig
+
+ENTRY_POINT = "shockwave_gym.env.cluster_env:ClusterEnv"
+
+#: The generated-trace source of ``Generated-v0``: 20-40 jobs per episode, 15-60
+#: arrivals per hour on 12 GPUs (the canonical 90/h on 32 GPUs is ~34/h on 12), and jobs of
+#: 0.2-2 h in isolation, so an episode lasts tens to a few hundred rounds.
+GENERATED_SOURCE_ARGS = {
+    "config": {"num_jobs": 40, "seed": 0, "max_duration_h": 2.0, "name": "generated"},
+    "num_jobs_range": (20, 40),
+    "arrival_rate_range_per_hour": (15.0, 60.0),
+}
+
+
+def generated_source() -> GeneratedTraceSource:
+    """A fresh instance of ``Generated-v0``'s trace source."""
+    args = GENERATED_SOURCE_ARGS
+    return GeneratedTraceSource(
+        GeneratorConfig(**args["config"]),
+        num_jobs_range=args["num_jobs_range"],
+        arrival_rate_range_per_hour=args["arrival_rate_range_per_hour"],
+    )
+
+
+#: id -> (registered kwargs, max_episode_steps). max_episode_steps counts env steps
+#: (sub-steps in sequential mode), so it is set far above any sensible episode.
+ENV_IDS: dict[str, tuple[dict, int]] = {
+    "shockwave_gym/Cluster-v0": ({"trace": "canonical-analogue-120"}, 100_000),
+    "shockwave_gym/Teaching-v0": ({"trace": "teaching-12"}, 10_000),
+    "shockwave_gym/Generated-v0": ({"trace": None, "gpus": 12}, 50_000),
+}
+
+
+def register_envs() -> None:
+    """Register every id in :data:`ENV_IDS` (idempotent)."""
+    for env_id, (kwargs, max_steps) in ENV_IDS.items():
+        if env_id in gym.registry:
+            continue
+        if env_id == "shockwave_gym/Generated-v0":
+            kwargs = {**kwargs, "trace": generated_source()}
+        gym.register(id=env_id, entry_point=ENTRY_POINT, kwargs=kwargs, max_episode_steps=max_steps)
