@@ -10,6 +10,7 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -226,3 +227,24 @@ def test_ray_backend_missing_is_a_clear_input_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # makes `import ray` raise ImportError
     with pytest.raises(InputError, match=r"pip install 'shockwave-gym\[ray\]'"):
         evaluate("fifo", helpers.TRACE, backend="ray", progress=False)
+
+
+def test_records_round_trip_truncated_episodes_exactly(tmp_path):
+    from shockwave_gym.harness.records import result_from_json, result_to_json
+    from shockwave_gym.metrics import compute_metrics
+    from shockwave_gym.runner import run_episode
+    from shockwave_gym.simulator import SimConfig
+    from shockwave_gym.traces import load_trace
+
+    result = run_episode(load_trace(helpers.TRACE), helpers.LifoAgent(), SimConfig(gpus=helpers.GPUS),
+                         max_rounds=5, progress=False).result
+    back = result_from_json(json.loads(json.dumps(result_to_json(result), allow_nan=False)))
+    assert result.completed.sum() < result.num_jobs  # NaN completions are in there
+    for name in ("arrival_s", "completion_s", "isolated_time_s", "gang", "run_time_s",
+                 "round_start_s", "round_end_s", "round_gpus_busy"):
+        np.testing.assert_array_equal(getattr(back, name), getattr(result, name), err_msg=name, strict=True)
+    assert all((a == b).all() for a, b in zip(back.round_job_ids, result.round_job_ids, strict=True))
+    assert compute_metrics(back) == compute_metrics(result)
+    frame = evaluate("fifo", helpers.TRACE, max_rounds=5, out=tmp_path, workers=1, progress=False)
+    assert frame["truncated"].tolist() == [True] and frame["completed_jobs"][0] < 12
+    assert (tmp_path / "figures" / helpers.TRACE / "gantt.png").is_file()

@@ -21,9 +21,10 @@ from shockwave_gym.harness.grid import (
     resolve_traces,
 )
 from shockwave_gym.harness.progress import Progress
-from shockwave_gym.harness.records import job_rows, result_from_json
+from shockwave_gym.harness.records import result_from_json
 from shockwave_gym.harness.store import CellStore
 from shockwave_gym.harness.summary import choose_reference, summarise, summary_markdown
+from shockwave_gym.metrics import jobs_table
 from shockwave_gym.throughput import ThroughputTable
 
 
@@ -128,7 +129,14 @@ def _run(pending: list[Cell], records: dict, store: CellStore | None, backend: s
 def _write_outputs(store: CellStore, cells: list[Cell], records: dict, results: pd.DataFrame,
                    reference: str, note: str, figures: bool, gantt: tuple | None, command: str) -> None:
     finished = [c for c in cells if c.key_hash in records]
-    jobs = pd.DataFrame([row for c in finished for row in job_rows(records[c.key_hash])])
+    episodes = {
+        (c.trace.name, c.agent.label, c.seed): result_from_json(records[c.key_hash]["result"])
+        for c in finished
+    }
+    jobs = pd.DataFrame([
+        {"trace": trace, "agent": agent, "seed": seed, **row}
+        for (trace, agent, seed), result in episodes.items() for row in jobs_table(result)
+    ])
     store.write_text("results.csv", results.to_csv(index=False))
     store.write_text("jobs.csv", jobs.to_csv(index=False))
     summary = summarise(results, reference)
@@ -136,10 +144,6 @@ def _write_outputs(store: CellStore, cells: list[Cell], records: dict, results: 
     if figures:
         from shockwave_gym.harness.figures import write_figures
 
-        episodes = {
-            (c.trace.name, c.agent.label, c.seed): result_from_json(records[c.key_hash]["result"])
-            for c in finished
-        }
         write_figures(results, jobs, summary, episodes, reference, store.out / "figures",
                       gantt_cell=_gantt_cell(gantt, finished, reference))
 

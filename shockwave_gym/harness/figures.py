@@ -89,8 +89,9 @@ def relative_bars(summary: pd.DataFrame, results: pd.DataFrame, reference: str, 
         means = rows[f"{column}_rel"] if relative else rows[column]
         spread = cells.groupby("agent", sort=False)[column].agg(["min", "max"]).reindex(agents)
         scale = ref_value if relative else 1.0
-        low = np.clip(means.to_numpy() - spread["min"].to_numpy() / scale, 0, None)
-        high = np.clip(spread["max"].to_numpy() / scale - means.to_numpy(), 0, None)
+        with np.errstate(invalid="ignore"):  # metrics of cells where no job finished are NaN
+            low = np.nan_to_num(np.clip(means.to_numpy() - spread["min"].to_numpy() / scale, 0, None))
+            high = np.nan_to_num(np.clip(spread["max"].to_numpy() / scale - means.to_numpy(), 0, None))
         x = np.arange(len(agents))
         ax.bar(x, means, color=[colors[a] for a in agents], yerr=[low, high], capsize=3)
         if relative:
@@ -129,7 +130,8 @@ def cdf_figure(jobs: pd.DataFrame, column: str, trace: str, agents: list[str], r
         ax.set_title(f"{trace}: JCT CDF")
     ax.set_ylabel("fraction of jobs")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, ncols=2)
+    if ax.get_legend_handles_labels()[0]:  # empty when no job finished in any cell
+        ax.legend(fontsize=8, ncols=2)
     return _save(figure, path)
 
 

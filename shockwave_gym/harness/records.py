@@ -1,8 +1,9 @@
-"""A finished cell as plain JSON data, and the table rows derived from it.
+"""A finished cell as plain JSON data.
 
 A record holds the cell's key, its result row (metrics, wall times, versions) and the full
-:class:`~shockwave_gym.metrics.EpisodeResult` as lists, so that per-job tables and figures
-can be rebuilt from disk after a resume. Floats survive the JSON round trip exactly; NaN
+:class:`~shockwave_gym.metrics.EpisodeResult` as lists, so that per-job tables
+(:func:`~shockwave_gym.metrics.jobs_table`) and figures can be rebuilt from disk after a
+resume. Floats survive the JSON round trip exactly; NaN
 (an unfinished job) is stored as ``null``.
 """
 
@@ -16,7 +17,7 @@ from importlib import metadata
 
 import numpy as np
 
-from shockwave_gym.metrics import EpisodeResult, jobs_table
+from shockwave_gym.metrics import EpisodeResult
 
 #: Packages whose versions go into every result row.
 VERSIONED_PACKAGES = ("shockwave-gym", "numpy", "scipy", "cvxpy", "highspy", "torch")
@@ -133,10 +134,3 @@ def make_record(cell, outcome, *, wall_s: float, host: str = "") -> dict:
         "row": _json_safe(row),
         "result": result_to_json(outcome.result),
     }
-
-
-def job_rows(record: dict) -> list[dict]:
-    """Per-job rows of a record (JCT, isolated time, both FTF rhos), tagged with the cell."""
-    row = record["row"]
-    tag = {name: row[name] for name in ("trace", "agent", "seed")}
-    return [{**tag, **job} for job in jobs_table(result_from_json(record["result"]))]
