@@ -1,0 +1,15 @@
+"""Shockwave (NSDI '23) on an open solver: predictor, planning program, solver backends, agent.
+
+``make_agent("shockwave")`` is the faithful variant (the authors' objective and canonical
+configuration); ``make_agent("shockwave-normalized")`` is ours (comparable NSW and makespan
+scales). Both accept any :class:`ShockwaveConfig` field as a keyword, e.g. ``noise=0.5``.
+"""
+
+from shockwave_agents.shockwave.agent import (
+    ShockwaveAgent,
+    make_shockwave,
+    make_shockwave_normalized,
+)
+from shockwave_agents.shockwave.config import ShockwaveConfig
+
+__all__ = ["ShockwaveAgent", "ShockwaveConfig", "make_shockwave", "make_shockwave_normalized"]

@@ -1,0 +1,156 @@
+"""The Shockwave agent: re-plan triggers, fair-share targets, work-conserving fill, stats.
+
+At each round boundary the agent
+
+- re-plans when a job arrived or completed since the last call, every
+  ``replan_every_rounds`` rounds (a fixed cadence, as in the authors' scheduler), or when the
+  current plan has run out;
+- on arrivals/completions first records a new fair-share finish estimate for every active
+  job, ``arrival + (work done + predicted remaining) / min(1, G / J)``;
+- runs the plan's set for this round (jobs that finished are dropped) and gives GPUs left
+  over to unplanned jobs, longest predicted remaining time first, if their gang fits.
+
+It reads only the view. ``stats()`` returns ``{"planner_stats": {...}}``, a summary of every
+plan (jobs, variables, solve times, gaps, paths taken), which ``shockwave-gym run --json``
+merges into its output.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from shockwave_agents.base import Agent, pack_in_order
+from shockwave_agents.shockwave.config import ShockwaveConfig
+from shockwave_agents.shockwave.planner import FairShareTracker, PlanInputs, Planner
+from shockwave_agents.shockwave.predictor import ShockwavePredictor
+from shockwave_agents.shockwave.solvers import select_backend
+from shockwave_agents.shockwave.stats import summarise_plans
+
+
+class PlannerWarning(UserWarning):
+    """A plan fell back to the greedy schedule or a solver misbehaved."""
+
+
+class ShockwaveAgent(Agent):
+    """Shockwave (NSDI '23): proactive planning for dynamically adapting jobs."""
+
+    name = "shockwave"
+
+    def __init__(self, config: ShockwaveConfig | None = None, name: str | None = None, backend=None):
+        self.config = config or ShockwaveConfig()
+        if name is not None:
+            self.name = name
+        self._backend_override = backend
+        self.plan_records: list[dict] = []
+        self.backend_note = ""
+
+    # --- episode state -------------------------------------------------------------------
+
+    def reset(self, view, seed: int | None = None) -> None:
+        cfg = self.config
+        if self._backend_override is not None:
+            backend, self.backend_note = self._backend_override, ""
+        else:
+            backend, self.backend_note = select_backend(cfg.solver, cfg.threads)
+        self.planner = Planner(cfg, backend)
+        self.predictor = ShockwavePredictor(cfg.noise, cfg.noise_mode, cfg.drift_threshold, seed)
+        self.fair_share = FairShareTracker()
+        self.plan_records = []
+        self._plan: list[np.ndarray] = []
+        self._plan_start = 0
+        self._last_periodic = 0
+        self._last_active = np.zeros(0, dtype=np.int64)
+        self._fill_remaining_s = np.zeros(view.num_jobs)
+        self._started = True
+
+    def act(self, view) -> np.ndarray:
+        if not getattr(self, "_started", False):
+            self.reset(view)
+        active = np.asarray(view.active_job_ids, dtype=np.int64)
+        if active.size == 0:
+            return active
+        changed = not np.array_equal(active, self._last_active)
+        if changed:
+            gone = np.setdiff1d(self._last_active, active)
+            self.fair_share.forget(gone)
+        periodic = view.round_index - self._last_periodic >= self.config.replan_every_rounds
+        if periodic:
+            self._last_periodic = view.round_index
+        exhausted = view.round_index - self._plan_start >= len(self._plan)
+        if changed or periodic or exhausted:
+            self._replan(view, active, reestimate=changed or not self.fair_share.series)
+        self._last_active = active.copy()
+        planned = self._plan[view.round_index - self._plan_start]
+        planned = planned[view.is_active[planned]]
+        return self._fill(view, active, planned)
+
+    # --- planning ------------------------------------------------------------------------
+
+    def _clock_s(self, view) -> float:
+        if self.config.horizon_clock == "rounds":
+            return float(view.round_index * view.round_s)
+        return float(view.time_s)
+
+    def _replan(self, view, active: np.ndarray, *, reestimate: bool) -> None:
+        cfg = self.config
+        estimates = self.predictor.estimate(view, active)
+        share = min(1.0, view.gpus / active.size)
+        if reestimate:
+            finish_s = view.arrival_s[active] + (estimates.work_done_s + estimates.remaining_s) / share
+            self.fair_share.record(view.round_index, active, finish_s)
+        targets = self.fair_share.targets(view.round_index, active, cfg.share_momentum)
+        loss = None
+        if cfg.overhead_aware and view.round_index >= 1:
+            loss = np.where(view.ran_last_round[active], 0.0, view.restart_overhead_s)
+        inputs = PlanInputs(
+            job_ids=active, gang=np.asarray(view.gang[active], dtype=np.int64),
+            epochs_total=view.num_epochs[active].astype(np.float64),
+            epochs_done=np.minimum(view.epoch_progress[active], view.num_epochs[active]).astype(np.float64),
+            mean_epoch_s=estimates.mean_epoch_s, remaining_s=estimates.remaining_s,
+            finish_target_s=targets, share=share, now_s=self._clock_s(view), gpus=view.gpus,
+            round_s=view.round_s, round0_loss_s=loss,
+        )
+        outcome = self.planner.plan(inputs)
+        record = outcome.record
+        record.update(round=int(view.round_index), time_s=float(view.time_s))
+        for message in record["warnings"]:
+            warnings.warn(f"shockwave round {view.round_index}: {message}", PlannerWarning, stacklevel=3)
+        if cfg.record_plans:
+            self.plan_records.append(record)
+        self._plan = outcome.rounds
+        self._plan_start = view.round_index
+        self._fill_remaining_s[active] = estimates.remaining_s
+
+    def _fill(self, view, active: np.ndarray, planned: np.ndarray) -> np.ndarray:
+        """The planned set (packed to fit) plus unplanned jobs, longest remaining first."""
+        gang = view.gang
+        chosen = pack_in_order(planned, gang, view.gpus)
+        free = view.gpus - int(gang[chosen].sum())
+        if free > 0:
+            others = np.setdiff1d(active, chosen)
+            order = others[np.argsort(-self._fill_remaining_s[others], kind="stable")]
+            extra = pack_in_order(order, gang, free)
+            chosen = np.concatenate([chosen, extra])
+        return np.sort(chosen)
+
+    # --- reporting -----------------------------------------------------------------------
+
+    def stats(self) -> dict:
+        summary = summarise_plans(self.plan_records)
+        summary["variant"] = self.name
+        summary["solver"] = self.planner.backend.name if hasattr(self, "planner") else None
+        if self.backend_note:
+            summary["solver_note"] = self.backend_note
+        summary["config"] = self.config.as_dict()
+        return {"planner_stats": summary}
+
+
+def make_shockwave(**options) -> ShockwaveAgent:
+    """The faithful variant: the authors' objective and canonical defaults (+ overrides)."""
+    return ShockwaveAgent(ShockwaveConfig.authors(**options), name="shockwave")
+
+
+def make_shockwave_normalized(**options) -> ShockwaveAgent:
+    """Our variant: NSW and makespan terms on comparable scales (see ShockwaveConfig)."""
+    return ShockwaveAgent(ShockwaveConfig.normalized(**options), name="shockwave-normalized")

@@ -1,0 +1,155 @@
+"""One documented configuration object for the Shockwave planner.
+
+The defaults are the authors' canonical configuration (their ``tacc_32gpus`` settings: T = 20
+future rounds, k = 1e-3, lambda = 12, rho_max = 1, log breakpoints {0, .2, .4, .6, .8, 1}
+with log 0 read as log 1e-6, re-plan every 8 rounds), with the solver swapped for HiGHS and
+an absolute gap as SPEC.md advises. :meth:`ShockwaveConfig.normalized` gives our variant.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields, replace
+
+from shockwave_gym.errors import InputError
+
+#: Solver backends by name; ``"auto"`` tries them in :data:`AUTO_SOLVER_ORDER`.
+SOLVER_NAMES = ("auto", "highs", "cvxpy-highs", "mosek", "gurobi", "greedy")
+#: Licensed commercial solvers first (when a licence really works), then HiGHS direct.
+AUTO_SOLVER_ORDER = ("mosek", "gurobi", "highs")
+OBJECTIVES = ("authors", "normalized")
+NOISE_MODES = ("sign", "uniform")
+
+
+@dataclass(frozen=True)
+class ShockwaveConfig:
+    """Every parameter of the Shockwave planner. Times are in seconds.
+
+    Planning program (SPEC.md "The Shockwave planner"):
+
+    - ``planning_rounds`` (T): future rounds planned at each re-plan.
+    - ``k``: weight of the makespan term ``k * max_j max(0, R_j - p_j * d_j)`` (R in seconds).
+    - ``lam`` (lambda): priority exponent of jobs whose projected finish-time ratio exceeds
+      ``rho_max`` on the relaxed path; ``lam_urgent`` replaces it for such jobs with less
+      than one round of predicted work left.
+    - ``rho_max``: finish-time-fairness bound of the constrained program.
+    - ``log_breakpoints`` / ``log_zero_floor``: the piecewise-linear log utility (its value
+      at 0 is ``log(log_zero_floor)``); concave, so modelled exactly by hypograph cuts.
+    - ``share_momentum``: weight of the time-weighted history in the fair-share finish
+      estimate F_j (the rest goes to the latest estimate).
+    - ``replan_every_rounds``: periodic re-plan cadence (also re-plans on arrival,
+      completion and when the plan runs out).
+
+    ``objective``: ``"authors"`` is the published objective; ``"normalized"`` puts the
+    NSW and makespan terms on comparable scales (see :mod:`.program`) and models the restart
+    overhead of round 0 (``overhead_aware``).
+
+    Solver: ``solver`` is a name from :data:`SOLVER_NAMES`; ``mip_abs_gap`` is the absolute
+    gap in units of one unit-weight job's log utility (``mip_rel_gap`` stays 0: a relative
+    gap on this objective is dominated by the k*R term); ``time_limit_s`` bounds each main
+    solve, ``rank_time_limit_s`` each re-ranking solve; ``threads`` for the solver.
+
+    Prediction: ``noise`` is the multiplicative error of the remaining-time predictions
+    (0.2 = +-20%); ``noise_mode="sign"`` multiplies by 1 +- noise with a random sign (the
+    authors' robustness study), ``"uniform"`` by 1 + noise * U(-1, 1). ``drift_threshold``:
+    durations are recalibrated when measured run time drifts more than this share from the
+    throughput table.
+    """
+
+    planning_rounds: int = 20
+    k: float = 1e-3
+    lam: float = 12.0
+    lam_urgent: float = 100.0
+    rho_max: float = 1.0
+    log_breakpoints: tuple[float, ...] = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
+    log_zero_floor: float = 1e-6
+    share_momentum: float = 0.9
+    replan_every_rounds: int = 8
+    objective: str = "authors"
+    horizon_clock: str = "rounds"
+    overhead_aware: bool = False
+    makespan_weight: float = 1.0
+    priority_log_cap: float = math.inf
+    solver: str = "auto"
+    mip_abs_gap: float = 1e-4
+    time_limit_s: float = 10.0
+    rank_time_limit_s: float = 5.0
+    threads: int = 1
+    noise: float = 0.0
+    noise_mode: str = "sign"
+    drift_threshold: float = 0.4
+    record_plans: bool = True
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.planning_rounds, int) or self.planning_rounds < 1:
+            raise InputError(f"planning_rounds must be an integer >= 1, got {self.planning_rounds!r}")
+        if not isinstance(self.replan_every_rounds, int) or self.replan_every_rounds < 1:
+            raise InputError(f"replan_every_rounds must be an integer >= 1, got {self.replan_every_rounds!r}")
+        for name in ("k", "lam", "lam_urgent", "rho_max", "mip_abs_gap", "time_limit_s",
+                     "rank_time_limit_s", "noise", "drift_threshold", "makespan_weight"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+                raise InputError(f"{name} must be a finite number >= 0, got {value!r}")
+        if self.time_limit_s <= 0 or self.rank_time_limit_s <= 0:
+            raise InputError("time limits must be > 0 seconds")
+        if not (0.0 <= self.share_momentum <= 1.0):
+            raise InputError(f"share_momentum must be in [0, 1], got {self.share_momentum!r}")
+        if not (0.0 < self.log_zero_floor < 1.0):
+            raise InputError(f"log_zero_floor must be in (0, 1), got {self.log_zero_floor!r}")
+        points = tuple(float(b) for b in self.log_breakpoints)
+        if len(points) < 2 or points[0] != 0.0 or points[-1] != 1.0 or any(b <= a for a, b in zip(points, points[1:], strict=False)):
+            raise InputError(f"log_breakpoints must increase strictly from 0 to 1, got {self.log_breakpoints!r}")
+        object.__setattr__(self, "log_breakpoints", points)
+        if self.objective not in OBJECTIVES:
+            raise InputError(f"objective must be one of {OBJECTIVES}, got {self.objective!r}")
+        if self.horizon_clock not in ("rounds", "time"):
+            raise InputError(f"horizon_clock must be 'rounds' or 'time', got {self.horizon_clock!r}")
+        if self.solver not in SOLVER_NAMES:
+            raise InputError(f"solver must be one of {SOLVER_NAMES}, got {self.solver!r}")
+        if self.noise_mode not in NOISE_MODES:
+            raise InputError(f"noise_mode must be one of {NOISE_MODES}, got {self.noise_mode!r}")
+        if not isinstance(self.threads, int) or self.threads < 1:
+            raise InputError(f"threads must be an integer >= 1, got {self.threads!r}")
+        if not (self.priority_log_cap > 0):
+            raise InputError(f"priority_log_cap must be > 0, got {self.priority_log_cap!r}")
+
+    @classmethod
+    def authors(cls, **overrides) -> ShockwaveConfig:
+        """The authors' canonical configuration (faithful variant), with overrides."""
+        return cls.from_options(overrides)
+
+    @classmethod
+    def normalized(cls, **overrides) -> ShockwaveConfig:
+        """Our variant: comparable NSW / makespan scales, wall-clock horizon, overhead-aware
+        round 0, bounded priority range. Overrides win."""
+        base = {
+            "objective": "normalized",
+            "horizon_clock": "time",
+            "overhead_aware": True,
+            "makespan_weight": 1.0,
+            "priority_log_cap": math.log(1e6),
+        }
+        base.update(overrides)
+        return cls.from_options(base)
+
+    @classmethod
+    def from_options(cls, options: dict) -> ShockwaveConfig:
+        """Build from a dict of field names (as the CLI's ``--agent-opt`` gives them)."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise InputError(f"unknown Shockwave option(s) {unknown}; known: {sorted(known)}")
+        values = dict(options)
+        if "log_breakpoints" in values and not isinstance(values["log_breakpoints"], tuple):
+            values["log_breakpoints"] = tuple(values["log_breakpoints"])
+        return cls(**values)
+
+    def with_options(self, **changes) -> ShockwaveConfig:
+        return replace(self, **changes)
+
+    def as_dict(self) -> dict:
+        out = asdict(self)
+        out["log_breakpoints"] = list(self.log_breakpoints)
+        if not math.isfinite(out["priority_log_cap"]):
+            out["priority_log_cap"] = None
+        return out

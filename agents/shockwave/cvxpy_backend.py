@@ -1,0 +1,154 @@
+"""cvxpy formulations: a backend for licensed MOSEK / Gurobi, and an independent reference.
+
+:class:`CvxpyBackend` solves any :class:`~.program.MipProgram` (the same matrices the HiGHS
+path uses) through cvxpy with the named solver. :func:`solve_instance_reference` writes the
+planning program afresh from its definition (cvxpy's ``max`` and ``pos`` atoms, the log
+pieces as cvxpy constraints), without our matrix builder, so tests can check that both reach
+the same optimum. cvxpy is imported lazily.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+from shockwave_agents.shockwave.program import MipProgram, PlanningInstance
+from shockwave_agents.shockwave.solvers import (
+    ERROR,
+    FEASIBLE,
+    INFEASIBLE,
+    NO_SOLUTION,
+    OPTIMAL,
+    SolveResult,
+    _rounded,
+    check_solution,
+    new_highs,
+)
+
+
+def _solver_options(solver: str, time_limit_s: float, abs_gap: float, threads: int, rel_gap: float = 0.0) -> dict:
+    if solver == "HIGHS":
+        return {"time_limit": float(time_limit_s), "mip_rel_gap": float(rel_gap), "mip_abs_gap": float(abs_gap),
+                "threads": int(threads)}
+    if solver == "MOSEK":
+        return {"mosek_params": {
+            "MSK_DPAR_OPTIMIZER_MAX_TIME": float(time_limit_s),
+            "MSK_DPAR_MIO_MAX_TIME": float(time_limit_s),
+            "MSK_DPAR_MIO_TOL_ABS_GAP": float(abs_gap),
+            "MSK_DPAR_MIO_TOL_REL_GAP": float(rel_gap),
+            "MSK_IPAR_NUM_THREADS": int(threads),
+        }}
+    if solver == "GUROBI":
+        return {"TimeLimit": float(time_limit_s), "MIPGap": float(rel_gap), "MIPGapAbs": float(abs_gap),
+                "Threads": int(threads), "OutputFlag": 0}
+    return {}
+
+
+def _status(problem, has_values: bool) -> str:
+    import cvxpy as cp
+
+    if problem.status == cp.OPTIMAL and has_values:
+        return OPTIMAL
+    if problem.status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
+        return INFEASIBLE
+    if problem.status in (cp.OPTIMAL_INACCURATE, cp.USER_LIMIT) and has_values:
+        return FEASIBLE
+    if problem.status in (cp.USER_LIMIT,):
+        return NO_SOLUTION
+    return ERROR
+
+
+class CvxpyBackend:
+    """A :class:`~.program.MipProgram` solved through cvxpy with ``solver``."""
+
+    def __init__(self, solver: str, threads: int = 1):
+        self.solver = solver
+        self.threads = threads
+        self.name = f"cvxpy-{solver.lower()}"
+
+    def solve(
+        self, program: MipProgram, *, time_limit_s: float, warm_start: np.ndarray | None = None
+    ) -> SolveResult:
+        import cvxpy as cp
+
+        start = time.perf_counter()
+        try:
+            if self.solver == "HIGHS":
+                new_highs()  # absorbs HiGHS' one-time stdout banner
+            ints = program.integer
+            x_int = cp.Variable(int(ints.sum()), integer=True)
+            x_cont = cp.Variable(int((~ints).sum()))
+            expr = program.A[:, ints] @ x_int + program.A[:, ~ints] @ x_cont
+            constraints = []
+            hi, lo = np.isfinite(program.row_hi), np.isfinite(program.row_lo)
+            if hi.any():
+                constraints.append(expr[np.flatnonzero(hi)] <= program.row_hi[hi])
+            if lo.any():
+                constraints.append(expr[np.flatnonzero(lo)] >= program.row_lo[lo])
+            for var, mask in ((x_int, ints), (x_cont, ~ints)):
+                low, up = program.col_lo[mask], program.col_hi[mask]
+                if np.isfinite(low).any():
+                    constraints.append(var[np.flatnonzero(np.isfinite(low))] >= low[np.isfinite(low)])
+                if np.isfinite(up).any():
+                    constraints.append(var[np.flatnonzero(np.isfinite(up))] <= up[np.isfinite(up)])
+            objective = cp.Minimize(program.c[ints] @ x_int + program.c[~ints] @ x_cont)
+            problem = cp.Problem(objective, constraints)
+            if warm_start is not None:
+                x_int.value = np.asarray(warm_start)[ints]
+                x_cont.value = np.asarray(warm_start)[~ints]
+            problem.solve(
+                solver=self.solver, warm_start=warm_start is not None, verbose=False,
+                **_solver_options(self.solver, time_limit_s, program.abs_gap, self.threads, program.rel_gap),
+            )
+            elapsed = time.perf_counter() - start
+            has_values = x_int.value is not None and x_cont.value is not None
+            status = _status(problem, has_values)
+            if status not in (OPTIMAL, FEASIBLE):
+                return SolveResult(status, self.name, elapsed, message=f"cvxpy status {problem.status}")
+            vector = np.zeros(program.num_cols)
+            vector[ints], vector[~ints] = x_int.value, x_cont.value
+            vector = _rounded(program, vector)
+            issue = check_solution(program, vector, tol=1e-5)
+            if issue is not None:
+                return SolveResult(ERROR, self.name, elapsed, message=f"{self.solver} returned an invalid point: {issue}")
+            value = program.unscaled(float(program.c @ vector))
+            return SolveResult(status, self.name, elapsed, vector, value, value if status == OPTIMAL else None)
+        except Exception as exc:  # includes missing licences and solver crashes
+            return SolveResult(ERROR, self.name, time.perf_counter() - start, message=f"{type(exc).__name__}: {exc}")
+
+
+def solve_instance_reference(instance: PlanningInstance, solver: str = "HIGHS", time_limit_s: float = 60.0):
+    """Solve ``instance`` from its definition with cvxpy; returns (status, objective, x).
+
+    The objective is the unscaled maximised one of :func:`~.program.evaluate_plan`.
+    """
+    import cvxpy as cp
+
+    if solver == "HIGHS":
+        new_highs()
+    n, horizon = instance.num_jobs, instance.rounds
+    x = cp.Variable((n, horizon), boolean=True)
+    planned = cp.Variable(n)
+    log_utility = cp.Variable(n)
+    slopes, intercepts = instance.segments()
+    utility = cp.multiply(instance.epochs_done + planned, 1.0 / instance.epochs_total)
+    run_s = instance.round_s * cp.sum(x, axis=1) - cp.multiply(instance.loss_s, x[:, 0])
+    constraints = [
+        x.T @ instance.gang.astype(float) <= instance.gpus,
+        planned >= instance.lower_epochs,
+        planned <= instance.max_epochs,
+        cp.multiply(instance.mean_epoch_s, planned) <= run_s,
+    ]
+    constraints += [log_utility <= a * utility + c for a, c in zip(slopes, intercepts, strict=True)]
+    constraints += [log_utility >= math.log(instance.log_zero_floor)]
+    max_remaining = cp.max(cp.pos(instance.remaining_s - cp.multiply(instance.mean_epoch_s, planned)))
+    weights = np.exp(instance.weights_log)
+    objective = cp.Maximize(
+        instance.nsw_coef * (weights @ log_utility) - instance.makespan_coef_per_s * max_remaining
+    )
+    problem = cp.Problem(objective, constraints)
+    problem.solve(solver=solver, **_solver_options(solver, time_limit_s, 1e-9, 1))
+    if problem.status != cp.OPTIMAL:
+        return problem.status, None, None
+    return problem.status, float(problem.value), np.round(x.value).astype(bool)
