@@ -8,6 +8,7 @@ import csv
 import io
 import json
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -248,3 +249,19 @@ def test_records_round_trip_truncated_episodes_exactly(tmp_path):
     frame = evaluate("fifo", helpers.TRACE, max_rounds=5, out=tmp_path, workers=1, progress=False)
     assert frame["truncated"].tolist() == [True] and frame["completed_jobs"][0] < 12
     assert (tmp_path / "figures" / helpers.TRACE / "gantt.png").is_file()
+
+
+def test_atomic_writes_replace_whole_files_with_normal_permissions(tmp_path):
+    from shockwave_gym.harness import store
+
+    target = tmp_path / "deep" / "results.csv"
+    store.write_atomic(target, "old\n")
+    with pytest.raises(RuntimeError), store._replacing(target, binary=False) as handle:
+        handle.write("half of the new conte")
+        raise RuntimeError("crash mid-write")
+    assert target.read_text() == "old\n" and sorted(p.name for p in target.parent.iterdir()) == ["results.csv"]
+    store.write_atomic(target, "new\n")
+    assert target.read_text() == "new\n"
+    umask = os.umask(0)
+    os.umask(umask)
+    assert target.stat().st_mode & 0o777 == 0o666 & ~umask

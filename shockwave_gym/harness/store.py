@@ -14,11 +14,14 @@ settings never mistakes an old record for its own.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
-import tempfile
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 from shockwave_gym.errors import InputError
 from shockwave_gym.harness.cells import RECORD_FORMAT, Cell
@@ -31,36 +34,36 @@ def safe_name(text: str) -> str:
     return _UNSAFE.sub("_", text).strip("._") or "_"
 
 
-def write_atomic(path: str | Path, text: str) -> None:
-    """Replace ``path`` with ``text`` (UTF-8) in one step."""
+@contextlib.contextmanager
+def _replacing(path: str | Path, *, binary: bool) -> Iterator[IO]:
+    """An open temporary file beside ``path`` that replaces ``path`` when the block ends
+    without an exception (and is removed otherwise). Created like any new file, so the
+    result gets the usual umask permissions."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
+        text_options = {} if binary else {"encoding": "utf-8", "newline": ""}
+        with open(tmp, "xb" if binary else "x", **text_options) as handle:
+            yield handle
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
+
+
+def write_atomic(path: str | Path, text: str) -> None:
+    """Replace ``path`` with ``text`` (UTF-8) in one step."""
+    with _replacing(path, binary=False) as handle:
+        handle.write(text)
 
 
 def save_figure_atomic(figure, path: str | Path, **savefig_kwargs) -> None:
-    """``figure.savefig`` to ``path`` through a temporary file and ``os.replace``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            figure.savefig(handle, format=path.suffix.lstrip(".") or "png", **savefig_kwargs)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """``figure.savefig`` to ``path`` in one step (format from the suffix)."""
+    with _replacing(path, binary=True) as handle:
+        figure.savefig(handle, format=Path(path).suffix.lstrip(".") or "png", **savefig_kwargs)
 
 
 class CellStore:
