@@ -21,6 +21,8 @@ from collections.abc import Sequence
 import numpy as np
 from shockwave_agents.base import Agent, pack_in_order
 
+from shockwave_gym.errors import InputError
+
 
 class LasAgent(Agent):
     name = "las"
@@ -28,7 +30,7 @@ class LasAgent(Agent):
     def __init__(self, queue_thresholds_gpu_s: Sequence[float] = (3600.0,), backfill: bool = True):
         thresholds = [float(t) for t in queue_thresholds_gpu_s]
         if any(t <= 0 for t in thresholds) or thresholds != sorted(set(thresholds)):
-            raise ValueError(
+            raise InputError(
                 f"queue_thresholds_gpu_s must be positive and strictly increasing, got {queue_thresholds_gpu_s!r}"
             )
         self.queue_thresholds_gpu_s = np.asarray(thresholds, dtype=np.float64)

@@ -11,7 +11,9 @@ cannot run here, so ratios are against that fixed figure from SPEC.md, as the JS
 >= 3x for the cvxpy-based Themis and OSSP. For context the JSON also gives, in the same run,
 the in-process episode time the CLI reports, and the fresh-process cost of the imports a
 baseline cannot avoid (``python -c "import cvxpy"``, ``"import scipy.optimize"``) and of
-``--agent fifo``, the cheapest run (the floor every agent pays).
+``--agent fifo``, the cheapest run (the floor every agent pays). The machine is shared: the
+JSON also gives each process's CPU time (user + system, smallest of the runs), which other
+engineers' load inflates less than wall time, and the load average at the end.
 
 Needs ``../shared/reference``; exits 2 with a message when it is absent.
 """
@@ -20,6 +22,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
 import subprocess
 import sys
 import time
@@ -34,15 +38,22 @@ TARGETS = {
 CLI = Path(sys.executable).with_name("shockwave-gym")
 
 
-def timed(command: list[str]) -> tuple[float, str]:
+def timed(command: list[str]) -> tuple[float, float, str]:
+    """(wall s, CPU s of the child: user + system, stdout) of one fresh process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(command, check=True, capture_output=True, text=True, timeout=600)
-    return time.perf_counter() - start, done.stdout
+    wall_s = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_s = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall_s, cpu_s, done.stdout
 
 
-def best_of(runs: int, command: list[str]) -> tuple[float, str]:
+def best_of(runs: int, command: list[str]) -> tuple[float, float, str]:
+    """Fastest wall time of ``runs`` (with that run's output) and the smallest CPU time."""
     results = [timed(command) for _ in range(runs)]
-    return min(results, key=lambda r: r[0])
+    wall_s, _, stdout = min(results, key=lambda r: r[0])
+    return wall_s, min(r[1] for r in results), stdout
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,14 +66,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"the authors' reference files are not at {REFERENCE}", file=sys.stderr)
         return 2
     runs = max(1, args.runs)
-    floors = {
-        "python_import_cvxpy_s": best_of(runs, [sys.executable, "-c", "import cvxpy"])[0],
-        "python_import_scipy_optimize_s": best_of(runs, [sys.executable, "-c", "import scipy.optimize"])[0],
-        "python_import_nothing_s": best_of(runs, [sys.executable, "-c", "pass"])[0],
-    }
+    floors = {}
+    for label, code in (("import_cvxpy", "import cvxpy"), ("import_scipy_optimize", "import scipy.optimize"), ("start_python", "pass")):
+        wall_s, cpu_s, _ = best_of(runs, [sys.executable, "-c", code])
+        floors[label] = {"wall_s": wall_s, "cpu_s": cpu_s}
     agents = {}
     for name in [a for a in args.agents.split(",") if a]:
-        wall_s, stdout = best_of(runs, [
+        wall_s, cpu_s, stdout = best_of(runs, [
             str(CLI), "run", "--agent", name, "--trace", str(trace), "--gpus", "32",
             "--throughputs", str(REFERENCE / "v100_throughputs.json"), "--json",
         ])
@@ -70,7 +80,9 @@ def main(argv: list[str] | None = None) -> int:
         speedup = AUTHORS_WALL_S / wall_s
         agents[name] = {
             "process_wall_s": wall_s,
+            "process_cpu_s": cpu_s,
             "speedup_vs_authors": speedup,
+            "speedup_vs_authors_by_cpu": AUTHORS_WALL_S / cpu_s,
             "target_speedup": TARGETS.get(name),
             "meets_target": speedup >= TARGETS[name] if name in TARGETS else None,
             "cli_wall_s": record["wall_s"],
@@ -78,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
             "decision_wall_s": record["decision_wall_s"],
             "completed_jobs": record["completed_jobs"],
         }
-        print(f"{name:13s} {wall_s:5.2f} s  {speedup:5.1f}x  (episode {record['episode_wall_s']:.2f} s)", file=sys.stderr)
+        print(f"{name:13s} {wall_s:5.2f} s wall {cpu_s:5.2f} s CPU  {speedup:5.1f}x  (episode {record['episode_wall_s']:.2f} s)", file=sys.stderr)
     summary = {
         "benchmark": "baselines_speed",
         "baseline": f"fixed figure: the authors' simulator, ~{AUTHORS_WALL_S:g} s wall per baseline per trace (SPEC.md); it cannot run here",
@@ -86,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         "all_meet_target": all(a["meets_target"] for a in agents.values() if a["meets_target"] is not None),
         "agents": agents,
         "same_run_floors": floors,
+        "load_average_1min": os.getloadavg()[0],
         "command": ".venv/bin/python benchmarks/baselines_speed.py",
     }
     json.dump(summary, sys.stdout, indent=1)

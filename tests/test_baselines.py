@@ -20,6 +20,7 @@ from shockwave_agents.gavel.themis import isolated_share, solve_finish_time_fair
 from shockwave_agents.las import LasAgent
 from shockwave_agents.srtf import SrtfAgent
 
+from shockwave_gym.errors import InputError
 from shockwave_gym.runner import run_episode
 from shockwave_gym.simulator import SimConfig
 from shockwave_gym.traces import BUNDLED_GPUS, load_trace
@@ -34,6 +35,24 @@ BASELINES = {
 def test_registry_builds_each_baseline(name):
     agent = make_agent(name)
     assert type(agent).__name__ == BASELINES[name] and agent.name == name
+
+
+def test_bad_agent_options_are_input_errors():
+    with pytest.raises(InputError, match="alpha"):
+        make_agent("allox", alpha=3)
+    with pytest.raises(InputError, match="remaining"):
+        make_agent("themis", remaining="foo")
+    with pytest.raises(InputError, match="min_recompute_interval_s"):
+        make_agent("gavel", min_recompute_interval_s=-1)
+    with pytest.raises(InputError, match="increasing"):
+        make_agent("las", queue_thresholds_gpu_s=[100.0, 50.0])
+
+
+@pytest.mark.parametrize("name", ["themis", "ossp", "allox"])
+def test_predicted_remaining_option_runs(name):
+    trace = load_trace("teaching-12", gpus=4)
+    outcome = run_episode(trace, make_agent(name, remaining="predicted"), SimConfig(gpus=4), progress=False)
+    assert outcome.metrics["completed_jobs"] == len(trace.jobs)
 
 
 def test_closed_form_agents_do_not_import_cvxpy():

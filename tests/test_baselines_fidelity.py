@@ -8,6 +8,7 @@ must rank like theirs (Spearman). Skipped when ``../shared/reference`` is absent
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -39,14 +40,28 @@ def authors() -> dict:
     return json.loads((REFERENCE / "authors_canonical_results.json").read_text())["policies"]
 
 
-@pytest.fixture(scope="module")
-def ours() -> dict:
+@functools.cache
+def _canonical():
     table = ThroughputTable.from_gavel_json(REFERENCE / "v100_throughputs.json")
-    trace = load_trace(str(REFERENCE / "canonical_120jobs.trace"), table, gpus=32)
-    return {
-        name: run_episode(trace, make_agent(name), SimConfig(gpus=32), table, progress=False)
-        for name in AUTHORS_KEY
-    }
+    return load_trace(str(REFERENCE / "canonical_120jobs.trace"), table, gpus=32), table
+
+
+@functools.cache
+def _episode(name: str):
+    trace, table = _canonical()
+    return run_episode(trace, make_agent(name), SimConfig(gpus=32), table, progress=False)
+
+
+class _Episodes:
+    """Episodes by agent name, run on first use (each xdist worker runs only what it needs)."""
+
+    def __getitem__(self, name: str):
+        return _episode(name)
+
+
+@pytest.fixture(scope="module")
+def ours() -> _Episodes:
+    return _Episodes()
 
 
 @pytest.mark.parametrize("name", sorted(AUTHORS_KEY))

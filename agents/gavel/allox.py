@@ -25,7 +25,13 @@ between recomputes exactly as theirs does.
 from __future__ import annotations
 
 import numpy as np
-from shockwave_agents.gavel.mechanism import GavelRoundAgent, remaining_iterations
+from shockwave_agents.gavel.mechanism import (
+    GavelRoundAgent,
+    check_remaining_source,
+    remaining_iterations,
+)
+
+from shockwave_gym.errors import InputError
 
 #: Largest cost matrix (entries) built in the authors' full form; beyond it only the
 #: ``ceil(K/n)`` positions any optimal assignment uses are offered (same optimum, and a
@@ -73,9 +79,9 @@ class AlloxAgent(GavelRoundAgent):
     def __init__(self, alpha: float = 0.2, remaining: str = "current_rate", **mechanism_options):
         super().__init__(**mechanism_options)
         if not 0.0 <= alpha <= 1.0:
-            raise ValueError(f"alpha must be in [0, 1], got {alpha}")
+            raise InputError(f"alpha must be in [0, 1], got {alpha!r}")
         self.alpha = float(alpha)
-        self.remaining = remaining
+        self.remaining = check_remaining_source(remaining)
 
     def reset_rule(self) -> None:
         self._previous: dict[int, float] = {}

@@ -40,10 +40,14 @@ from abc import abstractmethod
 import numpy as np
 from shockwave_agents.base import Agent
 
+from shockwave_gym.errors import InputError
+
 #: Credit every job starts with and returns to at each reset (half of the authors' 120 s round).
 INITIAL_CREDIT_S = 60.0
 #: The authors' ``minimum_time_between_allocation_resets``.
 MIN_RECOMPUTE_INTERVAL_S = 1000.0
+#: Ways to estimate remaining iterations (see :func:`remaining_iterations`).
+REMAINING_SOURCES = ("current_rate", "predicted")
 
 
 class GavelMechanism:
@@ -209,7 +213,14 @@ def remaining_iterations(view, job_ids: np.ndarray, source: str = "current_rate"
         return epochs_left * view.current_epoch_duration_s[job_ids] * thr
     if source == "predicted":
         return view.predicted_remaining_s[job_ids] * thr
-    raise ValueError(f"remaining source must be 'current_rate' or 'predicted', got {source!r}")
+    raise InputError(f"remaining must be one of {REMAINING_SOURCES}, got {source!r}")
+
+
+def check_remaining_source(source: str) -> str:
+    """``source`` if it names a way to estimate remaining iterations, else :class:`InputError`."""
+    if source not in REMAINING_SOURCES:
+        raise InputError(f"remaining must be one of {REMAINING_SOURCES}, got {source!r}")
+    return source
 
 
 class GavelRoundAgent(Agent):
@@ -229,8 +240,8 @@ class GavelRoundAgent(Agent):
         count_restart_overhead: bool = False,
         hold_unallocated_gpus: bool = True,
     ):
-        if min_recompute_interval_s < 0:
-            raise ValueError(f"min_recompute_interval_s must be >= 0, got {min_recompute_interval_s}")
+        if not min_recompute_interval_s >= 0:
+            raise InputError(f"min_recompute_interval_s must be >= 0, got {min_recompute_interval_s!r}")
         self.min_recompute_interval_s = float(min_recompute_interval_s)
         self.count_restart_overhead = bool(count_restart_overhead)
         self.hold_unallocated_gpus = bool(hold_unallocated_gpus)

@@ -21,7 +21,11 @@ therefore visits the same ``T`` values and ends at the same ``T``.
 from __future__ import annotations
 
 import numpy as np
-from shockwave_agents.gavel.mechanism import GavelRoundAgent, remaining_iterations
+from shockwave_agents.gavel.mechanism import (
+    GavelRoundAgent,
+    check_remaining_source,
+    remaining_iterations,
+)
 
 MIN_T_S, MAX_T_S, BISECTION_RATIO = 100.0, 1e6, 1.05
 #: Relative distance from the feasibility bound inside which ECOS decides.
@@ -100,7 +104,7 @@ class OsspAgent(GavelRoundAgent):
 
     def __init__(self, remaining: str = "current_rate", **mechanism_options):
         super().__init__(**mechanism_options)
-        self.remaining = remaining
+        self.remaining = check_remaining_source(remaining)
 
     def compute_allocation(self, view, job_ids: np.ndarray) -> np.ndarray:
         return min_total_duration_allocation(

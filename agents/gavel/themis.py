@@ -29,7 +29,11 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from shockwave_agents.gavel.mechanism import GavelRoundAgent, remaining_iterations
+from shockwave_agents.gavel.mechanism import (
+    GavelRoundAgent,
+    check_remaining_source,
+    remaining_iterations,
+)
 
 
 def isolated_share(gang: np.ndarray, gpus: int) -> np.ndarray:
@@ -92,7 +96,7 @@ class ThemisAgent(GavelRoundAgent):
 
     def __init__(self, remaining: str = "current_rate", **mechanism_options):
         super().__init__(**mechanism_options)
-        self.remaining = remaining
+        self.remaining = check_remaining_source(remaining)
 
     def reset_rule(self) -> None:
         self._used_isolated_s: dict[int, float] = {}
