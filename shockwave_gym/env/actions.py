@@ -91,15 +91,16 @@ class PriorityMode:
         self.space = spaces.Box(-1.0, 1.0, shape=(max_jobs,), dtype=np.float32)
 
     def choose(self, action, view, slots) -> tuple[np.ndarray, int]:
-        scores = np.asarray(action, dtype=np.float64)
+        scores = np.asarray(action)
         if scores.shape != (self.max_jobs,):
             raise InvalidActionError(f"priority action must have shape ({self.max_jobs},), got {scores.shape}")
-        valid = slots.slot_job >= 0
-        ids = slots.slot_job[valid]
+        slot_job = slots.slot_job
+        valid = slot_job >= 0
+        ids = slot_job[valid]
         own = scores[valid]
-        if not np.isfinite(own).all():
+        if not np.isfinite(own.sum(dtype=np.float64)):  # one reduction catches NaN and inf
             raise InvalidActionError("priority scores must be finite")
-        order = ids[np.lexsort((ids, -own))]
+        order = ids[np.lexsort((ids, -own))]  # descending score, ties by arrival
         if slots.queue.size:
             order = np.concatenate([order, slots.queue])
         return pack_first_fit(order, view.gang, view.gpus), 0

@@ -62,6 +62,8 @@ _JOB_LOW = np.array([f[1] for f in JOB_FEATURES], dtype=np.float32)
 _JOB_HIGH = np.array([f[2] for f in JOB_FEATURES], dtype=np.float32)
 _CLUSTER_LOW = np.array([f[1] for f in CLUSTER_FEATURES], dtype=np.float32)
 _CLUSTER_HIGH = np.array([f[2] for f in CLUSTER_FEATURES], dtype=np.float32)
+_CLUSTER_LOW_LIST = [f[1] for f in CLUSTER_FEATURES]
+_CLUSTER_HIGH_LIST = [f[2] for f in CLUSTER_FEATURES]
 
 
 def observation_space(max_jobs: int) -> spaces.Dict:
@@ -87,7 +89,7 @@ class SlotMap:
     active jobs without a slot, oldest first. Call :meth:`update` once per round boundary.
     """
 
-    __slots__ = ("max_jobs", "slot_job", "job_slot", "queue")
+    __slots__ = ("max_jobs", "slot_job", "job_slot", "queue", "demand_gpus", "_seen")
 
     def __init__(self, max_jobs: int, num_jobs: int = 0):
         if not isinstance(max_jobs, int | np.integer) or max_jobs < 1:
@@ -98,10 +100,12 @@ class SlotMap:
         self.reset(num_jobs)
 
     def reset(self, num_jobs: int) -> None:
-        """Empty every slot for a trace of ``num_jobs`` jobs."""
+        """Empty every slot for a trace of ``num_jobs`` jobs (call at every episode start)."""
         self.slot_job = np.full(self.max_jobs, -1, dtype=np.int64)
         self.job_slot = np.full(num_jobs, -1, dtype=np.int64)
         self.queue = np.zeros(0, dtype=np.int64)
+        self.demand_gpus = 0  # sum of the active jobs' gangs, slotted or queued
+        self._seen: tuple[int, int] | None = None
 
     @property
     def valid(self) -> np.ndarray:
@@ -112,13 +116,20 @@ class SlotMap:
         """Free the slots of completed jobs, then seat waiting jobs in arrival order."""
         if self.job_slot.size != view.num_jobs:
             self.reset(view.num_jobs)
+        # Arrivals are a prefix of the trace and completions never revert, so equal counts
+        # of arrived and of active jobs mean the same active set: nothing to do.
+        seen = (view.num_arrived, view.num_active)
+        if seen == self._seen:
+            return
+        self._seen = seen
+        active = view.active_job_ids
+        self.demand_gpus = int(view.gang[active].sum())
         slot_job = self.slot_job
         occupied = slot_job >= 0
         gone = occupied & ~view.is_active[np.maximum(slot_job, 0)]
         if gone.any():
             self.job_slot[slot_job[gone]] = -1
             slot_job[gone] = -1
-        active = view.active_job_ids
         waiting = active[self.job_slot[active] < 0]  # ascending id = arrival order
         if waiting.size:
             free = np.flatnonzero(slot_job < 0)[: waiting.size]
@@ -213,25 +224,24 @@ def job_feature_matrix(view, rho_hat: np.ndarray | None = None) -> np.ndarray:
 
 
 def cluster_features(view, slots: SlotMap, free_gpus: int | None = None) -> np.ndarray:
-    """(len(CLUSTER_FEATURES),) float32 cluster features, clipped to the bounds."""
+    """(len(CLUSTER_FEATURES),) float32 cluster features, clipped to the bounds.
+
+    ``slots`` must have been updated for this state (it carries the queue and the demand).
+    """
     gpus = view.gpus
-    gang = view.gang
-    active = view.active_job_ids
     free = gpus if free_gpus is None else free_gpus
-    cluster = np.array(
-        [
-            free / gpus,
-            gang[view.ran_last_round].sum() / gpus,
-            active.size / slots.max_jobs,
-            slots.queue.size / slots.max_jobs,
-            gang[active].sum() / gpus,
-            math.log1p(view.time_s / TIME_SCALE_S) / 3.0,
-            math.log1p(view.round_index * view.round_s / TIME_SCALE_S) / 3.0,
-            math.log2(gpus) / 8.0,
-        ],
-        dtype=np.float32,
+    values = (
+        free / gpus,
+        float(view.gang @ view.ran_last_round) / gpus,
+        view.num_active / slots.max_jobs,
+        slots.queue.size / slots.max_jobs,
+        slots.demand_gpus / gpus,
+        math.log1p(view.time_s / TIME_SCALE_S) / 3.0,
+        math.log1p(view.round_index * view.round_s / TIME_SCALE_S) / 3.0,
+        math.log2(gpus) / 8.0,
     )
-    return np.clip(cluster, _CLUSTER_LOW, _CLUSTER_HIGH, out=cluster)
+    bounded = [min(max(v, lo), hi) for v, lo, hi in zip(values, _CLUSTER_LOW_LIST, _CLUSTER_HIGH_LIST, strict=True)]
+    return np.array(bounded, dtype=np.float32)
 
 
 def slot_jobs(slots: SlotMap, features: np.ndarray) -> np.ndarray:

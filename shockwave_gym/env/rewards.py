@@ -34,7 +34,7 @@ from shockwave_gym.errors import InputError
 NSW_MIN_UTILITY = 0.01
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class RoundTransition:
     """One round from decision time ``start_s`` to the next decision time ``end_s``.
 
@@ -72,9 +72,9 @@ def jobs_in_system_integral_s(arrival_s: np.ndarray, completion_s: np.ndarray, s
     arrived = int(np.searchsorted(arrival_s, end_s, side="left"))
     if arrived == 0:
         return 0.0
-    stop = np.fmin(completion_s[:arrived], end_s)  # NaN (unfinished) -> end_s
-    overlap = stop - np.maximum(arrival_s[:arrived], start_s)
-    return float(overlap[overlap > 0].sum())
+    overlap = np.fmin(completion_s[:arrived], end_s)  # NaN (unfinished) -> end_s
+    overlap -= np.maximum(arrival_s[:arrived], start_s)
+    return float(np.maximum(overlap, 0.0, out=overlap).sum())
 
 
 def jct_reward(t: RoundTransition) -> float:

@@ -1,0 +1,137 @@
+"""Environment speed: steps/s with random valid actions on ``shockwave_gym/Cluster-v0``
+(canonical-analogue-120, 32 GPUs) for each action mode, as a ratio to ``CartPole-v1``
+measured in the same run.
+
+    .venv/bin/python benchmarks/env_speed.py [--steps 3000] [--repeats 3]
+
+Both envs come from ``gym.make`` (same standard wrappers). Random actions are drawn from a
+seeded numpy generator in the loop (``select``/``sequential`` read ``action_masks()`` each
+step, as a masked agent would); episodes reset when they end. Measurements of all envs are
+interleaved and each keeps its best repeat, so load from other processes hits them alike.
+Prints one JSON object. Target (issue 3): >= 0.1x CartPole for ``priority`` and ``select``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import time
+
+import gymnasium as gym
+import numpy as np
+
+import shockwave_gym  # noqa: F401  (registers the ids)
+
+ENV_ID = "shockwave_gym/Cluster-v0"
+MODES = ("priority", "select", "sequential")
+TARGET_RATIO = 0.1
+
+
+def _cartpole(steps: int) -> tuple[float, int]:
+    env = gym.make("CartPole-v1")
+    rng = np.random.default_rng(0)
+    env.reset(seed=0)
+    start = time.perf_counter()
+    for _ in range(steps):
+        _, _, terminated, truncated, _ = env.step(int(rng.integers(2)))
+        if terminated or truncated:
+            env.reset()
+    return steps / (time.perf_counter() - start), steps
+
+
+def _cluster(mode: str, steps: int) -> tuple[float, int, list]:
+    """(steps/s, rounds run, job sets run per episode) over ``steps`` env steps with random
+    valid actions."""
+    env = gym.make(ENV_ID, action_mode=mode)
+    unwrapped = env.unwrapped
+    max_jobs = unwrapped.max_jobs
+    rng = np.random.default_rng(0)
+    env.reset(seed=0)
+    rounds = 0
+    episodes = []
+    start = time.perf_counter()
+    for _ in range(steps):
+        if mode == "priority":
+            action = rng.random(max_jobs, dtype=np.float32) * 2 - 1
+        elif mode == "select":
+            action = (rng.random(max_jobs) < 0.5).view(np.int8) & unwrapped.action_masks()[1::2]
+        else:
+            legal = np.flatnonzero(unwrapped.action_masks())
+            action = int(legal[rng.integers(legal.size)])
+        _, _, terminated, truncated, info = env.step(action)
+        rounds += info["round_closed"]
+        if terminated or truncated:
+            episodes.append([r.job_ids for r in unwrapped.simulator.history])
+            env.reset()
+    elapsed = time.perf_counter() - start
+    episodes.append([r.job_ids for r in unwrapped.simulator.history])
+    return steps / elapsed, rounds, episodes
+
+
+def _core_only(episodes: list) -> float:
+    """Rounds/s of the core alone replaying the same job sets: ``Simulator.step`` plus the
+    view's derived arrays (which the observation needs), nothing of the env."""
+    sim = gym.make(ENV_ID).unwrapped
+    sim.reset(seed=0)
+    sim = sim.simulator
+    rounds = sum(len(e) for e in episodes)
+    start = time.perf_counter()
+    for choices in episodes:
+        sim.reset()
+        for job_ids in choices:
+            sim.step(job_ids)
+            sim.view.predicted_remaining_s  # noqa: B018 - forces the per-state derived arrays
+    return rounds / (time.perf_counter() - start)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=3000)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+
+    best = {"CartPole-v1": 0.0, "core": 0.0, **{mode: 0.0 for mode in MODES}}
+    rounds_per_step = {}
+    for _ in range(args.repeats):
+        best["CartPole-v1"] = max(best["CartPole-v1"], _cartpole(20 * args.steps)[0])
+        for mode in MODES:
+            rate, rounds, episodes = _cluster(mode, args.steps)
+            best[mode] = max(best[mode], rate)
+            rounds_per_step[mode] = rounds / args.steps
+            if mode == "priority":
+                best["core"] = max(best["core"], _core_only(episodes))
+    cartpole = best["CartPole-v1"]
+    modes = {
+        mode: {
+            "steps_per_s": round(best[mode]),
+            "ratio_to_cartpole": round(best[mode] / cartpole, 4),
+            "rounds_per_s": round(best[mode] * rounds_per_step[mode]),
+            "meets_target": bool(mode == "sequential" or best[mode] / cartpole >= TARGET_RATIO),
+        }
+        for mode in MODES
+    }
+    print(json.dumps({
+        "benchmark": "env_speed",
+        "env_id": ENV_ID,
+        "baseline": "CartPole-v1 via gym.make, random actions, measured in this run",
+        "baseline_steps_per_s": round(cartpole),
+        "target_ratio": TARGET_RATIO,
+        "target_applies_to": ["priority", "select"],
+        "modes": modes,
+        "core_only": {
+            "rounds_per_s": round(best["core"]),
+            "ratio_to_cartpole": round(best["core"] / cartpole, 4),
+            "what": "Simulator.step + the view's derived arrays, replaying the priority run's job "
+                    "sets: the ceiling any env on this core can reach",
+        },
+        "note": "sequential steps are sub-steps (one pick each); rounds_per_s counts closed rounds",
+        "steps_per_measurement": args.steps,
+        "repeats": args.repeats,
+        "python": platform.python_version(),
+        "gymnasium": gym.__version__,
+    }))
+
+
+if __name__ == "__main__":
+    main()
