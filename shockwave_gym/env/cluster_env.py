@@ -51,7 +51,7 @@ class ClusterEnv(gym.Env):
 
     | mode | space | meaning |
     |------|-------|---------|
-    | `priority` (default) | `Box(-1, 1, (max_jobs,), float32)` | a score per slot; jobs are packed by descending score (ties: arrival order), skipping jobs whose gang no longer fits, then queued jobs fill the rest in arrival order. Work-conserving; nothing to mask. |
+    | `priority` (default) | `Box(-1, 1, (max_jobs,), float32)` | a score per slot; jobs are packed by descending score (ties: arrival order), skipping jobs whose gang no longer fits, then queued jobs fill the rest in arrival order. Work-conserving; nothing to mask (`action_masks()` returns the occupied slots). |
     | `select` | `MultiBinary(max_jobs)` | bit s runs the job in slot s. Repair rule: bits of empty slots are dropped; over capacity, the selected jobs are taken in arrival order, skipping those that no longer fit. Dropped bits are counted in `info`. `action_masks()` gives sb3-contrib's layout, `[bit=0 allowed, bit=1 allowed]` per slot (length 2 * max_jobs), empty slots forced to 0. |
     | `sequential` | `Discrete(max_jobs + 1)` | one job per sub-step; action `max_jobs` ends the round. The round also ends when no unpicked job fits. `action_masks()` (length max_jobs + 1) is exact: unpicked jobs whose gang fits the free GPUs, and "end round", always legal. An infeasible pick ends the round and is counted in `info`. |
 
@@ -133,8 +133,9 @@ class ClusterEnv(gym.Env):
       are NaN).
     - `truncated`: `max_rounds` rounds have run (default 20,000), or the registered
       `max_episode_steps` is reached. `max_episode_steps` counts env steps: rounds in the
-      `select` and `priority` modes, sub-steps in `sequential` mode. Truncated episodes
-      also carry `info["metrics"]`, over the completed jobs.
+      `select` and `priority` modes, sub-steps in `sequential` mode. Episodes truncated
+      by `max_rounds` also carry `info["metrics"]`, over the completed jobs; after a
+      `TimeLimit` truncation, `env.unwrapped.simulator.result()` gives the same.
 
     `info` at every step: `round_index`, `time_s`, `num_active`, `queue_length`,
     `queued_job_ids` (tuple), `slot_job_ids` (job id per slot, -1 empty), `round_closed`,
@@ -229,9 +230,7 @@ class ClusterEnv(gym.Env):
         trace = self.source.sample(self.np_random)
         if self.simulator is not None and trace is self.trace:
             self.simulator.reset()
-        else:
-            if trace.num_jobs > 0 and max(job.gang for job in trace.jobs) > self.gpus:
-                raise InputError(f"trace {trace.name!r} has jobs wider than the cluster's {self.gpus} GPUs")
+        else:  # the simulator rejects jobs wider than the cluster with an InputError
             self.simulator = Simulator(trace.jobs, self.sim_config, self.throughputs, trace_name=trace.name)
             self.trace = trace
         self.slots.reset(trace.num_jobs)

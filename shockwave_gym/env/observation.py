@@ -105,7 +105,7 @@ class SlotMap:
         self.job_slot = np.full(num_jobs, -1, dtype=np.int64)
         self.queue = np.zeros(0, dtype=np.int64)
         self.demand_gpus = 0  # sum of the active jobs' gangs, slotted or queued
-        self._seen: tuple[int, int] | None = None
+        self._seen: tuple[int, int, int] | None = None
 
     @property
     def valid(self) -> np.ndarray:
@@ -116,9 +116,9 @@ class SlotMap:
         """Free the slots of completed jobs, then seat waiting jobs in arrival order."""
         if self.job_slot.size != view.num_jobs:
             self.reset(view.num_jobs)
-        # Arrivals are a prefix of the trace and completions never revert, so equal counts
-        # of arrived and of active jobs mean the same active set: nothing to do.
-        seen = (view.num_arrived, view.num_active)
+        # Arrivals are a prefix of the trace and completions never revert, so for the same
+        # view, equal counts of arrived and of active jobs mean the same active set.
+        seen = (id(view), view.num_arrived, view.num_active)
         if seen == self._seen:
             return
         self._seen = seen
