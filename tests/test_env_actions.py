@@ -8,6 +8,7 @@ import pytest
 
 from shockwave_gym.env import ClusterEnv
 from shockwave_gym.env.actions import pack_first_fit
+from shockwave_gym.env.registration import generated_source
 from shockwave_gym.errors import InputError, InvalidActionError
 
 
@@ -151,3 +152,20 @@ def test_step_after_the_end_is_an_error():
         terminated = env.step(np.zeros(env.max_jobs, np.float32))[2]
     with pytest.raises(InvalidActionError):
         env.step(np.zeros(env.max_jobs, np.float32))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_priority_rounds_are_work_conserving_on_generated_episodes(seed):
+    env = ClusterEnv(trace=generated_source(), gpus=12, max_jobs=10, action_mode="priority")
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    terminated = False
+    while not terminated:
+        view = env.view
+        active = view.active_job_ids.copy()
+        _, _, terminated, truncated, _ = env.step(rng.uniform(-1, 1, env.max_jobs).astype(np.float32))
+        ran = env.simulator.history[-1].job_ids
+        idle = env.gpus - int(view.gang[ran].sum())
+        left_out = np.setdiff1d(active, ran)
+        assert left_out.size == 0 or view.gang[left_out].min() > idle
+        assert not truncated
