@@ -49,11 +49,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=None, help="keep the harness output here (resumable)")
     args = parser.parse_args(argv)
 
-    command = "python scripts/make_readme_figures.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    # The command that regenerates the figures: only the options that change them.
+    command = "python scripts/make_readme_figures.py"
+    for option in ("trace", "agents", "reference"):
+        if getattr(args, option) != parser.get_default(option):
+            command += f" --{option} {getattr(args, option)}"
     with tempfile.TemporaryDirectory() as scratch:
         work = args.work or Path(scratch)
         results = evaluate(args.agents, args.trace, seeds=(0,), workers=args.workers, out=work,
-                           reference=args.reference, command=command.strip())
+                           reference=args.reference, command=command)
         figures = work / "figures" / args.trace
         for name in FIGURE_PIXELS:
             copy_atomic(figures / name, args.img_dir / f"{PREFIX}{name}")

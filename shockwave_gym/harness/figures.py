@@ -76,7 +76,7 @@ def _save(figure, path: Path) -> Path:
 
 def relative_bars(summary: pd.DataFrame, results: pd.DataFrame, reference: str, trace: str, path: Path) -> Path:
     """The four headline metrics relative to ``reference`` (``summary`` from
-    :func:`~.summary.summarise`)."""
+    :func:`~.summary.summarise`); whiskers span the seeds when there are several."""
     rows = summary[summary["trace"] == trace]
     agents = list(rows["agent"])
     colors = agent_colors(agents, reference)
@@ -93,7 +93,8 @@ def relative_bars(summary: pd.DataFrame, results: pd.DataFrame, reference: str, 
             low = np.nan_to_num(np.clip(means.to_numpy() - spread["min"].to_numpy() / scale, 0, None))
             high = np.nan_to_num(np.clip(spread["max"].to_numpy() / scale - means.to_numpy(), 0, None))
         x = np.arange(len(agents))
-        ax.bar(x, means, color=[colors[a] for a in agents], yerr=[low, high], capsize=3)
+        several_seeds = bool((cells.groupby("agent")["seed"].nunique() > 1).any())
+        ax.bar(x, means, color=[colors[a] for a in agents], yerr=[low, high] if several_seeds else None, capsize=3)
         if relative:
             ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
             ax.set_ylabel(f"relative to {reference}")
