@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from shockwave_gym.harness import evaluate
-from shockwave_gym.harness.figures import FIGURE_PIXELS
+from shockwave_gym.harness.figures import FIGURE_FILES
 
 REPO = Path(__file__).resolve().parents[1]
 #: docs/img is shared with other figure scripts: ours carry this prefix.
@@ -59,15 +59,15 @@ def main(argv: list[str] | None = None) -> int:
         results = evaluate(args.agents, args.trace, seeds=(0,), workers=args.workers, out=work,
                            reference=args.reference, command=command)
         figures = work / "figures" / args.trace
-        for name in FIGURE_PIXELS:
+        for name in FIGURE_FILES:
             copy_atomic(figures / name, args.img_dir / f"{PREFIX}{name}")
         copy_atomic(work / "summary.md", args.img_dir / f"{PREFIX}summary.md")
     reference = results.attrs["reference"]
-    print(f"wrote {len(FIGURE_PIXELS)} figures and {PREFIX}summary.md to {args.img_dir} "
+    print(f"wrote {len(FIGURE_FILES)} figures and {PREFIX}summary.md to {args.img_dir} "
           f"({len(results)} agents on {args.trace}, relative to {reference})")
     print("\nMarkdown for the README:\n")
     relative = os.path.relpath(args.img_dir, REPO)
-    for name in FIGURE_PIXELS:
+    for name in FIGURE_FILES:
         print(f"![{CAPTIONS[name]}]({relative}/{PREFIX}{name})")
     return 0
 

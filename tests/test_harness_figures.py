@@ -41,11 +41,18 @@ def figure_dir(tmp_path):
 
 def test_each_figure_is_a_png_of_the_expected_size_and_nothing_else_is_written(figure_dir):
     # one test, not one per file: the fixture would run again on each xdist worker
-    assert sorted(p.name for p in figure_dir.iterdir()) == sorted(figures.FIGURE_PIXELS)
+    assert sorted(p.name for p in figure_dir.iterdir()) == sorted(figures.FIGURE_FILES)
+    for name in figures.FIGURE_FILES:
+        assert (figure_dir / name).stat().st_size > 10_000, name  # drawn, not a blank stub
     for name, pixels in figures.FIGURE_PIXELS.items():
-        path = figure_dir / name
-        assert path.stat().st_size > 10_000, name  # a drawn figure, not a blank stub
-        assert png_size(path) == pixels, name
+        assert png_size(figure_dir / name) == pixels, name
+    # The Gantt chart: our width, and the height the renderer gives a 12-job trace.
+    from shockwave_gym.env.render import gantt_figure
+
+    result = run_episode(load_trace(helpers.TRACE), helpers.LifoAgent(), SimConfig(gpus=helpers.GPUS), progress=False).result
+    width_in, height_in = gantt_figure(result, width_in=figures.GANTT_WIDTH_IN).get_size_inches()
+    assert png_size(figure_dir / figures.GANTT) == (round(width_in * figures.DPI), round(height_in * figures.DPI))
+    assert png_size(figure_dir / figures.GANTT)[0] == round(figures.GANTT_WIDTH_IN * figures.DPI)
 
 
 def test_gantt_cell_is_the_one_asked_for(tmp_path, monkeypatch):

@@ -8,7 +8,9 @@
   restart overhead counts as idle, as in the metric);
 - ``gantt.png``: which job held GPUs when, for one chosen cell.
 
-Every figure has a fixed pixel size (:data:`FIGURE_PIXELS`); files are written atomically.
+Our four charts have fixed pixel sizes (:data:`FIGURE_PIXELS`); the Gantt chart is
+:data:`GANTT_WIDTH_IN` wide and as tall as the renderer makes it for the number of jobs.
+Files are written atomically.
 """
 
 from __future__ import annotations
@@ -29,11 +31,14 @@ FIGURE_INCHES: dict[str, tuple[float, float]] = {
     "ftf_cdf.png": (8.0, 5.0),
     "jct_cdf.png": (8.0, 5.0),
     "utilization.png": (9.0, 5.0),
-    "gantt.png": (11.0, 9.0),
 }
 FIGURE_PIXELS: dict[str, tuple[int, int]] = {
     name: (round(w * DPI), round(h * DPI)) for name, (w, h) in FIGURE_INCHES.items()
 }
+GANTT = "gantt.png"
+GANTT_WIDTH_IN = 11.0
+#: Every file written for a trace (the Gantt chart only for the chosen cell's trace).
+FIGURE_FILES = (*FIGURE_INCHES, GANTT)
 #: Time bins of the utilization curve.
 UTILIZATION_BINS = 120
 
@@ -66,7 +71,6 @@ def _new_figure(name: str):
 
 def _save(figure, path: Path) -> Path:
     plt = _pyplot()
-    figure.set_size_inches(*FIGURE_INCHES[path.name])
     try:
         save_figure_atomic(figure, path, dpi=DPI)
     finally:
@@ -174,10 +178,11 @@ def utilization_figure(results: dict[str, EpisodeResult], trace: str, reference:
 
 
 def gantt_figure(result: EpisodeResult, title: str, path: Path) -> Path:
-    """Gantt chart of one cell, drawn by the environment's renderer (at our fixed size)."""
+    """Gantt chart of one cell, drawn by the environment's renderer (its height, and the
+    layout within it, follow the number of jobs)."""
     from shockwave_gym.env.render import gantt_figure as render_gantt
 
-    return _save(render_gantt(result, title=title, width_in=FIGURE_INCHES[path.name][0]), path)
+    return _save(render_gantt(result, title=title, width_in=GANTT_WIDTH_IN), path)
 
 
 def write_figures(
@@ -207,5 +212,5 @@ def write_figures(
         written.append(utilization_figure(ordered, trace, reference, folder / "utilization.png"))
     trace, agent, seed = gantt_cell
     title = f"{trace}: {agent}, seed {seed}"
-    written.append(gantt_figure(episodes[gantt_cell], title, out_dir / safe_name(trace) / "gantt.png"))
+    written.append(gantt_figure(episodes[gantt_cell], title, out_dir / safe_name(trace) / GANTT))
     return written
