@@ -100,16 +100,17 @@ class ShockwaveAgent(Agent):
             finish_s = view.arrival_s[active] + (estimates.work_done_s + estimates.remaining_s) / share
             self.fair_share.record(view.round_index, active, finish_s)
         targets = self.fair_share.targets(view.round_index, active, cfg.share_momentum)
-        loss = None
-        if cfg.overhead_aware and view.round_index >= 1:
-            loss = np.where(view.ran_last_round[active], 0.0, view.restart_overhead_s)
+        loss = np.zeros(active.size)
+        if view.round_index >= 1:
+            loss = np.where(view.ran_last_round[active], 0.0, float(view.restart_overhead_s))
         inputs = PlanInputs(
             job_ids=active, gang=np.asarray(view.gang[active], dtype=np.int64),
             epochs_total=view.num_epochs[active].astype(np.float64),
             epochs_done=np.minimum(view.epoch_progress[active], view.num_epochs[active]).astype(np.float64),
             mean_epoch_s=estimates.mean_epoch_s, remaining_s=estimates.remaining_s,
             finish_target_s=targets, share=share, now_s=self._clock_s(view), gpus=view.gpus,
-            round_s=view.round_s, round0_loss_s=loss,
+            round_s=view.round_s, restart_loss_s=loss,
+            round0_loss_s=loss if cfg.restart_in_program else None,
         )
         outcome = self.planner.plan(inputs)
         record = outcome.record
@@ -123,13 +124,17 @@ class ShockwaveAgent(Agent):
         self._fill_remaining_s[active] = estimates.remaining_s
 
     def _fill(self, view, active: np.ndarray, planned: np.ndarray) -> np.ndarray:
-        """The planned set (packed to fit) plus unplanned jobs, longest remaining first."""
+        """The planned set (packed to fit) plus unplanned jobs, longest remaining first
+        (with ``restart_aware``, jobs that ran last round first)."""
         gang = view.gang
         chosen = pack_in_order(planned, gang, view.gpus)
         free = view.gpus - int(gang[chosen].sum())
         if free > 0:
             others = np.setdiff1d(active, chosen)
-            order = others[np.argsort(-self._fill_remaining_s[others], kind="stable")]
+            keys = [-self._fill_remaining_s[others]]
+            if self.config.restart_aware:
+                keys.append(~view.ran_last_round[others])
+            order = others[np.lexsort(keys)]
             extra = pack_in_order(order, gang, free)
             chosen = np.concatenate([chosen, extra])
         return np.sort(chosen)

@@ -59,13 +59,15 @@ def pack_counts(
 
 def build_rank_program(
     gang: np.ndarray, schedule: np.ndarray, log_weights: np.ndarray, gpus: int, *,
-    keep_round0: bool = False, rel_gap: float = 1e-3,
+    keep_round0: bool = False, rel_gap: float = 1e-3, round0_cost: np.ndarray | None = None,
 ) -> tuple[MipProgram, np.ndarray, int] | None:
     """The re-ranking program for ``schedule`` (n, T).
 
     Returns (program, indices of the jobs it moves, first movable round), or None if
     nothing can move. Jobs planned in every movable round are fixed and take capacity; with
     ``keep_round0`` round 0 stays as planned (its restart loss was part of the plan).
+    ``round0_cost`` (rounds, per job) charges running in round 0 as that much extra delay
+    (a restart's overhead is lost work: 20 s is a sixth of a round).
     """
     horizon = schedule.shape[1]
     first = 1 if keep_round0 else 0
@@ -81,7 +83,10 @@ def build_rank_program(
     job_of_x = np.repeat(np.arange(k), span)
     round_of_x = np.tile(np.arange(span), k)
     w, _ = normalised_coefficients(np.asarray(log_weights, dtype=np.float64)[movable])
-    raw = (w / counts[movable])[job_of_x] * round_of_x
+    delay = round_of_x.astype(np.float64)
+    if round0_cost is not None and first == 0:
+        delay = delay + np.where(round_of_x == 0, np.asarray(round0_cost, dtype=np.float64)[movable][job_of_x], 0.0)
+    raw = (w / counts[movable])[job_of_x] * delay
     top = float(raw.max()) if raw.size and raw.max() > 0 else 1.0
     A = sp.vstack([
         sp.csr_matrix((gang[movable][job_of_x].astype(np.float64), (round_of_x, np.arange(nx))), shape=(span, nx)),

@@ -57,7 +57,8 @@ class PlanInputs:
     now_s: float  # the planner's clock (round index * round_s for the authors)
     gpus: int
     round_s: float
-    round0_loss_s: np.ndarray | None = None
+    restart_loss_s: np.ndarray | None = None  # overhead each job pays if it runs next round
+    round0_loss_s: np.ndarray | None = None  # the same, when modelled inside the program
 
 
 @dataclass
@@ -72,14 +73,16 @@ def objective_coefficients(config: ShockwaveConfig, inputs: PlanInputs) -> tuple
     """(nsw_coef, makespan_coef_per_s) of the objective variant.
 
     ``authors``: (1 / (J T), k): the published objective. ``normalized``: the mean log
-    utility (1 / J) against ``makespan_weight`` times the max remaining time as a share of
-    the longest predicted remaining time, so both terms are O(1).
+    utility (1 / J, or per GPU with ``gang_weighted_nsw``) against ``makespan_weight`` times
+    the max remaining time as a share of the longest predicted remaining time, so both terms
+    are O(1).
     """
     n = inputs.job_ids.size
     if config.objective == "authors":
         return 1.0 / (n * config.planning_rounds), config.k
     reference_s = max(float(np.max(inputs.remaining_s)), inputs.round_s)
-    return 1.0 / n, config.makespan_weight / reference_s
+    members = float(inputs.gang.sum()) if config.gang_weighted_nsw else float(n)
+    return 1.0 / members, config.makespan_weight / reference_s
 
 
 def priority_log_weights(config: ShockwaveConfig, inputs: PlanInputs) -> tuple[np.ndarray, np.ndarray]:
@@ -101,6 +104,9 @@ class Planner:
 
     def _instance(self, inputs: PlanInputs, log_weights=None, min_epochs=None) -> PlanningInstance:
         nsw_coef, makespan_coef = objective_coefficients(self.config, inputs)
+        if self.config.gang_weighted_nsw:
+            gang_log = np.log(inputs.gang.astype(np.float64))
+            log_weights = gang_log if log_weights is None else log_weights + gang_log
         return PlanningInstance(
             job_ids=inputs.job_ids, gang=inputs.gang, epochs_total=inputs.epochs_total,
             epochs_done=inputs.epochs_done, mean_epoch_s=inputs.mean_epoch_s,
@@ -137,6 +143,8 @@ class Planner:
             record["constrained_status"] = result.status if result is not None else "error"
             if x is not None:
                 record["path"] = FEASIBLE_PATH
+                if cfg.rank_on_feasible_path:
+                    x = self._rank(instance, x, np.zeros(n), record, inputs)
             elif result is not None and result.status not in (INFEASIBLE, NO_SOLUTION):
                 record["warnings"].append(f"constrained solve failed ({result.message}); relaxing")
         log_weights = None
@@ -149,7 +157,7 @@ class Planner:
             record["relaxed_status"] = result.status if result is not None else "error"
             if x is not None:
                 record["path"] = RELAXED_PATH
-                x = self._rank(instance, x, log_weights, record)
+                x = self._rank(instance, x, log_weights, record, inputs)
             else:
                 message = result.message if result is not None else "program build failed"
                 record["warnings"].append(f"relaxed solve gave no plan ({message}); using the greedy plan")
@@ -228,11 +236,15 @@ class Planner:
             record["time_limit_hits"] += 1
         return result
 
-    def _rank(self, instance: PlanningInstance, x: np.ndarray, log_weights: np.ndarray, record: dict) -> np.ndarray:
+    def _rank(self, instance: PlanningInstance, x: np.ndarray, log_weights: np.ndarray, record: dict,
+              inputs: PlanInputs) -> np.ndarray:
         """The re-ranking program; keeps ``x`` if it cannot improve or fails."""
         t0 = time.perf_counter()
+        round0_cost = None
+        if self.config.restart_aware and inputs.restart_loss_s is not None:
+            round0_cost = inputs.restart_loss_s / inputs.round_s
         built = build_rank_program(instance.gang, x, log_weights, instance.gpus,
-                                   keep_round0=bool(np.any(instance.loss_s > 0)))
+                                   keep_round0=bool(np.any(instance.loss_s > 0)), round0_cost=round0_cost)
         if built is None:
             return x
         program, movable, first = built
