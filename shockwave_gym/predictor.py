@@ -65,6 +65,11 @@ class RemainingTimePredictor:
         before = start_totals[job_of_epoch]
         self._cum_counts = cum - before  # (flat epochs, width): counts up to and incl. epoch
         self._epoch_offset = static.epoch_offset
+        # Posterior-mean future epoch duration while a job is in each of its epochs (i.e.
+        # after that many completed epochs). It depends only on what has been observed by
+        # then, so it is tabulated once and the hot path is a gather.
+        weights = self.prior[job_of_epoch] + (self._cum_counts - one_hot)
+        self.expected_epoch_in_epoch_s = (weights * self.duration_at_s[job_of_epoch]).sum(axis=1) / weights.sum(axis=1)
 
     def observed_counts(self, epochs_done: np.ndarray) -> np.ndarray:
         """(J, width) completed epochs per reachable size, given completed epochs per job."""

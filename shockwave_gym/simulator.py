@@ -77,6 +77,9 @@ class StaticJobArrays:
     epoch_offset: np.ndarray  # (J + 1,) start of each job's epochs in the flat arrays
     epoch_end_global_s: np.ndarray  # flat cumulative epoch ends, + each job's base offset
     epoch_end_within_s: np.ndarray  # flat cumulative epoch ends within each job
+    epoch_start_within_s: np.ndarray  # flat epoch starts within each job
+    first_epoch_index: np.ndarray  # (J,) flat index of each job's first epoch
+    last_epoch_index: np.ndarray  # (J,) flat index of each job's last epoch
     job_base_s: np.ndarray  # (J,) base offset of each job in epoch_end_global_s
     epoch_batch_size: np.ndarray  # flat, hidden future
     epoch_rate: np.ndarray  # flat iterations/s, hidden future
@@ -107,6 +110,9 @@ def build_static_arrays(specs: Sequence[JobSpec], throughputs: ThroughputTable) 
         epoch_offset=offset,
         epoch_end_global_s=within + base[job_of_epoch],
         epoch_end_within_s=within,
+        epoch_start_within_s=within - durations,
+        first_epoch_index=offset[:-1].copy(),
+        last_epoch_index=offset[1:] - 1,
         job_base_s=base,
         epoch_batch_size=np.concatenate([p.batch_sizes for p in profiles]) if profiles else np.zeros(0, np.int64),
         epoch_rate=np.concatenate([p.throughputs for p in profiles]) if profiles else np.zeros(0),
@@ -210,10 +216,10 @@ class Simulator:
 
     @property
     def view(self):
-        from shockwave_gym.view import ClusterView
-
         view = self.__dict__.get("_view")
         if view is None:
+            from shockwave_gym.view import ClusterView
+
             view = ClusterView(self, oracle=self._oracle)
             self.__dict__["_view"] = view
         return view

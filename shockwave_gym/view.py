@@ -205,7 +205,7 @@ class ClusterView:
     @property
     def observed_batch_size_counts(self) -> np.ndarray:
         """(N, width) completed epochs per reachable size, columns as ``predictor.sizes``."""
-        return self._derived().observed_counts
+        return self._observed_counts()
 
     @property
     def predicted_remaining_s(self) -> np.ndarray:
@@ -246,37 +246,36 @@ class ClusterView:
     # --- derived arrays, computed once per state -----------------------------------------
 
     def _derived(self) -> SimpleNamespace:
+        """Per-job observed quantities for the current state, computed once per state.
+
+        Everything follows from work done: one searchsorted finds each job's current epoch
+        in the flat epoch arrays, then a few gathers. This is the env's hot path.
+        """
         sim = self._sim
-        if self._cache_version == sim.version and self._cache is not None:
+        if self._cache_version == sim._version:
             return self._cache
         s = sim.static
-        starts = s.epoch_offset[:-1]
-        last = s.epoch_offset[1:] - 1
-        epochs_done = sim.epochs_done()
-        current = np.minimum(starts + epochs_done, last)  # flat index of the current epoch
-        epoch_end_within = s.epoch_end_within_s
-        current_start = np.where(epochs_done > 0, epoch_end_within[np.maximum(current - 1, 0)], 0.0)
-        current_start = np.where(epochs_done >= s.num_epochs, 0.0, current_start)
+        work = sim.work_done_s
+        # 1 us of slack: an epoch whose end is reached up to float rounding counts as done
+        pos = np.searchsorted(s.epoch_end_global_s, s.job_base_s + work + 1e-6, side="right")
+        current = np.minimum(pos, s.last_epoch_index)  # flat index of the current epoch
+        epochs_done = np.minimum(pos - s.first_epoch_index, s.num_epochs)
         duration = s.epoch_duration_s[current]
-        fraction_done = np.clip((sim.work_done_s - current_start) / duration, 0.0, 1.0)
-        fraction_done = np.where(epochs_done >= s.num_epochs, 1.0, fraction_done)
-        completed_time = np.where(epochs_done > 0, epoch_end_within[np.maximum(starts + epochs_done - 1, 0)], 0.0)
+        fraction_done = (work - s.epoch_start_within_s[current]) / duration
+        np.clip(fraction_done, 0.0, 1.0, out=fraction_done)
+        fraction_done[sim.status == DONE] = 1.0  # exact, whatever the float rounding
+        epoch_index = current - s.first_epoch_index
+        future_epochs = np.maximum(s.num_epochs - epoch_index - 1, 0)
+        predicted = (1.0 - fraction_done) * duration + future_epochs * sim.predictor.expected_epoch_in_epoch_s[current]
         with np.errstate(invalid="ignore", divide="ignore"):
-            mean_duration = np.where(epochs_done > 0, completed_time / epochs_done, np.nan)
-        predictor = sim.predictor
-        observed_counts = predictor.observed_counts(epochs_done)
-        predicted = predictor.predict(
-            epochs_done, 1.0 - fraction_done, duration, s.num_epochs,
-            observed_counts=observed_counts,
-        )
+            mean_duration = np.where(epochs_done > 0, s.epoch_end_within_s[pos - 1] / epochs_done, np.nan)
         derived = SimpleNamespace(
             epochs_done=epochs_done,
-            epoch_progress=np.where(epochs_done >= s.num_epochs, s.num_epochs, epochs_done + fraction_done),
+            epoch_progress=epoch_index + fraction_done,
             current_batch_size=s.epoch_batch_size[current],
             current_throughput=s.epoch_rate[current],
             current_epoch_duration_s=duration,
             mean_epoch_duration_s=mean_duration,
-            observed_counts=observed_counts,
             predicted_remaining_s=predicted,
             attained_service_gpu_s=sim.run_time_s * s.gang,
         )
@@ -284,3 +283,8 @@ class ClusterView:
             value.flags.writeable = False
         self._cache, self._cache_version = derived, sim.version
         return derived
+
+    def _observed_counts(self) -> np.ndarray:
+        counts = self._sim.predictor.observed_counts(self.epochs_done)
+        counts.flags.writeable = False
+        return counts
