@@ -7,7 +7,7 @@ anything else with :class:`~shockwave_gym.errors.InvalidActionError`.
 
 - Planners (Gavel-family baselines, Shockwave) read the view directly.
 - Learned policies read the *observation*, which the env builds from the same view
-  (``shockwave_gym.observation``); :class:`ObservationAgent`-style adapters in
+  (``shockwave_gym.env.observation``); the adapters in
   ``shockwave_agents.learned`` wrap an SB3 model that way.
 """
 
