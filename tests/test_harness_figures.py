@@ -59,10 +59,15 @@ def test_gantt_cell_is_the_one_asked_for(tmp_path, monkeypatch):
     drawn = []
     real = figures.gantt_figure
     monkeypatch.setattr(figures, "gantt_figure", lambda result, title, path: drawn.append((title, result)) or real(result, title, path))
-    evaluate(["fifo", "test-lifo"], helpers.TRACE, seeds=(0, 1), out=tmp_path, workers=1,
-             progress=False, gantt=("test-lifo",))
+    from shockwave_gym.cli import main
+
+    code = main(["compare", "--agents", "fifo,test-lifo", "--traces", helpers.TRACE, "--seeds", "0", "1",
+                 "--workers", "1", "--quiet", "--out", str(tmp_path), "--gantt", "test-lifo,,1"])
+    assert code == 0
     ((title, result),) = drawn
-    assert title == f"{helpers.TRACE}: test-lifo, seed 0"
+    assert title == f"{helpers.TRACE}: test-lifo, seed 1"
+    assert main(["compare", "--agents", "fifo", "--traces", helpers.TRACE, "--out", str(tmp_path),
+                 "--gantt", "fifo,teaching-12,x"]) == 2
     direct = run_episode(load_trace(helpers.TRACE), helpers.LifoAgent(), SimConfig(gpus=helpers.GPUS), progress=False)
     np.testing.assert_array_equal(result.completion_s, direct.result.completion_s)
 

@@ -31,7 +31,7 @@ def add_parsers(subparsers) -> None:
     parser.add_argument("--out", default="compare_out", help="output directory (default compare_out)")
     parser.add_argument("--force", action="store_true", help="recompute cells already saved in --out")
     parser.add_argument("--reference", default="shockwave", help="agent the table is normalised to (default shockwave)")
-    parser.add_argument("--gantt", nargs="+", metavar="AGENT [TRACE [SEED]]", help="cell drawn as a Gantt chart (default: reference agent, first trace, first seed)")
+    parser.add_argument("--gantt", metavar="AGENT[,TRACE[,SEED]]", help="cell drawn as a Gantt chart (default: reference agent, first trace, first seed)")
     parser.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     parser.set_defaults(func=compare)
@@ -44,12 +44,12 @@ def compare(args) -> int:
     from shockwave_gym.harness import CellsFailed, evaluate
     from shockwave_gym.harness.summary import print_summary, summarise
 
-    if args.gantt is not None and len(args.gantt) > 3:
-        raise InputError("--gantt takes AGENT [TRACE [SEED]]")
     gantt = None
     if args.gantt:
-        gantt = list(args.gantt)
-        if len(gantt) == 3:
+        gantt = [part.strip() or None for part in args.gantt.split(",")]
+        if len(gantt) > 3:
+            raise InputError("--gantt takes AGENT[,TRACE[,SEED]]")
+        if len(gantt) == 3 and gantt[2] is not None:
             try:
                 gantt[2] = int(gantt[2])
             except ValueError:
