@@ -219,7 +219,7 @@ def test_trace_file_needs_gpus_and_cli_exits_2(tmp_path):
     path = tmp_path / "mine.jsonl"
     save_trace(load_trace(helpers.TRACE), path)
     code, _, stderr = run_cli(["compare", "--agents", "fifo", "--traces", str(path), "--out", str(tmp_path / "o")])
-    assert code == 2 and "--gpus is required for trace" in stderr
+    assert code == 2 and f"--gpus is required for {str(path)!r}" in stderr
     frame = evaluate("fifo", str(path), gpus=helpers.GPUS, workers=1, progress=False)
     bundled = evaluate("fifo", helpers.TRACE, workers=1, progress=False)
     assert frame["trace"].tolist() == ["mine"]

@@ -73,7 +73,8 @@ def resolve_traces(
     trace's default comes from :data:`shockwave_gym.traces.BUNDLED_GPUS`, and any other trace
     needs an explicit size.
     """
-    from shockwave_gym.traces import BUNDLED_GPUS, load_trace, resolve_trace_path
+    from shockwave_gym.cli.run_command import resolve_gpus
+    from shockwave_gym.traces import load_trace, resolve_trace_path
 
     items = [traces] if isinstance(traces, str | Trace) else list(traces)
     if not items:
@@ -84,12 +85,9 @@ def resolve_traces(
             resolve_trace_path(item)  # a typo is "no such trace", not "--gpus is required"
         name = item.name if isinstance(item, Trace) else str(item)
         size = gpus.get(name) if isinstance(gpus, Mapping) else gpus
-        if size is None:
-            size = BUNDLED_GPUS.get(name)
-        if size is None:
-            raise InputError(f"--gpus is required for trace {name!r} (only bundled traces have a default)")
-        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        if size is not None and (isinstance(size, bool) or not isinstance(size, int)):
             raise InputError(f"gpus for trace {name!r} must be a positive integer, got {size!r}")
+        size = resolve_gpus(name, size)  # the run command's rule: bundled default, else required
         trace = item if isinstance(item, Trace) else load_trace(item, throughputs, gpus=size)
         if isinstance(item, Trace):
             too_big = [job.job_id for job in trace.jobs if job.gang > size]
