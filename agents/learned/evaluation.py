@@ -1,0 +1,46 @@
+"""Quick evaluation of a slot policy on held-out traces, in this process (no harness).
+
+Used for the periodic evaluation during training and for the final ``eval.json``; the
+harness (:func:`shockwave_gym.evaluate`) is the tool for full comparisons.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from shockwave_gym.runner import run_episode
+from shockwave_gym.simulator import SimConfig
+
+#: Core metrics (:func:`shockwave_gym.metrics.compute_metrics`) kept per trace and averaged.
+EVAL_METRICS = (
+    "avg_jct_s", "makespan_s", "worst_ftf", "unfair_fraction", "worst_ftf_themis",
+    "unfair_fraction_themis", "geomean_jct_s", "utilization", "rounds",
+)
+
+
+def evaluate_agent(agent, traces: Sequence, gpus: int, *, max_rounds: int = 20_000) -> dict:
+    """Metrics of ``agent`` on each trace, their means over traces, and decision latency
+    (total decision wall time / rounds) in milliseconds."""
+    per_trace, decision_s, rounds = {}, 0.0, 0
+    for trace in traces:
+        outcome = run_episode(trace, agent, SimConfig(gpus=gpus), max_rounds=max_rounds, progress=False)
+        per_trace[trace.name] = {key: _plain(outcome.metrics.get(key)) for key in EVAL_METRICS}
+        per_trace[trace.name]["completed_jobs"] = _plain(outcome.metrics.get("completed_jobs"))
+        decision_s += outcome.decision_wall_s
+        rounds += int(outcome.metrics.get("rounds") or 0)
+    means = {}
+    for key in EVAL_METRICS:
+        values = [row[key] for row in per_trace.values()]
+        means[key] = None if any(v is None for v in values) else float(np.mean(values))
+    means["decision_ms_per_round"] = 1000.0 * decision_s / max(rounds, 1)
+    return {"mean": means, "per_trace": per_trace}
+
+
+def _plain(value):
+    if value is None:
+        return None
+    value = float(value)
+    return None if math.isnan(value) else value

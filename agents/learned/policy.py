@@ -1,0 +1,235 @@
+"""A permutation-invariant actor-critic for the cluster env's Dict observation (SB3 policies).
+
+One network handles any number of job slots, and permuting the slots permutes its per-slot
+outputs the same way (the value does not change):
+
+1. **Job encoder**, shared by every slot: ``[job features | picked | cluster features]``
+   -> MLP -> ``h_s`` (``embed_dim``).
+2. **Cluster context**: masked mean and max of ``h`` over the occupied slots, with the
+   cluster features -> MLP -> ``c``.
+3. **Mixing**, shared by every slot: ``[h_s | c]`` -> MLP -> ``z_s``. Each slot now knows
+   what it competes with.
+4. **Heads** (:class:`SlotHead`), shared by every slot, by action space:
+
+   * ``Box`` (``priority`` mode, PPO): ``score_s = tanh(w . z_s)`` is the Gaussian mean (0
+     for empty slots), with one learned log-std for all slots;
+   * ``MultiBinary`` (``select`` mode): two logits per slot in sb3-contrib's ``[bit=0,
+     bit=1]`` layout (MaskablePPO), or one Bernoulli logit per slot (PPO);
+   * ``Discrete(max_jobs + 1)`` (``sequential`` mode, MaskablePPO): one logit per slot plus
+     an "end round" logit computed from ``c``.
+
+   The value is an MLP of ``[mean_s z_s | c]``.
+
+No parameter's shape depends on ``max_jobs``, so weights trained with one slot count load
+into a network built for another (:mod:`shockwave_agents.learned.weights`).
+:class:`SlotPolicy` plugs into PPO, :class:`MaskableSlotPolicy` into MaskablePPO.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+import torch
+from gymnasium import spaces
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+from stable_baselines3.common.distributions import DiagGaussianDistribution
+from stable_baselines3.common.policies import ActorCriticPolicy
+from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+from torch import nn
+
+#: Head kinds: a score per slot (Box), a bit per slot as two logits (sb3-contrib's masked
+#: MultiBinary) or one logit (SB3's Bernoulli), or one pick plus "end round" (Discrete).
+HEAD_KINDS = ("score", "binary", "bernoulli", "pick")
+
+
+def head_kind(action_space: spaces.Space, max_jobs: int, *, maskable: bool) -> str:
+    """The :class:`SlotHead` kind for the env's action space with ``max_jobs`` slots."""
+    if isinstance(action_space, spaces.Box) and action_space.shape == (max_jobs,):
+        return "score"
+    if isinstance(action_space, spaces.MultiBinary) and np.shape(action_space.n) in ((), (1,)) \
+            and int(np.ravel(action_space.n)[0]) == max_jobs:
+        return "binary" if maskable else "bernoulli"
+    if isinstance(action_space, spaces.Discrete) and int(action_space.n) == max_jobs + 1:
+        return "pick"
+    raise ValueError(f"no slot head for action space {action_space} with {max_jobs} slots")
+
+
+def _mlp(in_dim: int, hidden_dim: int, out_dim: int) -> nn.Sequential:
+    return nn.Sequential(nn.Linear(in_dim, hidden_dim), nn.ReLU(), nn.Linear(hidden_dim, out_dim), nn.ReLU())
+
+
+def masked_pool(values: torch.Tensor, valid: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(mean, max) of ``values`` (B, M, d), non-negative, over slots where ``valid`` (B, M)
+    is 1; both are 0 when no slot is valid."""
+    weights = valid.unsqueeze(-1)
+    masked = values * weights
+    mean = masked.sum(dim=1) / weights.sum(dim=1).clamp(min=1.0)
+    return mean, masked.max(dim=1).values
+
+
+class SlotEncoder(BaseFeaturesExtractor):
+    """Observation dict -> flat ``[z (M * embed_dim) | c (embed_dim) | valid (M)]``."""
+
+    def __init__(self, observation_space: spaces.Dict, embed_dim: int = 64, hidden_dim: int = 128):
+        max_jobs, num_job_features = observation_space["jobs"].shape
+        num_cluster_features = observation_space["cluster"].shape[0]
+        super().__init__(observation_space, features_dim=max_jobs * embed_dim + embed_dim + max_jobs)
+        self.max_jobs, self.embed_dim = max_jobs, embed_dim
+        self.job_mlp = _mlp(num_job_features + 1 + num_cluster_features, hidden_dim, embed_dim)
+        self.context_mlp = _mlp(2 * embed_dim + num_cluster_features, hidden_dim, embed_dim)
+        self.mix_mlp = _mlp(2 * embed_dim, hidden_dim, embed_dim)
+
+    def forward(self, observations: dict[str, torch.Tensor]) -> torch.Tensor:
+        jobs = observations["jobs"]
+        valid = observations["job_valid"].to(jobs.dtype)
+        picked = observations["picked"].to(jobs.dtype)
+        cluster = observations["cluster"]
+        num_slots = jobs.shape[1]
+        cluster_per_slot = cluster.unsqueeze(1).expand(-1, num_slots, -1)
+        h = self.job_mlp(torch.cat([jobs, picked.unsqueeze(-1), cluster_per_slot], dim=-1))
+        mean, peak = masked_pool(h, valid)
+        context = self.context_mlp(torch.cat([mean, peak, cluster], dim=-1))
+        z = self.mix_mlp(torch.cat([h, context.unsqueeze(1).expand(-1, num_slots, -1)], dim=-1))
+        return torch.cat([z.flatten(1), context, valid], dim=-1)
+
+
+def split_features(features: torch.Tensor, max_jobs: int, embed_dim: int):
+    """Inverse of :class:`SlotEncoder`'s flattening: (z (B, M, d), c (B, d), valid (B, M))."""
+    z_end = max_jobs * embed_dim
+    z = features[:, :z_end].reshape(-1, max_jobs, embed_dim)
+    return z, features[:, z_end:z_end + embed_dim], features[:, z_end + embed_dim:]
+
+
+class SlotLatents(nn.Module):
+    """SB3's ``mlp_extractor``: the actor keeps the slot features; the critic pools them."""
+
+    def __init__(self, max_jobs: int, embed_dim: int, hidden_dim: int):
+        super().__init__()
+        self.max_jobs, self.embed_dim = max_jobs, embed_dim
+        self.latent_dim_pi = max_jobs * embed_dim + embed_dim + max_jobs
+        self.latent_dim_vf = hidden_dim
+        self.value_mlp = nn.Sequential(nn.Linear(2 * embed_dim, hidden_dim), nn.ReLU())
+
+    def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.forward_actor(features), self.forward_critic(features)
+
+    def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
+        return features
+
+    def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
+        z, context, valid = split_features(features, self.max_jobs, self.embed_dim)
+        mean, _ = masked_pool(z, valid)
+        return self.value_mlp(torch.cat([mean, context], dim=-1))
+
+
+class SlotHead(nn.Module):
+    """SB3's ``action_net``: per-slot outputs from shared weights (see the module docstring)."""
+
+    def __init__(self, kind: str, max_jobs: int, embed_dim: int):
+        super().__init__()
+        if kind not in HEAD_KINDS:
+            raise ValueError(f"head kind must be one of {HEAD_KINDS}, got {kind!r}")
+        self.kind, self.max_jobs, self.embed_dim = kind, max_jobs, embed_dim
+        self.slot_out = nn.Linear(embed_dim, 2 if kind == "binary" else 1)
+        self.end_out = nn.Linear(embed_dim, 1) if kind == "pick" else None
+
+    def slot_logits(self, latent: torch.Tensor) -> torch.Tensor:
+        """(B, M): the evidence for running each slot's job (pre-tanh score, bit-1 minus
+        bit-0 logit, or pick logit)."""
+        z, _, _ = split_features(latent, self.max_jobs, self.embed_dim)
+        out = self.slot_out(z)
+        if self.kind == "binary":
+            return out[..., 1] - out[..., 0]
+        return out.squeeze(-1)
+
+    def forward(self, latent: torch.Tensor) -> torch.Tensor:
+        z, context, valid = split_features(latent, self.max_jobs, self.embed_dim)
+        out = self.slot_out(z)
+        if self.kind == "score":
+            return torch.tanh(out.squeeze(-1)) * valid
+        if self.kind == "binary":
+            return out.flatten(1)
+        if self.kind == "bernoulli":
+            return out.squeeze(-1)
+        return torch.cat([out.squeeze(-1), self.end_out(context)], dim=-1)
+
+
+class _SlotPolicyMixin:
+    """Replaces SB3's dense MLP extractor and action layer with the slot modules."""
+
+    def __init__(self, observation_space, action_space, lr_schedule, *, embed_dim: int = 64,
+                 hidden_dim: int = 128, **kwargs):
+        if not isinstance(observation_space, spaces.Dict) or "jobs" not in observation_space.spaces:
+            raise ValueError("slot policies need the cluster env's Dict observation")
+        self.max_jobs = int(observation_space["jobs"].shape[0])
+        self.embed_dim, self.hidden_dim = int(embed_dim), int(hidden_dim)
+        self.head_kind = head_kind(action_space, self.max_jobs, maskable=self._maskable)
+        kwargs.setdefault("features_extractor_class", SlotEncoder)
+        kwargs.setdefault("features_extractor_kwargs", {"embed_dim": self.embed_dim, "hidden_dim": self.hidden_dim})
+        if not kwargs.get("share_features_extractor", True):
+            raise ValueError("slot policies share one features extractor between actor and critic")
+        for key, value in self._default_kwargs.items():
+            kwargs.setdefault(key, value)
+        super().__init__(observation_space, action_space, lr_schedule, **kwargs)
+
+    _default_kwargs: dict = {}
+    _maskable = False
+
+    def _build_mlp_extractor(self) -> None:
+        self.mlp_extractor = SlotLatents(self.max_jobs, self.embed_dim, self.hidden_dim)
+
+    def _build(self, lr_schedule) -> None:
+        self._build_mlp_extractor()
+        self.action_net = SlotHead(self.head_kind, self.max_jobs, self.embed_dim)
+        if isinstance(self.action_dist, DiagGaussianDistribution):
+            # one log-std shared by every slot keeps the distribution permutation-invariant
+            self.log_std = nn.Parameter(torch.full((1,), float(self.log_std_init)), requires_grad=True)
+        self.value_net = nn.Linear(self.mlp_extractor.latent_dim_vf, 1)
+        if self.ortho_init:
+            gains = {self.features_extractor: np.sqrt(2), self.mlp_extractor: np.sqrt(2),
+                     self.action_net: 0.01, self.value_net: 1.0}
+            for module, gain in gains.items():
+                module.apply(partial(self.init_weights, gain=gain))
+        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
+
+    def slot_logits(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
+        """(B, M) per-slot evidence for running the job (see :meth:`SlotHead.slot_logits`);
+        ``obs`` holds float tensors. Used for behaviour cloning and fast inference."""
+        latent = self.mlp_extractor.forward_actor(self.features_extractor(obs))
+        return self.action_net.slot_logits(latent)
+
+    def action_outputs(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
+        """The head's raw output: Gaussian means, flattened bit logits, or pick logits."""
+        latent = self.mlp_extractor.forward_actor(self.features_extractor(obs))
+        return self.action_net(latent)
+
+    def _get_constructor_parameters(self) -> dict:
+        data = super()._get_constructor_parameters()
+        data.update(embed_dim=self.embed_dim, hidden_dim=self.hidden_dim)
+        return data
+
+
+class SlotPolicy(_SlotPolicyMixin, ActorCriticPolicy):
+    """Permutation-invariant policy for :class:`stable_baselines3.PPO` (any action mode).
+
+    In ``priority`` mode the scores live in [-1, 1]; the Gaussian's shared standard
+    deviation starts at exp(-0.5) ~ 0.6 rather than SB3's 1, which would swamp them.
+    """
+
+    _default_kwargs = {"log_std_init": -0.5}
+
+
+class MaskableSlotPolicy(_SlotPolicyMixin, MaskableActorCriticPolicy):
+    """Permutation-invariant policy for :class:`sb3_contrib.MaskablePPO` (``select`` and
+    ``sequential`` modes; masks come from the env's ``action_masks()``)."""
+
+    _maskable = True
+
+
+def policy_class(algo: str) -> type:
+    """The slot policy class for ``"ppo"`` or ``"maskable_ppo"``."""
+    classes = {"ppo": SlotPolicy, "maskable_ppo": MaskableSlotPolicy}
+    if algo not in classes:
+        raise ValueError(f"algo must be one of {', '.join(classes)}, got {algo!r}")
+    return classes[algo]

@@ -1,0 +1,116 @@
+"""The training callback: terminal progress, periodic held-out evaluation, checkpoints."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import deque
+from pathlib import Path
+
+import numpy as np
+from stable_baselines3.common.callbacks import BaseCallback
+
+from shockwave_agents.learned.adapter import PolicyAgent
+from shockwave_agents.learned.evaluation import evaluate_agent
+from shockwave_agents.learned.inference import TorchSlotNetwork
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+class TrainingMonitor(BaseCallback):
+    """Prints a progress line every ``config.progress_every_s`` seconds, evaluates the
+    deterministic policy on ``eval_traces`` every ``config.eval_every`` steps and saves a
+    checkpoint (SB3 zip + weights-only pair) every ``config.checkpoint_every`` steps."""
+
+    def __init__(self, config, eval_traces: list, out: Path):
+        super().__init__(verbose=0)
+        self.config, self.eval_traces, self.out = config, eval_traces, Path(out)
+        self.episodes = 0
+        self.recent_returns: deque[float] = deque(maxlen=50)
+        self.recent_jct_s: deque[float] = deque(maxlen=50)
+        self.history: list[dict] = []
+        self.fifo: dict | None = None
+        self.best: dict | None = None
+        self._returns = None
+        self._next_eval = config.eval_every
+        self._next_checkpoint = config.checkpoint_every
+        self._last_print = 0.0
+        self._start = 0.0
+
+    def _on_training_start(self) -> None:
+        from shockwave_agents.fifo import FifoAgent
+
+        self._start = self._last_print = time.perf_counter()
+        self._returns = np.zeros(self.training_env.num_envs)
+        self.fifo = evaluate_agent(FifoAgent(), self.eval_traces, self.config.workload.gpus)["mean"]
+        _log(f"[eval] fifo on {len(self.eval_traces)} held-out traces: {_summary(self.fifo)}")
+
+    def _on_step(self) -> bool:
+        self._returns += self.locals["rewards"]
+        for index, (done, info) in enumerate(zip(self.locals["dones"], self.locals["infos"], strict=True)):
+            if done:
+                self.episodes += 1
+                self.recent_returns.append(float(self._returns[index]))
+                self._returns[index] = 0.0
+                jct = (info.get("metrics") or {}).get("avg_jct_s")
+                if jct is not None and np.isfinite(jct):
+                    self.recent_jct_s.append(float(jct))
+        steps = self.num_timesteps
+        if steps >= self._next_eval:
+            self._next_eval += self.config.eval_every
+            self.evaluate_now(steps)
+        if steps >= self._next_checkpoint:
+            self._next_checkpoint += self.config.checkpoint_every
+            self.checkpoint(steps)
+        now = time.perf_counter()
+        if now - self._last_print >= self.config.progress_every_s:
+            self._last_print = now
+            rate = steps / max(now - self._start, 1e-9)
+            returns = f"{np.mean(self.recent_returns):.3f}" if self.recent_returns else "n/a"
+            jct = f"{np.mean(self.recent_jct_s):,.0f} s" if self.recent_jct_s else "n/a"
+            _log(f"[train] {steps:,}/{self.config.timesteps:,} steps, {rate:,.0f} steps/s, "
+                 f"{self.episodes} episodes, return {returns}, training avg JCT {jct}")
+        return True
+
+    def evaluate_now(self, steps: int, *, final: bool = False) -> dict:
+        """Deterministic policy on the held-out traces; appended to ``history``."""
+        policy = self.model.policy
+        was_training = policy.training
+        result = evaluate_agent(PolicyAgent(TorchSlotNetwork(policy), self.config.action_mode), self.eval_traces, self.config.workload.gpus)
+        policy.train(was_training)
+        self.history.append({"timesteps": steps, **result["mean"]})
+        jct = result["mean"].get("avg_jct_s")
+        if jct is not None and (self.best is None or jct < self.best["avg_jct_s"]):
+            self.best = {"timesteps": steps, **result["mean"]}
+            self._save_weights(self.out / "best_policy", steps)
+        label = "final" if final else f"{steps:,} steps"
+        ratio = ""
+        if self.fifo and self.fifo.get("avg_jct_s") and result["mean"].get("avg_jct_s"):
+            ratio = f" ({result['mean']['avg_jct_s'] / self.fifo['avg_jct_s']:.3f}x fifo avg JCT)"
+        _log(f"[eval] {label}: {_summary(result['mean'])}{ratio}")
+        return result
+
+    def checkpoint(self, steps: int) -> None:
+        folder = self.out / "checkpoints"
+        folder.mkdir(parents=True, exist_ok=True)
+        self.model.save(folder / f"model_{steps}.zip")
+        self._save_weights(folder / f"policy_{steps}", steps)
+        _log(f"[ckpt] {folder / f'model_{steps}.zip'}")
+
+    def _save_weights(self, stem: Path, steps: int) -> None:
+        from shockwave_agents.learned.weights import save_policy
+
+        training = {"command": self.config.command, "timesteps": steps, "reward": self.config.reward,
+                    "seed": self.config.seed, "workload": self.config.workload.to_dict()}
+        save_policy(self.model.policy, stem, algo=self.config.algo, action_mode=self.config.action_mode, training=training)
+
+
+def _summary(mean: dict) -> str:
+    def fmt(key, spec):
+        value = mean.get(key)
+        return "n/a" if value is None else format(value, spec)
+
+    return (f"avg JCT {fmt('avg_jct_s', ',.0f')} s, makespan {fmt('makespan_s', ',.0f')} s, "
+            f"worst FTF {fmt('worst_ftf', '.2f')}, unfair {fmt('unfair_fraction_themis', '.1%')} (Themis rho)")

@@ -1,0 +1,177 @@
+"""``shockwave-gym train``: RL (PPO / MaskablePPO) or behaviour cloning of a planner.
+
+Examples::
+
+    shockwave-gym train --algo ppo --timesteps 100000 --out runs/ppo
+    shockwave-gym train --algo maskable_ppo --action-mode sequential --reward jct --out runs/mppo
+    shockwave-gym train --algo bc --teacher shockwave --episodes 40 --out runs/distilled
+
+Torch and SB3 are imported only when the command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+
+from shockwave_gym.errors import InputError
+
+ALGO_CHOICES = ("ppo", "maskable_ppo", "bc")
+
+
+def parse_reward(text: str) -> str | dict[str, float]:
+    """``"jct"`` -> ``"jct"``; ``"jct=1,ftf=0.1"`` -> ``{"jct": 1.0, "ftf": 0.1}``."""
+    if "=" not in text:
+        return text
+    weights = {}
+    for part in text.split(","):
+        name, _, raw = part.partition("=")
+        try:
+            weights[name.strip()] = float(raw)
+        except ValueError:
+            raise InputError(f"--reward: weight of {name.strip()!r} must be a number, got {raw!r}") from None
+    return weights
+
+
+def parse_range(text: str, kind, label: str) -> tuple:
+    """``"20:40"`` -> ``(20, 40)``; a single value gives a degenerate range."""
+    lo, sep, hi = text.partition(":")
+    try:
+        values = (kind(lo), kind(hi if sep else lo))
+    except ValueError:
+        raise InputError(f"{label} expects LO:HI, got {text!r}") from None
+    return values
+
+
+def add_parsers(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "train",
+        help="train a learned scheduler (PPO, MaskablePPO or behaviour cloning) on generated traces",
+        description=(
+            "Train the permutation-invariant slot policy on freshly generated traces (seeds >= 2**32; "
+            "held-out evaluation traces use smaller seeds). Writes OUT/policy.npz + OUT/policy.json "
+            "(weights only: load with --agent ppo --agent-opt path=OUT), OUT/eval.json and, for RL, "
+            "OUT/model.zip (SB3, for resuming) and OUT/checkpoints/. Progress goes to stderr."
+        ),
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    parser.add_argument("--algo", choices=ALGO_CHOICES, default="ppo", help="ppo, maskable_ppo, or bc (behaviour cloning)")
+    parser.add_argument("--action-mode", choices=("priority", "select", "sequential"), default=None,
+                        help="default: priority for ppo and bc, sequential for maskable_ppo")
+    parser.add_argument("--reward", default="default", help="reward name or weights, e.g. jct or jct=1,ftf=0.1")
+    parser.add_argument("--timesteps", type=int, default=100_000, help="RL env steps (for bc: PPO fine-tuning steps if --finetune)")
+    parser.add_argument("--envs", type=int, default=2, help="parallel env worker processes (SubprocVecEnv)")
+    parser.add_argument("--out", required=True, help="output directory")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the run")
+    group = parser.add_argument_group("workload (generated traces)")
+    group.add_argument("--gpus", type=int, default=12, help="cluster GPUs")
+    group.add_argument("--num-jobs", default="20:40", help="jobs per training trace, LO:HI")
+    group.add_argument("--arrival-rate", default="15:60", help="arrivals per hour, LO:HI")
+    group.add_argument("--max-duration-h", type=float, default=2.0, help="longest job duration in isolation (hours)")
+    group.add_argument("--no-mix", action="store_true", help="keep the default gang and mode mixes (no randomisation)")
+    group.add_argument("--max-jobs", type=int, default=None, help="observation slots (default: largest job count)")
+    group = parser.add_argument_group("network and PPO")
+    group.add_argument("--embed-dim", type=int, default=None, help="slot embedding size (default 32 for RL, 64 for bc)")
+    group.add_argument("--hidden-dim", type=int, default=None, help="hidden layer size (default 64 for RL, 128 for bc)")
+    group.add_argument("--n-steps", type=int, default=256, help="rollout steps per env")
+    group.add_argument("--batch-size", type=int, default=256, help="minibatch size")
+    group.add_argument("--n-epochs", type=int, default=4, help="PPO epochs per rollout")
+    group.add_argument("--learning-rate", type=float, default=3e-4, help="PPO learning rate")
+    group.add_argument("--ent-coef", type=float, default=0.0, help="entropy bonus")
+    group.add_argument("--gamma", type=float, default=0.99, help="discount")
+    group.add_argument("--log-std-init", type=float, default=-0.5, help="PPO: initial log-std of the priority scores")
+    group.add_argument("--init-from", default=None, help="start from these weights (policy.npz/.json pair or its directory)")
+    group = parser.add_argument_group("evaluation and checkpoints")
+    group.add_argument("--eval-every", type=int, default=10_000, help="evaluate on held-out traces every N steps")
+    group.add_argument("--eval-seeds", type=int, nargs="+", default=[1001, 1002, 1003], help="held-out trace seeds (< 2**32)")
+    group.add_argument("--checkpoint-every", type=int, default=50_000, help="checkpoint every N steps")
+    group.add_argument("--progress-every-s", type=float, default=15.0, help="seconds between progress lines")
+    group = parser.add_argument_group("behaviour cloning (--algo bc)")
+    group.add_argument("--teacher", default="shockwave", help="agent to imitate")
+    group.add_argument("--teacher-opt", action="append", default=[], metavar="KEY=VALUE", help="teacher option (repeatable)")
+    group.add_argument("--episodes", type=int, default=40, help="training traces the teacher plays")
+    group.add_argument("--bc-epochs", type=int, default=40, help="supervised epochs")
+    group.add_argument("--bc-learning-rate", type=float, default=1e-3, help="supervised learning rate")
+    group.add_argument("--dagger-iterations", type=int, default=0, help="DAgger rounds (student plays, teacher labels)")
+    group.add_argument("--dagger-episodes", type=int, default=10, help="traces per DAgger round")
+    group.add_argument("--workers", type=int, default=1, help="recording processes")
+    group.add_argument("--dataset", default=None, help="reuse a recording (.npz from an earlier bc run)")
+    group.add_argument("--finetune", action="store_true", help="after cloning, fine-tune with PPO for --timesteps steps")
+    parser.set_defaults(func=train_command)
+
+
+def train_command(args) -> int:
+    from shockwave_agents.learned.workload import Workload
+
+    command = "shockwave-gym " + shlex.join(sys.argv[1:]) if sys.argv[1:2] == ["train"] else ""
+    workload = Workload(
+        gpus=args.gpus,
+        num_jobs_range=parse_range(args.num_jobs, int, "--num-jobs"),
+        arrival_rate_range_per_hour=parse_range(args.arrival_rate, float, "--arrival-rate"),
+        max_duration_h=args.max_duration_h,
+        mix=not args.no_mix,
+    )
+    reward = parse_reward(args.reward)
+    if args.algo == "bc":
+        return _imitate(args, workload, reward, command)
+    from shockwave_agents.learned.train import TrainConfig, train
+
+    config = TrainConfig(
+        out=args.out, algo=args.algo, action_mode=args.action_mode, reward=reward, timesteps=args.timesteps,
+        envs=args.envs, seed=args.seed, workload=workload, max_jobs=args.max_jobs,
+        embed_dim=args.embed_dim or 32, hidden_dim=args.hidden_dim or 64, n_steps=args.n_steps,
+        batch_size=args.batch_size, n_epochs=args.n_epochs, learning_rate=args.learning_rate,
+        gamma=args.gamma, ent_coef=args.ent_coef, log_std_init=args.log_std_init, eval_every=args.eval_every,
+        eval_seeds=tuple(args.eval_seeds), checkpoint_every=args.checkpoint_every,
+        init_from=args.init_from, progress_every_s=args.progress_every_s, command=command,
+    )
+    report = train(config)
+    _print_summary(args.out, report["final"]["mean"], report["fifo"])
+    return 0
+
+
+def _imitate(args, workload, reward, command: str) -> int:
+    from shockwave_agents.learned.imitation import ImitationConfig, run_imitation
+    from shockwave_gym.cli.run_command import parse_agent_options
+
+    config = ImitationConfig(
+        out=args.out, teacher=args.teacher, teacher_options=parse_agent_options(args.teacher_opt),
+        episodes=args.episodes, dagger_iterations=args.dagger_iterations, dagger_episodes=args.dagger_episodes,
+        workload=workload, max_jobs=args.max_jobs, action_mode=args.action_mode or "priority",
+        embed_dim=args.embed_dim or 64, hidden_dim=args.hidden_dim or 128, epochs=args.bc_epochs,
+        learning_rate=args.bc_learning_rate, seed=args.seed, workers=args.workers,
+        eval_seeds=tuple(args.eval_seeds), command=command,
+    )
+    report = run_imitation(config, dataset=args.dataset)
+    _print_summary(args.out, report["student"]["mean"], report["teacher"]["mean"], reference_name=args.teacher)
+    if args.finetune:
+        from pathlib import Path
+
+        from shockwave_agents.learned.train import TrainConfig, train
+
+        tuned = str(Path(args.out) / "finetune")
+        final = train(TrainConfig(
+            out=tuned, algo="ppo", action_mode=config.action_mode, reward=reward, timesteps=args.timesteps,
+            envs=args.envs, seed=args.seed, workload=workload, max_jobs=config.max_jobs,
+            embed_dim=config.embed_dim, hidden_dim=config.hidden_dim, n_steps=args.n_steps,
+            batch_size=args.batch_size, n_epochs=args.n_epochs, learning_rate=args.learning_rate,
+            gamma=args.gamma, ent_coef=args.ent_coef, log_std_init=args.log_std_init, eval_every=args.eval_every,
+            eval_seeds=tuple(args.eval_seeds), checkpoint_every=args.checkpoint_every,
+            init_from=str(Path(args.out) / "policy"), progress_every_s=args.progress_every_s, command=command,
+        ))
+        _print_summary(tuned, final["final"]["mean"], final["fifo"])
+    return 0
+
+
+def _print_summary(out: str, mean: dict, reference: dict | None, reference_name: str = "fifo") -> None:
+
+    def fmt(row, key, spec):
+        value = (row or {}).get(key)
+        return "n/a" if value is None else format(value, spec)
+
+    print(f"policy: {out}/policy.npz (+ policy.json; best held-out: best_policy.npz); metrics: {out}/eval.json")
+    for label, row in (("policy", mean), (reference_name, reference)):
+        print(f"{label:>12}: avg JCT {fmt(row, 'avg_jct_s', ',.0f')} s, makespan {fmt(row, 'makespan_s', ',.0f')} s, "
+              f"worst FTF {fmt(row, 'worst_ftf', '.2f')}, unfair {fmt(row, 'unfair_fraction', '.1%')}, "
+              f"{fmt(row, 'decision_ms_per_round', '.2f')} ms/decision")

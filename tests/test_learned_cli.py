@@ -1,0 +1,132 @@
+"""Learned agents end to end: `shockwave-gym train` for each algorithm (a couple of thousand
+steps on a small generated workload), the files it writes, reloading them (weights-only and
+SB3 zip), and evaluation through the harness. Nothing here asserts learned quality: that is
+noisy and belongs to benchmarks/learned_eval.py."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+import warnings
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("stable_baselines3")
+pytest.importorskip("sb3_contrib")
+
+from shockwave_agents import make_agent  # noqa: E402
+from shockwave_agents.learned.weights import UntrustedFileWarning  # noqa: E402
+from shockwave_gym.cli import main  # noqa: E402
+from shockwave_gym.harness import evaluate  # noqa: E402
+
+#: A small workload so that each run takes seconds: 8-12 jobs on 8 GPUs, one held-out trace.
+SMALL = ["--gpus", "8", "--num-jobs", "8:12", "--arrival-rate", "60:120", "--max-duration-h", "0.5",
+         "--eval-seeds", "5", "--progress-every-s", "0"]
+
+
+def run_cli(argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+def check_outputs(out: Path, algo: str, mode: str, steps: int, *, rl: bool = True) -> dict:
+    meta = json.loads((out / "policy.json").read_text())
+    assert (meta["algo"], meta["action_mode"]) == (algo, mode)
+    assert (out / "policy.npz").stat().st_size < 3_000_000
+    report = json.loads((out / "eval.json").read_text())
+    if rl:
+        assert (out / "model.zip").is_file()
+        assert report["timesteps"] >= steps
+        assert report["env_steps_per_s"] > 0
+        assert [row["timesteps"] for row in report["history"]][-1] == report["timesteps"]
+        assert list((out / "checkpoints").glob("model_*.zip")) and list((out / "checkpoints").glob("policy_*.npz"))
+        final = report["final"]["mean"]
+    else:
+        final = report["student"]["mean"]
+    assert math.isfinite(final["avg_jct_s"]) and final["decision_ms_per_round"] > 0
+    return report
+
+
+def harness_row(out: Path, label: str, path: str) -> dict:
+    results = evaluate({label: "ppo"}, "teaching-12", seeds=(0,), workers=1, progress=False, figures=False,
+                       agent_options={label: {"path": path}})
+    assert list(results["agent"]) == [label]
+    row = results.iloc[0].to_dict()
+    assert row["completed_jobs"] == row["num_jobs"] == 12
+    return row
+
+
+@pytest.mark.parametrize(
+    ("algo", "mode", "envs"),
+    [("ppo", "priority", "2"), ("maskable_ppo", "sequential", "1"), ("maskable_ppo", "select", "1")],
+)
+def test_train_save_reload_and_evaluate_through_the_harness(tmp_path, algo, mode, envs):
+    out = tmp_path / algo
+    steps = 1024 if algo == "maskable_ppo" else 2048
+    code, stdout, stderr = run_cli([
+        "train", "--algo", algo, "--action-mode", mode, "--reward", "jct=1,ftf=0.1", "--timesteps", str(steps),
+        "--envs", envs, "--n-steps", "256", "--batch-size", "128", "--eval-every", str(steps // 2),
+        "--checkpoint-every", str(steps // 2), "--embed-dim", "16", "--hidden-dim", "32", "--out", str(out), *SMALL,
+    ])
+    assert code == 0, stderr
+    assert "[eval] fifo" in stderr and "[train] done" in stderr and "policy.npz" in stdout
+    report = check_outputs(out, algo, mode, steps)
+    assert report["config"]["reward"] == {"jct": 1.0, "ftf": 0.1}
+
+    weights_row = harness_row(out, f"{algo}-weights", str(out))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        agent = make_agent("ppo", path=str(out / "model.zip"))
+    assert any(issubclass(w.category, UntrustedFileWarning) for w in caught)
+    assert agent.action_mode == mode
+    # the zip and the weights-only pair hold the same network
+    reloaded = make_agent("ppo", path=str(out / "policy.npz"))
+    for name in ("job", "context", "mix"):
+        for (w1, b1), (w2, b2) in zip(getattr(agent.network, name), getattr(reloaded.network, name), strict=True):
+            assert (w1 == w2).all() and (b1 == b2).all()
+    assert weights_row["avg_jct_s"] > 0
+
+
+def test_behaviour_cloning_cli_then_finetune(tmp_path):
+    out = tmp_path / "bc"
+    code, stdout, stderr = run_cli([
+        "train", "--algo", "bc", "--teacher", "srtf", "--episodes", "4", "--bc-epochs", "3",
+        "--embed-dim", "16", "--hidden-dim", "32", "--finetune", "--timesteps", "512", "--envs", "1",
+        "--n-steps", "256", "--batch-size", "128", "--eval-every", "100000", "--checkpoint-every", "512",
+        "--out", str(out), *SMALL,
+    ])
+    assert code == 0, stderr
+    assert "[record] 4/4 episodes" in stderr and "[clone] epoch 3" in stderr
+    report = check_outputs(out, "ppo", "priority", 0, rl=False)
+    assert report["rounds"] > 20 and report["teacher"]["mean"]["avg_jct_s"] > 0
+    with __import__("numpy").load(out / "dataset.npz", allow_pickle=False) as data:
+        assert data["jobs"].shape[0] == data["label"].shape[0] == report["rounds"]
+    tuned = check_outputs(out / "finetune", "ppo", "priority", 512)
+    assert tuned["config"]["init_from"] == str(out / "policy")
+    harness_row(out, "distilled", str(out / "finetune"))
+
+
+def test_shipped_agents_load_by_name_and_run_through_the_harness():
+    results = evaluate("ppo,shockwave-distilled", "teaching-12", seeds=(0,), workers=1, progress=False, figures=False)
+    assert sorted(results["agent"]) == ["ppo", "shockwave-distilled"]
+    assert (results["completed_jobs"] == 12).all()
+    for name in ("ppo", "shockwave-distilled"):
+        meta = json.loads((Path(make_agent(name).policy_path)).with_suffix(".json").read_text())
+        assert meta["training"]["command"].startswith("shockwave-gym train")
+
+
+def test_train_rejects_bad_input(tmp_path):
+    code, _, stderr = run_cli(["train", "--algo", "maskable_ppo", "--action-mode", "priority", "--out", str(tmp_path)])
+    assert code == 2 and "maskable action mode" in stderr
+    code, _, stderr = run_cli(["train", "--num-jobs", "ten", "--out", str(tmp_path)])
+    assert code == 2 and "--num-jobs expects LO:HI" in stderr
+    code, _, stderr = run_cli(["train", "--eval-seeds", str(2**32), "--timesteps", "8", "--out", str(tmp_path)])
+    assert code == 2 and "held-out seeds" in stderr
+    with pytest.raises(Exception, match="no such policy"):
+        make_agent("ppo", path=str(tmp_path / "nothing"))
