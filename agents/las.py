@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from shockwave_agents.base import Agent, pack_in_order
 
+from shockwave_agents.base import Agent, pack_in_order
 from shockwave_gym.errors import InputError
 
 

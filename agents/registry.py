@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 from collections.abc import Callable
 
 from shockwave_gym.errors import InputError
@@ -50,8 +51,21 @@ def _resolve(name: str) -> Callable:
 
 
 def make_agent(name: str, **kwargs):
-    """A fresh agent instance by registered name."""
-    return _resolve(name)(**kwargs)
+    """A fresh agent instance by registered name.
+
+    Options the agent does not take raise :class:`InputError` (a clean CLI error), naming
+    the agent's signature.
+    """
+    factory = _resolve(name)
+    if kwargs:
+        try:
+            inspect.signature(factory).bind(**kwargs)
+        except TypeError as exc:
+            raise InputError(
+                f"agent {name!r} does not take options {sorted(kwargs)}: {exc}; "
+                f"signature: {name}{inspect.signature(factory)}"
+            ) from None
+    return factory(**kwargs)
 
 
 def available_agents() -> list[str]:

@@ -15,6 +15,7 @@ is passed, for ablations, in which case the view's true ``remaining_s`` is used)
 from __future__ import annotations
 
 import numpy as np
+
 from shockwave_agents.base import Agent, pack_in_order
 
 

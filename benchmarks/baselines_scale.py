@@ -18,7 +18,6 @@ import sys
 import time
 
 from shockwave_agents import make_agent
-
 from shockwave_gym.runner import run_episode
 from shockwave_gym.simulator import SimConfig
 from shockwave_gym.traces import BUNDLED_GPUS, load_trace

@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-from shockwave_agents import make_agent
 
+from shockwave_agents import make_agent
 from shockwave_gym.runner import run_episode
 from shockwave_gym.simulator import SimConfig
 from shockwave_gym.throughput import ThroughputTable

@@ -31,11 +31,15 @@ def __getattr__(name: str):
         from shockwave_gym.harness import evaluate
 
         return evaluate
+    if name == "ClusterEnv":
+        from shockwave_gym.env.cluster_env import ClusterEnv
+
+        return ClusterEnv
     raise AttributeError(f"module 'shockwave_gym' has no attribute {name!r}")
 
 
 # --- Gymnasium registration (kept last: it imports the env package) ---------------------
-from shockwave_gym.env import ClusterEnv  # noqa: E402
+# String entry points: the env class itself is imported by gym.make, not here.
 from shockwave_gym.env.registration import register_envs  # noqa: E402
 
 register_envs()

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from shockwave_gym.adaptation import get_mode
 from shockwave_gym.errors import InputError, InvalidActionError
 from shockwave_gym.jobs import JobSpec, job_profile
 from shockwave_gym.throughput import ThroughputTable
@@ -179,6 +178,7 @@ class Simulator:
         self.run_time_s = np.zeros(n)
         self.rounds_run = np.zeros(n, dtype=np.int64)
         self.last_run_s = np.zeros(n)
+        self.last_overhead_s = np.zeros(n)
         self.ran_last_round = np.zeros(n, dtype=bool)
         self.history: list[RoundRecord] = []
         self._next_arrival = 0
@@ -317,6 +317,8 @@ class Simulator:
         self.rounds_run[ids] += 1
         self.last_run_s[self.ran_last_round] = 0.0
         self.last_run_s[ids] = run_s
+        self.last_overhead_s[self.ran_last_round] = 0.0
+        self.last_overhead_s[ids] = overhead
         self.ran_last_round[:] = False
         self.ran_last_round[ids] = True
 

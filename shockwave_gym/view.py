@@ -175,6 +175,11 @@ class ClusterView:
         return _read_only(self._sim.last_run_s)
 
     @property
+    def last_overhead_s(self) -> np.ndarray:
+        """Restart overhead each job paid in the last round (0 if none or it did not run)."""
+        return _read_only(self._sim.last_overhead_s)
+
+    @property
     def epochs_done(self) -> np.ndarray:
         """Completed epochs per job."""
         return self._derived().epochs_done

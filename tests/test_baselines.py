@@ -9,6 +9,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+
 from shockwave_agents import make_agent
 from shockwave_agents.gavel import ossp as ossp_module
 from shockwave_agents.gavel.allox import allox_assignment
@@ -19,7 +20,6 @@ from shockwave_agents.gavel.ossp import min_total_duration_allocation
 from shockwave_agents.gavel.themis import isolated_share, solve_finish_time_fairness
 from shockwave_agents.las import LasAgent
 from shockwave_agents.srtf import SrtfAgent
-
 from shockwave_gym.errors import InputError
 from shockwave_gym.runner import run_episode
 from shockwave_gym.simulator import SimConfig

@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from scipy.stats import spearmanr
-from shockwave_agents import make_agent
 
+from shockwave_agents import make_agent
 from shockwave_gym.runner import run_episode
 from shockwave_gym.simulator import SimConfig
 from shockwave_gym.throughput import ThroughputTable

@@ -17,8 +17,8 @@ import pickle
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from shockwave_agents.base import pack_in_order
 
+from shockwave_agents.base import pack_in_order
 from shockwave_gym.jobs import JobSpec
 from shockwave_gym.metrics import compute_metrics
 from shockwave_gym.simulator import SimConfig, Simulator

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from shockwave_agents.gavel.gandiva_fair import GandivaFairAgent
 from shockwave_agents.gavel.mechanism import GavelMechanism, GavelRoundAgent
-
 from shockwave_gym.jobs import JobSpec
 from shockwave_gym.simulator import SimConfig, Simulator
 from shockwave_gym.throughput import ThroughputTable

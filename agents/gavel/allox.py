@@ -25,12 +25,12 @@ between recomputes exactly as theirs does.
 from __future__ import annotations
 
 import numpy as np
+
 from shockwave_agents.gavel.mechanism import (
     GavelRoundAgent,
     check_remaining_source,
     remaining_iterations,
 )
-
 from shockwave_gym.errors import InputError
 
 #: Largest cost matrix (entries) built in the authors' full form; beyond it only the

@@ -13,6 +13,7 @@ No deliberate difference from the authors' code.
 from __future__ import annotations
 
 import numpy as np
+
 from shockwave_agents.gavel.mechanism import GavelRoundAgent
 
 

@@ -17,6 +17,7 @@ SPEC.md measured the closed form within 0.05% JCT of the authors' runs.
 from __future__ import annotations
 
 import numpy as np
+
 from shockwave_agents.gavel.mechanism import GavelRoundAgent
 
 

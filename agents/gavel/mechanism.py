@@ -38,8 +38,8 @@ import time
 from abc import abstractmethod
 
 import numpy as np
-from shockwave_agents.base import Agent
 
+from shockwave_agents.base import Agent
 from shockwave_gym.errors import InputError
 
 #: Credit every job starts with and returns to at each reset (half of the authors' 120 s round).

@@ -20,6 +20,7 @@ than the authors' late switch, SPEC.md R5), which moves raw rates and so MST's o
 from __future__ import annotations
 
 import numpy as np
+
 from shockwave_agents.gavel.mechanism import GavelRoundAgent
 
 

@@ -21,6 +21,7 @@ therefore visits the same ``T`` values and ends at the same ``T``.
 from __future__ import annotations
 
 import numpy as np
+
 from shockwave_agents.gavel.mechanism import (
     GavelRoundAgent,
     check_remaining_source,

@@ -29,6 +29,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+
 from shockwave_agents.gavel.mechanism import (
     GavelRoundAgent,
     check_remaining_source,

@@ -9,8 +9,25 @@
 * :mod:`~shockwave_gym.env.registration` - every Gymnasium id.
 """
 
-from shockwave_gym.env.cluster_env import ClusterEnv
-from shockwave_gym.env.observation import SlotMap, build_observation, observation_space
-from shockwave_gym.env.registration import ENV_IDS, register_envs
+from __future__ import annotations
 
-__all__ = ["ENV_IDS", "ClusterEnv", "SlotMap", "build_observation", "observation_space", "register_envs"]
+import importlib
+
+# Names load on first use, so that registering the ids at ``import shockwave_gym`` does not
+# import the env class (the CLI's start-up time counts in the baselines' speed targets).
+_LAZY = {
+    "ClusterEnv": "shockwave_gym.env.cluster_env",
+    "SlotMap": "shockwave_gym.env.observation",
+    "build_observation": "shockwave_gym.env.observation",
+    "observation_space": "shockwave_gym.env.observation",
+    "ENV_IDS": "shockwave_gym.env.registration",
+    "register_envs": "shockwave_gym.env.registration",
+}
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'shockwave_gym.env' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
