@@ -255,7 +255,6 @@ class GavelRoundAgent(Agent):
             hold_unallocated_gpus=self.hold_unallocated_gpus,
         )
         self._seen_round = view.round_index
-        self._ran_before_last = np.zeros(view.num_jobs, dtype=bool)
         self._recomputes = 0
         self._allocation_wall_s = 0.0
         self.reset_rule()
@@ -290,14 +289,9 @@ class GavelRoundAgent(Agent):
             ran = np.array(view.ran_last_round, dtype=bool)
             ids = np.flatnonzero(ran)
             executed_s = np.array(view.last_run_s[ids], dtype=np.float64)
-            overhead_s = view.restart_overhead_s
-            if not self.count_restart_overhead and overhead_s > 0 and view.round_index - 1 >= 1:
-                # R3: a job pays when it did not run the round before; one that paid cannot
-                # have completed in that round (its remaining work exceeded the round)
-                paid = ~self._ran_before_last[ids] & view.is_active[ids]
-                executed_s = executed_s - np.where(paid, overhead_s, 0.0)
+            if not self.count_restart_overhead:
+                executed_s -= view.last_overhead_s[ids]
             mechanism.record_run(ids, executed_s)
-            self._ran_before_last = ran
             self._seen_round = view.round_index
         tracked = mechanism.tracked
         is_active = np.asarray(view.is_active)
