@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from shockwave_agents import make_agent
 from shockwave_agents.shockwave.agent import PlannerWarning, ShockwaveAgent
 from shockwave_agents.shockwave.config import ShockwaveConfig
@@ -22,7 +23,6 @@ from shockwave_agents.shockwave.solvers import (
     SolveResult,
     select_backend,
 )
-
 from shockwave_gym.errors import InputError
 from shockwave_gym.runner import run_episode
 from shockwave_gym.simulator import SimConfig
@@ -128,7 +128,8 @@ def generous_inputs(n: int = 6) -> PlanInputs:
     return PlanInputs(
         job_ids=np.arange(n), gang=np.ones(n, dtype=np.int64), epochs_total=total,
         epochs_done=np.zeros(n), mean_epoch_s=mean_epoch, remaining_s=total * mean_epoch,
-        finish_target_s=np.full(n, 1e6), share=0.5, now_s=0.0, gpus=3, round_s=120.0,
+        finish_target_s=np.full(n, 1e6), arrival_s=np.zeros(n), share=0.5, now_s=0.0, gpus=3,
+        round_s=120.0,
     )
 
 

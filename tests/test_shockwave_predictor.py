@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from shockwave_agents.shockwave.planner import FairShareTracker, momentum_finish_target
 from shockwave_agents.shockwave.predictor import (
     ShockwavePredictor,
@@ -15,7 +16,6 @@ from shockwave_agents.shockwave.predictor import (
     drift_scale,
     measured_versus_table,
 )
-
 from shockwave_gym.jobs import JobSpec
 from shockwave_gym.simulator import SimConfig, Simulator
 from shockwave_gym.throughput import ThroughputTable

@@ -14,6 +14,7 @@ import math
 import numpy as np
 import pytest
 import scipy.sparse as sp
+
 from shockwave_agents.shockwave.config import ShockwaveConfig
 from shockwave_agents.shockwave.cvxpy_backend import solve_instance_reference
 from shockwave_agents.shockwave.packing import build_rank_program, pack_counts, rank_greedily

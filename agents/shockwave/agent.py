@@ -20,6 +20,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+
 from shockwave_agents.base import Agent, pack_in_order
 from shockwave_agents.shockwave.config import ShockwaveConfig
 from shockwave_agents.shockwave.planner import FairShareTracker, PlanInputs, Planner
@@ -108,7 +109,8 @@ class ShockwaveAgent(Agent):
             epochs_total=view.num_epochs[active].astype(np.float64),
             epochs_done=np.minimum(view.epoch_progress[active], view.num_epochs[active]).astype(np.float64),
             mean_epoch_s=estimates.mean_epoch_s, remaining_s=estimates.remaining_s,
-            finish_target_s=targets, share=share, now_s=self._clock_s(view), gpus=view.gpus,
+            finish_target_s=targets, arrival_s=view.arrival_s[active].astype(np.float64),
+            share=share, now_s=self._clock_s(view), gpus=view.gpus,
             round_s=view.round_s, restart_loss_s=loss,
             round0_loss_s=loss if cfg.restart_in_program else None,
         )

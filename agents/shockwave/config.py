@@ -45,7 +45,10 @@ class ShockwaveConfig:
     weighted by ``makespan_weight``. ``gang_weighted_nsw`` weights each job's log utility by
     its gang size, so a GPU's worth of progress counts the same for every job (unweighted NSW
     starves multi-GPU jobs, which the FTF metric does not excuse). ``horizon_clock``: "rounds" measures "now" as round index
-    x round length (the authors), "time" uses the simulation clock. ``priority_log_cap``
+    x round length (the authors), "time" uses the simulation clock. ``ratio_basis``:
+    "finish_time" (the authors) compares projected and target finish *times*; "jct" compares
+    them measured from the job's arrival, so a late arrival's wait weighs as much as an early
+    one's. ``priority_log_cap``
     bounds the log of relaxed-path priorities (inf = the authors' unbounded ratio^lambda).
 
     Restart overhead (20 s when a job did not run in the previous round): with
@@ -78,6 +81,7 @@ class ShockwaveConfig:
     replan_every_rounds: int = 8
     objective: str = "authors"
     horizon_clock: str = "rounds"
+    ratio_basis: str = "finish_time"
     restart_aware: bool = False
     restart_in_program: bool = False
     rank_on_feasible_path: bool = False
@@ -116,6 +120,8 @@ class ShockwaveConfig:
         object.__setattr__(self, "log_breakpoints", points)
         if self.objective not in OBJECTIVES:
             raise InputError(f"objective must be one of {OBJECTIVES}, got {self.objective!r}")
+        if self.ratio_basis not in ("finish_time", "jct"):
+            raise InputError(f"ratio_basis must be 'finish_time' or 'jct', got {self.ratio_basis!r}")
         if self.horizon_clock not in ("rounds", "time"):
             raise InputError(f"horizon_clock must be 'rounds' or 'time', got {self.horizon_clock!r}")
         if self.solver not in SOLVER_NAMES:
@@ -134,15 +140,15 @@ class ShockwaveConfig:
 
     @classmethod
     def normalized(cls, **overrides) -> ShockwaveConfig:
-        """Our variant: comparable NSW / makespan scales, wall-clock horizon, restart-aware
-        ranking and fill, bounded priority range. Overrides win."""
+        """Our variant: comparable NSW / makespan scales, JCT-based lateness ratios, wall-clock
+        horizon, restart-aware ranking and fill. Overrides win."""
         base = {
             "objective": "normalized",
             "horizon_clock": "time",
+            "ratio_basis": "jct",
             "restart_aware": True,
             "rank_on_feasible_path": True,
             "makespan_weight": 300.0,
-            "priority_log_cap": math.log(1e6),
         }
         base.update(overrides)
         return cls.from_options(base)

@@ -13,6 +13,7 @@ import math
 import time
 
 import numpy as np
+
 from shockwave_agents.shockwave.program import MipProgram, PlanningInstance
 from shockwave_agents.shockwave.solvers import (
     ERROR,

@@ -17,6 +17,7 @@ bounds, so a greedy plan is no incumbent for the constrained program (SPEC.md).
 from __future__ import annotations
 
 import numpy as np
+
 from shockwave_agents.shockwave.program import PlanningInstance, evaluate_plan, piecewise_log
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+
 from shockwave_agents.shockwave.program import MipProgram, normalised_coefficients
 
 
@@ -131,3 +132,4 @@ def rank_greedily(
             elif must[j]:
                 return None
     return out if not left.any() else None
+

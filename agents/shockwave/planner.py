@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+
 from shockwave_agents.shockwave.config import ShockwaveConfig
 from shockwave_agents.shockwave.greedy import greedy_plan
 from shockwave_agents.shockwave.packing import build_rank_program, pack_counts, rank_greedily
@@ -53,6 +54,7 @@ class PlanInputs:
     mean_epoch_s: np.ndarray
     remaining_s: np.ndarray
     finish_target_s: np.ndarray  # F_j
+    arrival_s: np.ndarray
     share: float  # min(1, G / J)
     now_s: float  # the planner's clock (round index * round_s for the authors)
     gpus: int
@@ -86,9 +88,17 @@ def objective_coefficients(config: ShockwaveConfig, inputs: PlanInputs) -> tuple
 
 
 def priority_log_weights(config: ShockwaveConfig, inputs: PlanInputs) -> tuple[np.ndarray, np.ndarray]:
-    """(log priority per job, projected ratio per job) for the relaxed path."""
+    """(log priority per job, projected ratio per job) for the relaxed path.
+
+    ``ratio_basis="finish_time"`` (the authors) divides absolute times, projected finish /
+    F_j; ``"jct"`` divides the same quantities measured from each job's arrival (projected
+    JCT / target JCT), so a late arrival's delay counts as much as an early one's.
+    """
     projected = inputs.now_s + inputs.remaining_s / inputs.share
-    ratio = projected / np.maximum(inputs.finish_target_s, 1e-9)
+    target = inputs.finish_target_s
+    if config.ratio_basis == "jct":
+        projected, target = projected - inputs.arrival_s, target - inputs.arrival_s
+    ratio = projected / np.maximum(target, 1e-9)
     late = ratio > config.rho_max
     exponent = np.where(inputs.remaining_s < inputs.round_s, config.lam_urgent, config.lam)
     log_w = np.where(late, exponent * np.log(np.maximum(ratio, 1e-300)), 0.0)
@@ -101,6 +111,8 @@ class Planner:
     def __init__(self, config: ShockwaveConfig, backend):
         self.config = config
         self.backend = backend
+        #: The instance behind the last plan (for inspection and benchmarks).
+        self.last_instance: PlanningInstance | None = None
 
     def _instance(self, inputs: PlanInputs, log_weights=None, min_epochs=None) -> PlanningInstance:
         nsw_coef, makespan_coef = objective_coefficients(self.config, inputs)
@@ -164,10 +176,12 @@ class Planner:
                 x = record.pop("_greedy")
                 record["path"] = FALLBACK_PATH
         record.pop("_greedy", None)
+        self.last_instance = instance
         value = evaluate_plan(instance, x)
         record.update(objective=value.objective, nsw_term=value.nsw_term, makespan_term=value.makespan_term)
         gap, nsw = record.get("gap"), record.pop("_solver_nsw", None)
-        record["gap_share_of_nsw"] = (gap / abs(nsw)) if gap is not None and nsw else None
+        # a share of an (almost) zero NSW term, e.g. every job done within the plan, says nothing
+        record["gap_share_of_nsw"] = (gap / abs(nsw)) if gap is not None and nsw and abs(nsw) > 1e-9 else None
         record["total_s"] = time.perf_counter() - start
         rounds = [inputs.job_ids[x[:, t]] for t in range(x.shape[1])]
         return PlanOutcome(rounds, record)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
+
 from shockwave_agents.shockwave.program import MipProgram
 
 #: Statuses a backend reports.
@@ -207,6 +208,7 @@ def _make(name: str, threads: int):
 def backend_works(name: str) -> bool:
     """True if ``name`` solves a tiny MIP here (installed *and* licensed)."""
     import scipy.sparse as sp
+
     from shockwave_agents.shockwave.program import MipProgram as Program
 
     program = Program(
