@@ -15,7 +15,6 @@ import os
 import time
 
 from shockwave_agents import available_agents
-
 from shockwave_gym.harness import evaluate
 from shockwave_gym.harness.backends import DEFAULT_WORKERS
 

@@ -15,10 +15,10 @@ import time
 from pathlib import Path
 
 import numpy as np
+
 from shockwave_agents import available_agents, register_agent
 from shockwave_agents.base import Agent, pack_in_order
 from shockwave_agents.fifo import FifoAgent
-
 from shockwave_gym.simulator import SimConfig
 from shockwave_gym.traces import BUNDLED_GPUS, load_trace
 
