@@ -1,0 +1,59 @@
+"""Solution of the exercise in ``04_course_scheduling_fairness.ipynb``: a finish-time-fair agent.
+
+Rule, at every round boundary:
+
+1. For each active job j estimate its finish-time fairness if it got a fair 1/c share of
+   the cluster from now on, with c = max(1, active jobs / GPUs)::
+
+       rho_hat_j = (age_j + c * R_j) / (c * (W_j + R_j))
+
+   R_j is the core predictor's remaining run time (``view.predicted_remaining_s``), W_j the
+   work done so far measured in observed epoch durations, and age_j = now - arrival_j. A
+   job served at exactly its fair share has rho_hat = 1; one that waited has rho_hat > 1.
+2. Multiply rho_hat by ``1 + stickiness`` for jobs that ran last round: a job that keeps
+   running pays no 20 s restart, so a small preference for it saves GPU time.
+3. Run jobs in descending order while their gangs fit, letting smaller jobs backfill.
+
+It uses only what a real scheduler may know (no isolated times, no future batch sizes).
+On ``teaching-12`` it cuts the worst FTF below FIFO's and Gavel's at a lower average JCT
+than Gavel's (the notebook's checker cell shows the figures).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from shockwave_agents.base import Agent, pack_in_order
+
+
+class FinishTimeFairAgent(Agent):
+    """Most-behind-first: highest projected finish-time fairness ratio runs first."""
+
+    name = "ftf-first"
+
+    def __init__(self, stickiness: float = 0.3):
+        if not 0.0 <= stickiness < 10.0:
+            raise ValueError(f"stickiness must be in [0, 10), got {stickiness!r}")
+        self.stickiness = float(stickiness)
+
+    def act(self, view) -> np.ndarray:
+        active = view.active_job_ids
+        if active.size == 0:
+            return active
+        contention = max(1.0, view.num_active / view.gpus)
+        remaining_s = view.predicted_remaining_s[active]
+        age_s = view.time_s - view.arrival_s[active]
+        work_s = observed_work_s(view)[active]
+        rho_hat = (age_s + contention * remaining_s) / np.maximum(contention * (work_s + remaining_s), 1e-9)
+        rho_hat = rho_hat * (1.0 + self.stickiness * view.ran_last_round[active])
+        # a stable sort on -rho_hat breaks ties by job id, i.e. by arrival
+        order = active[np.argsort(-rho_hat, kind="stable")]
+        return pack_in_order(order, view.gang, view.gpus)
+
+
+def observed_work_s(view) -> np.ndarray:
+    """Isolated seconds of work done per job, from observed epoch durations only: completed
+    epochs at their mean observed duration plus the current epoch's finished share."""
+    epochs_done = view.epochs_done
+    completed_s = np.where(epochs_done > 0, np.nan_to_num(view.mean_epoch_duration_s) * epochs_done, 0.0)
+    return completed_s + (view.epoch_progress - epochs_done) * view.current_epoch_duration_s
