@@ -159,3 +159,14 @@ def test_tracker_records_targets_and_forgets_finished_jobs():
     np.testing.assert_allclose(tracker.targets(10, np.array([1, 2]), 0.5), [0.5 * 100 + 0.5 * 150, 70.0])
     tracker.forget([1])
     assert set(tracker.series) == {2}
+
+
+def test_per_job_noise_is_a_persistent_bias():
+    sim = make_sim([static_job(j, 30 + j) for j in range(6)])
+    ids = np.arange(6)
+    predictor = ShockwavePredictor(noise=0.5, noise_mode="job", seed=3)
+    clean = ShockwavePredictor().estimate(sim.view, ids).remaining_s
+    first = predictor.estimate(sim.view, ids).remaining_s / clean
+    second = predictor.estimate(sim.view, ids).remaining_s / clean
+    np.testing.assert_allclose(first, second)  # same factor every call
+    assert set(np.round(first, 9).tolist()) <= {0.5, 1.5}

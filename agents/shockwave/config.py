@@ -18,7 +18,7 @@ SOLVER_NAMES = ("auto", "highs", "cvxpy-highs", "mosek", "gurobi", "greedy")
 #: Licensed commercial solvers first (when a licence really works), then HiGHS direct.
 AUTO_SOLVER_ORDER = ("mosek", "gurobi", "highs")
 OBJECTIVES = ("authors", "normalized")
-NOISE_MODES = ("sign", "uniform")
+NOISE_MODES = ("sign", "uniform", "job")
 
 
 @dataclass(frozen=True)
@@ -64,8 +64,9 @@ class ShockwaveConfig:
     solve, ``rank_time_limit_s`` each re-ranking solve; ``threads`` for the solver.
 
     Prediction: ``noise`` is the multiplicative error of the remaining-time predictions
-    (0.2 = +-20%); ``noise_mode="sign"`` multiplies by 1 +- noise with a random sign (the
-    authors' robustness study), ``"uniform"`` by 1 + noise * U(-1, 1). ``drift_threshold``:
+    (0.2 = +-20%); ``noise_mode="sign"`` multiplies by 1 +- noise with a fresh random sign at
+    every prediction (the authors' robustness study), ``"uniform"`` by 1 + noise * U(-1, 1),
+    ``"job"`` by 1 +- noise with one sign per job kept for the episode (persistent bias). ``drift_threshold``:
     durations are recalibrated when measured run time drifts more than this share from the
     throughput table.
     """

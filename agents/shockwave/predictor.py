@@ -9,8 +9,9 @@ a noise option (SPEC.md "Remaining runtime prediction").
   ``|expected / measured - 1|`` exceeds ``drift_threshold`` (0.4, the authors' value), every
   table duration of the job is scaled by ``measured / expected``; otherwise by 1.
 - **Noise** (robustness study, RQ3): each prediction is multiplied by ``1 + noise * s``, with
-  ``s`` a fresh random sign per job and call (``noise_mode="sign"``, the authors' scheme) or
-  uniform in [-1, 1] (``"uniform"``); predictions are kept >= 1 s.
+  ``s`` a fresh random sign per job and call (``noise_mode="sign"``, the authors' scheme),
+  fresh and uniform in [-1, 1] (``"uniform"``), or a random sign drawn once per job and kept
+  for the episode (``"job"``: a persistently biased predictor); predictions are kept >= 1 s.
 - With an oracle view (ablations), the true remaining time replaces the Bayesian estimate
   (noise still applies).
 
@@ -80,10 +81,20 @@ class ShockwavePredictor:
         self.noise = float(noise)
         self.noise_mode = noise_mode
         self.drift_threshold = float(drift_threshold)
-        self.rng = np.random.default_rng(seed)
+        self.reseed(seed)
 
     def reseed(self, seed: int | None) -> None:
         self.rng = np.random.default_rng(seed)
+        self._job_sign: dict[int, float] = {}
+
+    def _noisy(self, job_ids: np.ndarray, values_s: np.ndarray) -> np.ndarray:
+        if self.noise_mode != "job" or self.noise <= 0:
+            return apply_noise(values_s, self.noise, self.noise_mode, self.rng)
+        for job in job_ids.tolist():
+            if job not in self._job_sign:
+                self._job_sign[job] = float(self.rng.choice([-1.0, 1.0]))
+        signs = np.array([self._job_sign[j] for j in job_ids.tolist()])
+        return np.maximum(values_s * (1.0 + self.noise * signs), MIN_NOISY_PREDICTION_S)
 
     def estimate(self, view, job_ids: np.ndarray) -> JobEstimates:
         """Estimates for ``job_ids`` (active jobs) from the view alone."""
@@ -101,7 +112,7 @@ class ShockwavePredictor:
                 view.epochs_done, 1.0 - (progress - done), current_s, view.num_epochs,
                 duration_scale=full_scale,
             )[job_ids]
-        remaining = apply_noise(remaining, self.noise, self.noise_mode, self.rng)
+        remaining = self._noisy(job_ids, remaining)
         completed_s = np.nan_to_num(view.mean_epoch_duration_s[job_ids]) * done[job_ids]
         mean_epoch = (completed_s + current_s[job_ids]) / (done[job_ids] + 1.0) * scale
         work_done = (completed_s + (progress[job_ids] - done[job_ids]) * current_s[job_ids]) * scale
