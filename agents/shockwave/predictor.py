@@ -105,6 +105,8 @@ class ShockwavePredictor:
         current_s = view.current_epoch_duration_s
         if view.oracle:
             remaining = np.asarray(view.remaining_s, dtype=np.float64)[job_ids] * scale
+        elif np.all(scale == 1.0):
+            remaining = np.asarray(view.predicted_remaining_s, dtype=np.float64)[job_ids]  # cached by the view
         else:
             full_scale = np.ones(view.num_jobs)
             full_scale[job_ids] = scale

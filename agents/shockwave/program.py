@@ -151,9 +151,9 @@ class MipProgram:
     """``minimise c.v`` s.t. ``row_lo <= A v <= row_hi``, ``col_lo <= v <= col_hi``.
 
     ``integer`` marks integer columns. ``objective_unit`` converts the scaled minimisation
-    value back to the instance's maximised objective: ``objective = -value * objective_unit``
-    (plus ``objective_offset``). ``abs_gap`` is the absolute gap in scaled units; ``rel_gap``
-    a relative gap (0 for the planning programs, whose objective is dominated by k * R).
+    value back to the instance's maximised objective: ``objective = -value * objective_unit``.
+    ``abs_gap`` is the absolute gap in scaled units; ``rel_gap`` a relative gap (0 for the
+    planning programs, whose objective is dominated by k * R).
     """
 
     c: np.ndarray
@@ -164,7 +164,6 @@ class MipProgram:
     col_hi: np.ndarray
     integer: np.ndarray
     objective_unit: float = 1.0
-    objective_offset: float = 0.0
     abs_gap: float = 1e-6
     rel_gap: float = 0.0
     layout: dict = field(default_factory=dict)
@@ -178,7 +177,7 @@ class MipProgram:
         return int(self.row_lo.size)
 
     def unscaled(self, value: float) -> float:
-        return -value * self.objective_unit + self.objective_offset
+        return -value * self.objective_unit
 
     def check_safe(self) -> None:
         """Raise :class:`ProgramError` unless every number is finite and in the safe range."""
