@@ -11,6 +11,7 @@ that can change the result; the store uses it to decide what a resumed run may s
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import importlib
 import json
@@ -121,7 +122,11 @@ def check_sendable(ref: AgentRef) -> None:
 
 @dataclass(frozen=True)
 class Cell:
-    """One agent x trace x seed run, with every input it depends on."""
+    """One agent x trace x seed run, with every input it depends on.
+
+    ``trace_sha256`` / ``throughputs_sha256`` are :func:`trace_digest` /
+    :func:`throughputs_digest` of the two inputs, computed once per grid (they are costly).
+    """
 
     agent: AgentRef
     trace: Trace
@@ -130,6 +135,8 @@ class Cell:
     config: SimConfig
     throughputs: ThroughputTable
     max_rounds: int
+    trace_sha256: str
+    throughputs_sha256: str
     oracle: bool = False
 
     @property
@@ -145,7 +152,7 @@ class Cell:
         base = self.agent.target or self.agent.label
         return COST_HINTS.get(base, 1.0) * self.trace.num_jobs
 
-    @property
+    @functools.cached_property
     def key(self) -> dict:
         """The inputs that determine the result, as plain JSON data (trace and throughput
         table by content hash)."""
@@ -158,16 +165,16 @@ class Cell:
             "agent_impl": self.agent.identity,
             "agent_options": [[k, repr(v)] for k, v in self.agent.options],
             "trace": self.trace.name,
-            "trace_sha256": trace_digest(self.trace),
+            "trace_sha256": self.trace_sha256,
             "gpus": self.gpus,
             "seed": self.seed,
             "sim_config": dataclasses.asdict(self.config),
-            "throughputs_sha256": throughputs_digest(self.throughputs),
+            "throughputs_sha256": self.throughputs_sha256,
             "max_rounds": self.max_rounds,
             "oracle": self.oracle,
         }
 
-    @property
+    @functools.cached_property
     def key_hash(self) -> str:
         text = json.dumps(self.key, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 
 from shockwave_gym.errors import InputError
-from shockwave_gym.harness.cells import AgentRef, Cell, agent_ref
+from shockwave_gym.harness.cells import AgentRef, Cell, agent_ref, throughputs_digest, trace_digest
 from shockwave_gym.runner import DEFAULT_MAX_ROUNDS
 from shockwave_gym.simulator import SimConfig
 from shockwave_gym.throughput import ThroughputTable
@@ -125,13 +125,15 @@ def build_cells(
     if max_rounds is not None and max_rounds < 1:
         raise InputError(f"max_rounds must be >= 1, got {max_rounds}")
     cells = []
+    table_sha256 = throughputs_digest(throughputs)
     for trace, gpus in traces:
         config = SimConfig(gpus=gpus, round_s=round_s, restart_overhead_s=restart_overhead_s)
+        trace_sha256 = trace_digest(trace)
         for agent in agents:
             for seed in seeds:
                 cells.append(Cell(
                     agent=agent, trace=trace, gpus=gpus, seed=seed, config=config,
                     throughputs=throughputs, max_rounds=max_rounds or DEFAULT_MAX_ROUNDS,
-                    oracle=oracle,
+                    trace_sha256=trace_sha256, throughputs_sha256=table_sha256, oracle=oracle,
                 ))
     return cells
