@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from pathlib import Path
 
 from shockwave_gym.errors import InputError
 
@@ -146,8 +147,6 @@ def _imitate(args, workload, reward, command: str) -> int:
     report = run_imitation(config, dataset=args.dataset)
     _print_summary(args.out, report["student"]["mean"], report["teacher"]["mean"], reference_name=args.teacher)
     if args.finetune:
-        from pathlib import Path
-
         from shockwave_agents.learned.train import TrainConfig, train
 
         tuned = str(Path(args.out) / "finetune")
@@ -170,7 +169,8 @@ def _print_summary(out: str, mean: dict, reference: dict | None, reference_name:
         value = (row or {}).get(key)
         return "n/a" if value is None else format(value, spec)
 
-    print(f"policy: {out}/policy.npz (+ policy.json; best held-out: best_policy.npz); metrics: {out}/eval.json")
+    best = "; best held-out: best_policy.npz" if (Path(out) / "best_policy.npz").is_file() else ""
+    print(f"policy: {out}/policy.npz (+ policy.json{best}); metrics: {out}/eval.json")
     for label, row in (("policy", mean), (reference_name, reference)):
         print(f"{label:>12}: avg JCT {fmt(row, 'avg_jct_s', ',.0f')} s, makespan {fmt(row, 'makespan_s', ',.0f')} s, "
               f"worst FTF {fmt(row, 'worst_ftf', '.2f')}, unfair {fmt(row, 'unfair_fraction', '.1%')}, "
