@@ -234,6 +234,7 @@ def run_imitation(config: ImitationConfig, dataset: str | None = None) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     arrays = load_dataset(dataset) if dataset else record(config, list(range(config.episodes)))
+    torch.manual_seed(config.seed)  # the initial weights
     policy = build_policy(config.algo, config.action_mode, config.max_jobs,
                           embed_dim=config.embed_dim, hidden_dim=config.hidden_dim)
     training = {"command": config.command, "teacher": config.teacher, "algo": config.algo,
@@ -247,6 +248,7 @@ def run_imitation(config: ImitationConfig, dataset: str | None = None) -> dict:
         extra = record(config, episodes, student_path=str(out / "policy"))
         arrays = {key: np.concatenate([arrays[key], extra[key]]) for key in arrays}
         print(f"[dagger] iteration {iteration + 1}: {extra['label'].shape[0]} student rounds labelled", file=sys.stderr, flush=True)
+        torch.manual_seed(config.seed)
         policy = build_policy(config.algo, config.action_mode, config.max_jobs,
                               embed_dim=config.embed_dim, hidden_dim=config.hidden_dim)
         fit = clone(policy, arrays, config)
