@@ -42,11 +42,15 @@ class UntrustedFileWarning(UserWarning):
 
 
 def build_policy(algo: str, action_mode: str, max_jobs: int, *, embed_dim: int = 64, hidden_dim: int = 128):
-    """A freshly initialised torch slot policy for the env's spaces (learning rate 0)."""
+    """A freshly initialised torch slot policy for the env's spaces (learning rate 0).
+    Sets torch to one thread (small networks run far slower on two)."""
+    import torch
+
     from shockwave_agents.learned.policy import policy_class
     from shockwave_gym.env.actions import make_action_mode
     from shockwave_gym.env.observation import observation_space
 
+    torch.set_num_threads(1)
     space = make_action_mode(action_mode, max_jobs).space
     return policy_class(algo)(observation_space(max_jobs), space, lambda _: 0.0, embed_dim=embed_dim, hidden_dim=hidden_dim)
 
@@ -170,6 +174,9 @@ def load_sb3_zip(path: str | Path, *, max_jobs: int | None = None) -> tuple[obje
         stacklevel=2,
     )
     policy_name = _zip_policy_class_name(path)
+    import torch
+
+    torch.set_num_threads(1)
     if policy_name == "MaskableSlotPolicy":
         from sb3_contrib import MaskablePPO as algo_class
 
