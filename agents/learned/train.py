@@ -14,6 +14,9 @@ What :func:`train` does (``shockwave-gym train`` is a thin wrapper):
 * at the end ``out/model.zip`` (SB3, for resuming), the weights-only ``out/policy.npz`` +
   ``out/policy.json`` (what agents load) and ``out/eval.json`` (final held-out metrics,
   the evaluation history and throughput in env steps/s).
+
+Worker processes start with ``forkserver``, so a script calling :func:`train` with
+``envs > 1`` needs the usual ``if __name__ == "__main__":`` guard.
 """
 
 from __future__ import annotations
