@@ -246,3 +246,34 @@ def test_numpy_forward_matches_torch(algo, mode):
             assert np.all(got[~valid] == 0)
         if policy.head_kind == "pick":
             assert got[-1] == pytest.approx(expected[-1], rel=1e-4, abs=1e-5)
+
+
+def test_shipped_policies_match_this_observation_version():
+    """A change to any observation feature must come with retrained shipped policies."""
+    import json
+    from pathlib import Path
+
+    from shockwave_gym.env.observation import observation_signature
+
+    shipped = Path(__file__).resolve().parents[1] / "agents" / "pretrained"
+    for name in ("ppo", "shockwave-distilled"):
+        meta = json.loads((shipped / f"{name}.json").read_text())
+        assert meta["observation_signature"] == observation_signature(), name
+
+
+def test_policy_from_another_observation_version_is_refused(tmp_path):
+    import json
+    import shutil
+    from pathlib import Path
+
+    from shockwave_agents.learned.weights import read_meta
+    from shockwave_gym.errors import InputError
+
+    shipped = Path(__file__).resolve().parents[1] / "agents" / "pretrained"
+    for suffix in (".json", ".npz"):
+        shutil.copy(shipped / f"ppo{suffix}", tmp_path / f"ppo{suffix}")
+    meta = json.loads((tmp_path / "ppo.json").read_text())
+    meta["observation_signature"] = "0" * 16
+    (tmp_path / "ppo.json").write_text(json.dumps(meta))
+    with pytest.raises(InputError, match="another version of the observation"):
+        read_meta(tmp_path / "ppo.json")

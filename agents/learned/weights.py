@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from shockwave_agents.learned.inference import NumpySlotNetwork, head_kind_for
-from shockwave_gym.env.observation import CLUSTER_FEATURE_NAMES, JOB_FEATURE_NAMES
+from shockwave_gym.env.observation import CLUSTER_FEATURE_NAMES, JOB_FEATURE_NAMES, observation_signature
 from shockwave_gym.errors import InputError
 
 FORMAT = "shockwave-gym-slot-policy"
@@ -67,6 +67,7 @@ def policy_meta(policy, algo: str, action_mode: str, training: dict | None = Non
         "max_jobs": policy.max_jobs,
         "job_features": list(JOB_FEATURE_NAMES),
         "cluster_features": list(CLUSTER_FEATURE_NAMES),
+        "observation_signature": observation_signature(),
         "training": dict(training or {}),
     }
 
@@ -105,6 +106,12 @@ def read_meta(path: str | Path) -> dict:
         raise InputError(
             f"{meta_path}: the policy was trained on other observation features "
             f"({meta.get('job_features')}, {meta.get('cluster_features')}); retrain it for this version"
+        )
+    if meta.get("observation_signature") != observation_signature():
+        raise InputError(
+            f"{meta_path}: the policy was trained on another version of the observation "
+            f"(signature {meta.get('observation_signature')!r}, this version "
+            f"{observation_signature()!r}: a feature's bounds or scaling changed); retrain it"
         )
     for key in ("algo", "action_mode", "embed_dim", "hidden_dim", "max_jobs"):
         if key not in meta:

@@ -66,6 +66,19 @@ _CLUSTER_LOW_LIST = [f[1] for f in CLUSTER_FEATURES]
 _CLUSTER_HIGH_LIST = [f[2] for f in CLUSTER_FEATURES]
 
 
+def observation_signature() -> str:
+    """A short hash of every feature's name, bounds, meaning and scaling constants.
+
+    Saved policies record it; loading one trained on a different observation fails loudly
+    instead of silently degrading. Any change to the features changes the signature.
+    """
+    import hashlib
+
+    parts = [repr(JOB_FEATURES), repr(CLUSTER_FEATURES), repr(TIME_SCALE_S),
+             np.asarray(_LOG_SCALE_IN).tobytes().hex(), np.asarray(_LOG_SCALE_OUT).tobytes().hex()]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
 def observation_space(max_jobs: int) -> spaces.Dict:
     """The Dict space of :func:`build_observation` for ``max_jobs`` slots."""
     return spaces.Dict(
