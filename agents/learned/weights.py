@@ -27,7 +27,11 @@ from pathlib import Path
 import numpy as np
 
 from shockwave_agents.learned.inference import NumpySlotNetwork, head_kind_for
-from shockwave_gym.env.observation import CLUSTER_FEATURE_NAMES, JOB_FEATURE_NAMES, observation_signature
+from shockwave_gym.env.observation import (
+    CLUSTER_FEATURE_NAMES,
+    JOB_FEATURE_NAMES,
+    observation_signature,
+)
 from shockwave_gym.errors import InputError
 
 FORMAT = "shockwave-gym-slot-policy"
