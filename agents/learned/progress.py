@@ -113,4 +113,5 @@ def _summary(mean: dict) -> str:
         return "n/a" if value is None else format(value, spec)
 
     return (f"avg JCT {fmt('avg_jct_s', ',.0f')} s, makespan {fmt('makespan_s', ',.0f')} s, "
-            f"worst FTF {fmt('worst_ftf', '.2f')}, unfair {fmt('unfair_fraction_themis', '.1%')} (Themis rho)")
+            f"worst FTF {fmt('worst_ftf', '.2f')}, unfair {fmt('unfair_fraction', '.1%')} "
+            f"(Themis rho: {fmt('unfair_fraction_themis', '.1%')})")

@@ -126,6 +126,11 @@ def build_model(config: TrainConfig, env):
         ent_coef=config.ent_coef, clip_range=config.clip_range, seed=config.seed, device="cpu", verbose=0,
         policy_kwargs=policy_kwargs,
     )
+    # An explicit silent logger: SB3's default one makes an empty /tmp/SB3-<date> directory
+    # per run; progress is ours (shockwave_agents.learned.progress).
+    from stable_baselines3.common.logger import Logger
+
+    model.set_logger(Logger(folder=None, output_formats=[]))
     if config.init_from:
         from shockwave_agents.learned.weights import load_policy
 

@@ -173,5 +173,6 @@ def _print_summary(out: str, mean: dict, reference: dict | None, reference_name:
     print(f"policy: {out}/policy.npz (+ policy.json{best}); metrics: {out}/eval.json")
     for label, row in (("policy", mean), (reference_name, reference)):
         print(f"{label:>12}: avg JCT {fmt(row, 'avg_jct_s', ',.0f')} s, makespan {fmt(row, 'makespan_s', ',.0f')} s, "
-              f"worst FTF {fmt(row, 'worst_ftf', '.2f')}, unfair {fmt(row, 'unfair_fraction', '.1%')}, "
+              f"worst FTF {fmt(row, 'worst_ftf', '.2f')}, unfair {fmt(row, 'unfair_fraction', '.1%')} "
+              f"(Themis rho: {fmt(row, 'unfair_fraction_themis', '.1%')}), "
               f"{fmt(row, 'decision_ms_per_round', '.2f')} ms/decision")
