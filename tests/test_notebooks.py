@@ -175,11 +175,6 @@ def test_solution_observed_work_matches_the_env_feature(course_modules):
     assert solution.observed_work_s(sim.view).max() > 0
 
 
-#: Pages the lead assembles from every engineer's figures (issue 8); links to them are checked
-#: once they exist. Empty this set when docs/BENCHMARKS.md is committed.
-PENDING_PAGES = {"BENCHMARKS.md"}
-
-
 def test_docs_index_links_every_page_and_every_relative_link_resolves():
     index = (DOCS / "INDEX.md").read_text(encoding="utf-8")
     pages = sorted(p.name for p in DOCS.glob("*.md") if p.name != "INDEX.md")
@@ -190,6 +185,6 @@ def test_docs_index_links_every_page_and_every_relative_link_resolves():
         for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text(encoding="utf-8")):
             if "://" in target:
                 continue
-            if not (page.parent / target).exists() and target not in PENDING_PAGES:
+            if not (page.parent / target).exists():
                 broken.append(f"{page.name} -> {target}")
     assert not broken, f"broken relative links: {broken}"
