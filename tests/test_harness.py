@@ -149,12 +149,13 @@ def test_reference_agent_is_used_when_present(tmp_path):
 
 def test_failing_cell_is_reported_and_the_others_are_kept(tmp_path):
     agents = {"fifo": "fifo", "broken": helpers.failing_agent}
-    with pytest.raises(CellsFailed) as caught:
-        evaluate(agents, helpers.TRACE, seeds=0, workers=2, out=tmp_path, progress=False, figures=False)
+    with pytest.raises(CellsFailed) as caught:  # even with the failing cell chosen for the Gantt
+        evaluate(agents, helpers.TRACE, seeds=0, workers=2, out=tmp_path, progress=False, gantt=("broken",))
     assert list(caught.value.errors) == ["broken / teaching-12 / seed 0"]
     assert "broken on purpose" in caught.value.errors["broken / teaching-12 / seed 0"]
     assert list(caught.value.results["agent"]) == ["fifo"]
     assert [r["agent"] for r in read_csv(tmp_path / "results.csv")] == ["fifo"]
+    assert (tmp_path / "figures" / helpers.TRACE / "gantt.png").is_file()  # drawn for fifo
     code, _, stderr = run_cli(["compare", "--agents", f"fifo,{helpers.module_spec('failing_agent')}",
                                "--traces", helpers.TRACE, "--out", str(tmp_path), "--no-figures"])
     assert code == 1 and "1 cell(s) failed (failing_agent / teaching-12 / seed 0)" in stderr

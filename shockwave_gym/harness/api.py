@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from shockwave_gym.errors import InputError
 from shockwave_gym.harness.backends import run_cells
 from shockwave_gym.harness.cells import Cell
 from shockwave_gym.harness.grid import (
@@ -144,15 +145,17 @@ def _write_outputs(store: CellStore, cells: list[Cell], records: dict, results: 
     if figures:
         from shockwave_gym.harness.figures import write_figures
 
+        try:
+            gantt_cell = _gantt_cell(gantt, finished, reference)
+        except InputError:  # the chosen cell failed (reported by CellsFailed): use the default
+            gantt_cell = _gantt_cell(None, finished, reference)
         write_figures(results, jobs, summary, episodes, reference, store.out / "figures",
-                      gantt_cell=_gantt_cell(gantt, finished, reference))
+                      gantt_cell=gantt_cell)
 
 
 def _gantt_cell(gantt: tuple | None, finished: list[Cell], reference: str) -> tuple[str, str, int]:
     """(trace, agent, seed) for the Gantt chart; unspecified parts default to the reference
     agent (or the first), the first trace and the first seed."""
-    from shockwave_gym.errors import InputError
-
     agent, trace, seed = (tuple(gantt or ()) + (None, None, None))[:3]
     agents = [c.agent.label for c in finished]
     agent = agent or (reference if reference in agents else agents[0])
