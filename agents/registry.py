@@ -39,7 +39,14 @@ def register_agent(name: str, factory: Callable, *, overwrite: bool = False) -> 
     _EXTRA[name] = factory
 
 
-def _resolve(name: str) -> Callable:
+def registered_factory(name: str) -> Callable | None:
+    """The factory a third party registered under ``name`` with :func:`register_agent`
+    (``None`` for built-in or unknown names)."""
+    return _EXTRA.get(name)
+
+
+def resolve_factory(name: str) -> Callable:
+    """The factory behind a registered name (imports its module); unknown -> InputError."""
     if name in _EXTRA:
         return _EXTRA[name]
     target = _BUILTIN.get(name)
@@ -50,21 +57,27 @@ def _resolve(name: str) -> Callable:
     return getattr(module, attr)
 
 
-def make_agent(name: str, **kwargs):
-    """A fresh agent instance by registered name.
+def check_options(name: str, factory: Callable, options: dict) -> None:
+    """Raise :class:`InputError` when ``factory`` does not take ``options`` (checked before
+    anything runs, so a typo is a clean input error rather than a failed run)."""
+    if not options:
+        return
+    try:
+        inspect.signature(factory).bind(**options)
+    except TypeError as exc:
+        raise InputError(
+            f"agent {name!r} does not take options {sorted(options)}: {exc}; "
+            f"signature: {name}{inspect.signature(factory)}"
+        ) from None
+    except ValueError:  # no introspectable signature (some builtins): let the call decide
+        return
 
-    Options the agent does not take raise :class:`InputError` (a clean CLI error), naming
-    the agent's signature.
-    """
-    factory = _resolve(name)
-    if kwargs:
-        try:
-            inspect.signature(factory).bind(**kwargs)
-        except TypeError as exc:
-            raise InputError(
-                f"agent {name!r} does not take options {sorted(kwargs)}: {exc}; "
-                f"signature: {name}{inspect.signature(factory)}"
-            ) from None
+
+def make_agent(name: str, **kwargs):
+    """A fresh agent instance by registered name; options it does not take raise
+    :class:`InputError`."""
+    factory = resolve_factory(name)
+    check_options(name, factory, kwargs)
     return factory(**kwargs)
 
 
@@ -74,7 +87,7 @@ def available_agents() -> list[str]:
     for name, target in _BUILTIN.items():
         try:
             found = importlib.util.find_spec(target.split(":")[0]) is not None
-        except ModuleNotFoundError:  # a parent package is missing
+        except ImportError:  # a parent package is missing or fails to import
             found = False
         if found:
             names.append(name)

@@ -61,7 +61,7 @@ class RandomOrderAgent(Agent):
 
 
 class _Slow(Agent):
-    delay_s = 0.03
+    delay_s = 0.06  # ~3 s per teaching cell: seconds of margin for the interrupt under load
 
     def __init__(self, inner: Agent):
         self.inner = inner

@@ -31,10 +31,28 @@ def add_parsers(subparsers) -> None:
     parser.add_argument("--out", default="compare_out", help="output directory (default compare_out)")
     parser.add_argument("--force", action="store_true", help="recompute cells already saved in --out")
     parser.add_argument("--reference", default="shockwave", help="agent the table is normalised to (default shockwave)")
+    parser.add_argument(
+        "--agent-opt", action="append", default=[], metavar="AGENT:KEY=VALUE",
+        help="option for one agent (repeatable), e.g. ppo:path=runs/mppo; values are JSON or bare words",
+    )
     parser.add_argument("--gantt", metavar="AGENT[,TRACE[,SEED]]", help="cell drawn as a Gantt chart (default: reference agent, first trace, first seed)")
     parser.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     parser.set_defaults(func=compare)
+
+
+def parse_per_agent_options(pairs: list[str]) -> dict[str, dict]:
+    """``["ppo:path=runs/x", "shockwave:noise=0.5"]`` -> ``{"ppo": {"path": "runs/x"}, ...}``."""
+    from shockwave_gym.cli.run_command import parse_agent_options
+    from shockwave_gym.errors import InputError
+
+    options: dict[str, dict] = {}
+    for pair in pairs:
+        agent, sep, option = pair.partition(":")
+        if not sep or not agent:
+            raise InputError(f"--agent-opt expects AGENT:KEY=VALUE, got {pair!r}")
+        options.setdefault(agent, {}).update(parse_agent_options([option]))
+    return options
 
 
 def compare(args) -> int:
@@ -54,6 +72,7 @@ def compare(args) -> int:
                 gantt[2] = int(gantt[2])
             except ValueError:
                 raise InputError(f"--gantt: seed must be an integer, got {gantt[2]!r}") from None
+    agent_options = parse_per_agent_options(args.agent_opt)
     command = "shockwave-gym " + shlex.join(sys.argv[1:]) if sys.argv[1:2] == ["compare"] else ""
     failed, results = None, None
     try:
@@ -63,6 +82,7 @@ def compare(args) -> int:
             reference=args.reference, round_s=args.round_s, restart_overhead_s=args.restart_overhead_s,
             max_rounds=args.max_rounds, figures=not args.no_figures, gantt=gantt,
             progress=False if args.quiet else None, command=command,
+            agent_options=agent_options or None,
         )
     except CellsFailed as exc:
         failed, results = exc, exc.results

@@ -19,6 +19,7 @@ import os
 import signal
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 
 from shockwave_gym.errors import InputError
 from shockwave_gym.harness.cells import Cell, check_sendable, init_worker, run_cell
@@ -79,7 +80,11 @@ def _process_pool(cells: list[Cell], workers: int) -> Iterator[tuple[Cell, dict]
                 cell = pending.pop(future)
                 error = future.exception()
                 if error is not None:  # the worker process itself died
-                    raise RuntimeError(f"{cell.label}: worker failed: {error!r}") from error
+                    hint = ""
+                    if isinstance(error, BrokenProcessPool):
+                        hint = (" (in a script, call evaluate() under `if __name__ == \"__main__\":`"
+                                " since workers are spawned processes that re-import it; or pass workers=1)")
+                    raise RuntimeError(f"{cell.label}: worker failed: {error!r}{hint}") from error
                 yield cell, future.result()
         finished = True
     finally:

@@ -101,9 +101,9 @@ def agent_ref(label: str, spec: str | Callable, options: dict | None = None) -> 
 
     if spec not in available_agents():
         raise InputError(f"unknown agent {spec!r}; available: {', '.join(available_agents())}")
-    # The registry keeps third-party registrations in a private dict; it has no public
-    # accessor (see the harness report), and worker processes start with an empty one.
-    extra = getattr(registry, "_EXTRA", {}).get(spec)
+    registry.check_options(spec, registry.resolve_factory(spec), dict(opts))
+    # Worker processes start with an empty registry: carry a third-party factory along.
+    extra = registry.registered_factory(spec)
     return AgentRef(label=label, target=spec, factory=extra, options=opts)
 
 
