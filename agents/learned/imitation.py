@@ -29,7 +29,12 @@ import numpy as np
 import torch
 
 from shockwave_agents.base import Agent
-from shockwave_agents.learned.workload import TrainingTraceSource, Workload, held_out_traces
+from shockwave_agents.learned.workload import (
+    TrainingTraceSource,
+    Workload,
+    held_out_traces,
+    require_positive_ints,
+)
 from shockwave_gym.env.observation import SlotMap, build_observation
 from shockwave_gym.errors import InputError
 from shockwave_gym.runner import run_episode
@@ -68,10 +73,7 @@ class ImitationConfig:
                 f"behaviour cloning supports ppo with priority or select, and maskable_ppo with select; "
                 f"got {self.algo} with {self.action_mode}"
             )
-        for name in ("episodes", "epochs", "batch_size", "workers", "dagger_episodes"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InputError(f"{name} must be a positive integer, got {value!r}")
+        require_positive_ints(self, ("episodes", "epochs", "batch_size", "workers", "dagger_episodes"))
         if self.max_jobs is None:
             self.max_jobs = self.workload.max_num_jobs
 

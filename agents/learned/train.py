@@ -33,7 +33,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from shockwave_agents.learned.workload import TrainingTraceSource, Workload, held_out_traces
+from shockwave_agents.learned.workload import (
+    TrainingTraceSource,
+    Workload,
+    held_out_traces,
+    require_positive_ints,
+)
 from shockwave_gym.errors import InputError
 
 ALGOS = ("ppo", "maskable_ppo")
@@ -78,10 +83,7 @@ class TrainConfig:
             self.action_mode = DEFAULT_ACTION_MODE[self.algo]
         if self.algo == "maskable_ppo" and self.action_mode == "priority":
             raise InputError("maskable_ppo needs a maskable action mode (select or sequential); use ppo for priority")
-        for name in ("timesteps", "envs", "n_steps", "batch_size", "n_epochs", "eval_every", "checkpoint_every"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InputError(f"{name} must be a positive integer, got {value!r}")
+        require_positive_ints(self, ("timesteps", "envs", "n_steps", "batch_size", "n_epochs", "eval_every", "checkpoint_every"))
         if self.max_jobs is None:
             self.max_jobs = self.workload.max_num_jobs
 

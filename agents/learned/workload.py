@@ -110,3 +110,11 @@ def held_out_traces(
         )
         traces.append(generate_trace(config, throughputs))
     return traces
+
+
+def require_positive_ints(config, names: Iterable[str]) -> None:
+    """Raise :class:`InputError` unless each named attribute of ``config`` is an int >= 1."""
+    for name in names:
+        value = getattr(config, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InputError(f"{name} must be a positive integer, got {value!r}")

@@ -15,17 +15,8 @@ from __future__ import annotations
 import argparse
 from collections import Counter
 
+from shockwave_gym.cli.run_command import positive_int
 from shockwave_gym.errors import InputError
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
-    return value
 
 
 def parse_mix(text: str, label: str, key_type: type = str) -> dict:
@@ -129,7 +120,7 @@ def add_parsers(subparsers) -> None:
         help="generate a synthetic trace (same arguments -> byte-identical file)",
         description="Generate a trace with the authors' methodology (SPEC.md, 'The generator').",
     )
-    gen.add_argument("--jobs", type=_positive_int, required=True, help="number of jobs")
+    gen.add_argument("--jobs", type=positive_int, required=True, help="number of jobs")
     gen.add_argument("--seed", type=int, required=True, help="RNG seed (>= 0)")
     gen.add_argument("--arrival-rate-per-hour", type=float, default=90.0,
                      help="mean arrivals per hour (default 90, i.e. one every 40 s)")
@@ -148,7 +139,7 @@ def add_parsers(subparsers) -> None:
         description="Check a trace file or bundled trace against SPEC.md's trace grammar.",
     )
     val.add_argument("trace", help="trace file or bundled trace name")
-    val.add_argument("--gpus", type=_positive_int, help="cluster size: every gang must fit")
+    val.add_argument("--gpus", type=positive_int, help="cluster size: every gang must fit")
     val.add_argument("--throughputs", help="throughput table (Gavel JSON or our CSV); default built-in V100")
     val.set_defaults(func=_validate)
 
