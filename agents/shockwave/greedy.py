@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from shockwave_agents.base import pack_in_order
 from shockwave_agents.shockwave.program import PlanningInstance, evaluate_plan, piecewise_log
 
 
@@ -26,18 +27,6 @@ def rounds_needed(instance: PlanningInstance) -> np.ndarray:
     work_s = instance.max_epochs * instance.mean_epoch_s + instance.loss_s
     need = np.ceil(np.maximum(work_s, 0.0) / instance.round_s - 1e-9).astype(np.int64)
     return np.minimum(need, instance.rounds)
-
-
-def _pack(order: np.ndarray, gang: np.ndarray, capacity: int) -> np.ndarray:
-    chosen = []
-    free = capacity
-    for j, size in zip(order.tolist(), gang[order].tolist(), strict=True):
-        if size <= free:
-            chosen.append(j)
-            free -= size
-            if free == 0:
-                break
-    return np.asarray(chosen, dtype=np.int64)
 
 
 def _round_run_s(instance: PlanningInstance, t: int) -> np.ndarray:
@@ -56,7 +45,7 @@ def greedy_longest_remaining(instance: PlanningInstance) -> np.ndarray:
         if open_jobs.size == 0:
             break
         order = open_jobs[np.lexsort((-remaining[open_jobs], -weight[open_jobs]))]
-        chosen = _pack(order, instance.gang, instance.gpus)
+        chosen = pack_in_order(order, instance.gang, instance.gpus)
         x[chosen, t] = True
         remaining[chosen] -= _round_run_s(instance, t)[chosen] if t == 0 else instance.round_s
     return x
@@ -84,7 +73,7 @@ def greedy_marginal_welfare(instance: PlanningInstance) -> np.ndarray:
         )
         score = weight[open_jobs] * gain / instance.gang[open_jobs]
         order = open_jobs[np.lexsort((-instance.remaining_s[open_jobs], -score))]
-        chosen = _pack(order, instance.gang, instance.gpus)
+        chosen = pack_in_order(order, instance.gang, instance.gpus)
         x[chosen, t] = True
         full_step = _round_run_s(instance, t)
         run_s[chosen] += full_step[chosen] if np.ndim(full_step) else full_step
