@@ -180,6 +180,12 @@ class ClusterView:
         return _read_only(self._sim.last_overhead_s)
 
     @property
+    def work_done_s(self) -> np.ndarray:
+        """Isolated seconds of work done per job: the observed durations of its completed
+        epochs plus the finished share of the current one (all observed, nothing hidden)."""
+        return _read_only(self._sim.work_done_s)
+
+    @property
     def epochs_done(self) -> np.ndarray:
         """Completed epochs per job."""
         return self._derived().epochs_done

@@ -193,3 +193,24 @@ def test_oracle_flag_survives_pickle_and_copy():
     for clone in (sim.copy(), pickle.loads(pickle.dumps(sim))):
         with pytest.raises(OracleAccessError):
             clone.view.isolated_time_s  # noqa: B018
+
+
+def test_view_work_done_is_the_sum_of_observed_epoch_durations():
+    """``view.work_done_s`` is observable: completed epochs at their observed mean duration
+    plus the finished share of the current epoch, at every state of an episode."""
+    from shockwave_agents import make_agent
+    from shockwave_gym import SimConfig, Simulator
+    from shockwave_gym.traces import load_trace
+
+    trace = load_trace("teaching-12", gpus=4)
+    sim = Simulator(trace.jobs, SimConfig(gpus=4))
+    view, agent = sim.view, make_agent("fifo")
+    while not sim.done:
+        done = view.epochs_done
+        completed = np.where(done > 0, np.nan_to_num(view.mean_epoch_duration_s) * done, 0.0)
+        expected = completed + (view.epoch_progress - done) * view.current_epoch_duration_s
+        np.testing.assert_allclose(view.work_done_s, expected, rtol=1e-9, atol=1e-6)
+        sim.step(agent.act(view))
+    assert view.work_done_s.max() > 0
+    with pytest.raises(ValueError):
+        view.work_done_s[0] = 0.0

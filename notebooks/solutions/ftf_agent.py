@@ -43,17 +43,9 @@ class FinishTimeFairAgent(Agent):
         contention = max(1.0, view.num_active / view.gpus)
         remaining_s = view.predicted_remaining_s[active]
         age_s = view.time_s - view.arrival_s[active]
-        work_s = observed_work_s(view)[active]
+        work_s = view.work_done_s[active]
         rho_hat = (age_s + contention * remaining_s) / np.maximum(contention * (work_s + remaining_s), 1e-9)
         rho_hat = rho_hat * (1.0 + self.stickiness * view.ran_last_round[active])
         # a stable sort on -rho_hat breaks ties by job id, i.e. by arrival
         order = active[np.argsort(-rho_hat, kind="stable")]
         return pack_in_order(order, view.gang, view.gpus)
-
-
-def observed_work_s(view) -> np.ndarray:
-    """Isolated seconds of work done per job, from observed epoch durations only: completed
-    epochs at their mean observed duration plus the current epoch's finished share."""
-    epochs_done = view.epochs_done
-    completed_s = np.where(epochs_done > 0, np.nan_to_num(view.mean_epoch_duration_s) * epochs_done, 0.0)
-    return completed_s + (view.epoch_progress - epochs_done) * view.current_epoch_duration_s

@@ -166,14 +166,6 @@ def contention(view) -> float:
     return max(1.0, view.num_active / view.gpus)
 
 
-def observed_work_s(view) -> np.ndarray:
-    """Isolated seconds of work done per job (all jobs), from observed epoch durations only."""
-    epochs_done = view.epochs_done
-    completed = view.mean_epoch_duration_s * epochs_done
-    completed[epochs_done == 0] = 0.0  # NaN mean before the first epoch
-    return completed + (view.epoch_progress - epochs_done) * view.current_epoch_duration_s
-
-
 def ftf_estimate(view, job_ids: np.ndarray | None = None) -> np.ndarray:
     """Projected finish-time fairness rho-hat from observed data (all jobs, or ``job_ids``).
 
@@ -186,7 +178,7 @@ def ftf_estimate(view, job_ids: np.ndarray | None = None) -> np.ndarray:
     c = contention(view)
     remaining = view.predicted_remaining_s
     age = view.time_s - view.arrival_s
-    rho = (age + c * remaining) / np.maximum(c * (observed_work_s(view) + remaining), 1e-9)
+    rho = (age + c * remaining) / np.maximum(c * (view.work_done_s + remaining), 1e-9)
     return rho if job_ids is None else rho[job_ids]
 
 
