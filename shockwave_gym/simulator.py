@@ -341,14 +341,7 @@ class Simulator:
             self._version += 1
         return record
 
-    # --- derived state (observable) ---------------------------------------------------------
-
-    def epochs_done(self) -> np.ndarray:
-        """Completed epochs per job (int), from work done."""
-        s = self.static
-        # 1 us of slack: an epoch whose end is reached up to float rounding counts as done
-        pos = np.searchsorted(s.epoch_end_global_s, s.job_base_s + self.work_done_s + 1e-6, side="right")
-        return np.where(self.status == DONE, s.num_epochs, np.minimum(pos - s.epoch_offset[:-1], s.num_epochs))
+    # --- results -----------------------------------------------------------------------------
 
     def result(self):
         from shockwave_gym.metrics import EpisodeResult
