@@ -7,7 +7,7 @@ anything else with :class:`~shockwave_gym.errors.InvalidActionError`.
 
 - Planners (Gavel-family baselines, Shockwave) read the view directly.
 - Learned policies read the *observation*, which the env builds from the same view
-  (``shockwave_gym.env.observation``); the adapters in
+  (``shockwave_gym.interface.observation``); the adapters in
   ``shockwave_agents.learned`` wrap an SB3 model that way.
 """
 
@@ -18,38 +18,24 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from shockwave_gym.interface.packing import pack_in_order
+from shockwave_gym.view import ClusterView
+
+__all__ = ["Agent", "pack_in_order"]
+
 
 class Agent(ABC):
     """Base class. Subclasses set ``name`` and implement :meth:`act`."""
 
     name: str = "agent"
 
-    def reset(self, view, seed: int | None = None) -> None:  # noqa: B027 - optional hook
+    def reset(self, view: ClusterView, seed: int | None = None) -> None:  # noqa: B027 - optional hook
         """Called once before the first round of an episode. Clear per-episode state here."""
 
     @abstractmethod
-    def act(self, view) -> Sequence[int] | np.ndarray:
+    def act(self, view: ClusterView) -> Sequence[int] | np.ndarray:
         """Job ids to run in the round starting at ``view.time_s``."""
 
     def stats(self) -> dict:
         """Agent-specific statistics for the run's JSON output (e.g. ``planner_stats``)."""
         return {}
-
-
-def pack_in_order(order: np.ndarray, gang: np.ndarray, gpus: int, *, backfill: bool = True) -> np.ndarray:
-    """Take jobs in ``order`` while their gangs fit in ``gpus``.
-
-    With ``backfill`` a job that does not fit is skipped and smaller ones behind it may run;
-    without it, selection stops at the first job that does not fit (strict order).
-    """
-    free = gpus
-    chosen = []
-    for job_id, size in zip(order.tolist(), gang[order].tolist(), strict=True):
-        if size <= free:
-            chosen.append(job_id)
-            free -= size
-            if free == 0:
-                break
-        elif not backfill:
-            break
-    return np.asarray(chosen, dtype=np.int64)

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from shockwave_agents.base import Agent, pack_in_order
+from shockwave_agents.base import Agent
+from shockwave_gym.interface import pack_in_order
+from shockwave_gym.view import ClusterView
 
 
 class FifoAgent(Agent):
@@ -18,6 +20,6 @@ class FifoAgent(Agent):
     def __init__(self, backfill: bool = True):
         self.backfill = backfill
 
-    def act(self, view) -> np.ndarray:
+    def act(self, view: ClusterView) -> np.ndarray:
         # active ids are ascending, and ids follow arrival order
         return pack_in_order(view.active_job_ids, view.gang, view.gpus, backfill=self.backfill)

@@ -20,8 +20,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from shockwave_agents.base import Agent, pack_in_order
+from shockwave_agents.base import Agent
 from shockwave_gym.errors import InputError
+from shockwave_gym.interface import pack_in_order
+from shockwave_gym.view import ClusterView
 
 
 class LasAgent(Agent):
@@ -36,7 +38,7 @@ class LasAgent(Agent):
         self.queue_thresholds_gpu_s = np.asarray(thresholds, dtype=np.float64)
         self.backfill = bool(backfill)
 
-    def act(self, view) -> np.ndarray:
+    def act(self, view: ClusterView) -> np.ndarray:
         active = view.active_job_ids
         service = view.attained_service_gpu_s[active]
         if self.queue_thresholds_gpu_s.size:

@@ -1,7 +1,7 @@
 """SRTF: shortest predicted remaining time first, preemptive, with backfilling.
 
-Rule: at every round, order the active jobs by the core predictor's remaining isolated run
-time (:attr:`ClusterView.predicted_remaining_s`, ascending; ties by arrival, i.e. job id) and
+Rule: at every round, order the active jobs by the predicted remaining isolated run time
+(:func:`shockwave_gym.interface.predicted_remaining_s`, ascending; ties by arrival, i.e. job id) and
 take them while their gangs fit, letting smaller jobs backfill GPUs a larger one cannot use.
 A job that is overtaken by a shorter arrival is preempted at the next round boundary.
 
@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from shockwave_agents.base import Agent, pack_in_order
+from shockwave_agents.base import Agent
+from shockwave_gym.interface import pack_in_order, predicted_remaining_s
+from shockwave_gym.view import ClusterView
 
 
 class SrtfAgent(Agent):
@@ -26,9 +28,9 @@ class SrtfAgent(Agent):
         self.backfill = bool(backfill)
         self.oracle = bool(oracle)
 
-    def act(self, view) -> np.ndarray:
+    def act(self, view: ClusterView) -> np.ndarray:
         active = view.active_job_ids
-        remaining_s = view.remaining_s if self.oracle else view.predicted_remaining_s
+        remaining_s = view.remaining_s if self.oracle else predicted_remaining_s(view)
         # active ids are ascending, so a stable sort breaks ties by arrival
         order = active[np.argsort(remaining_s[active], kind="stable")]
         return pack_in_order(order, view.gang, view.gpus, backfill=self.backfill)

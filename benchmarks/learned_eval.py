@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/learned_eval.py [--seeds 2001 2002 2003 2004 2005] [--agents ...]
 
-Five held-out traces (``shockwave_agents.learned.workload.held_out_traces``: 40 jobs on 12
+Five held-out traces (``shockwave_gym.training.workload.held_out_traces``: 40 jobs on 12
 GPUs, jobs of 0.2-2 h, arrival rates 20/30/40/50/60 per hour, seeds 2001-2005). Training
 traces draw their seeds from [2**32, 2**63), so these can never have been trained on. Each
 agent plays each trace once, in this process and in sequence (so decision times are
@@ -33,9 +33,9 @@ import warnings
 import numpy as np
 
 from shockwave_agents import make_agent
-from shockwave_agents.learned.workload import held_out_traces
 from shockwave_gym.runner import run_episode
 from shockwave_gym.simulator import SimConfig
+from shockwave_gym.training.workload import held_out_traces
 
 AGENTS = ("ppo", "shockwave-distilled", "shockwave", "gavel", "fifo")
 METRICS = ("makespan_s", "avg_jct_s", "worst_ftf", "unfair_fraction", "worst_ftf_themis", "unfair_fraction_themis")

@@ -3,7 +3,7 @@ env worker processes (SubprocVecEnv), on ``Generated-v0``-style traces (12 GPUs,
 
     .venv/bin/python benchmarks/train_speed.py [--timesteps 4096] [--envs 2]
 
-Runs ``shockwave_agents.learned.train.train`` (the code behind ``shockwave-gym train``) for
+Runs ``shockwave_gym.training.train.train`` (the code behind ``shockwave-gym train``) for
 PPO/priority, MaskablePPO/sequential and MaskablePPO/select, with periodic evaluation and
 checkpoints pushed past the end, and reports env steps per second of ``model.learn``
 (sequential mode counts sub-steps). Baseline, measured in the same run: random valid
@@ -26,8 +26,8 @@ import gymnasium as gym
 import numpy as np
 
 import shockwave_gym  # noqa: F401  (registers the ids)
-from shockwave_agents.learned.train import TrainConfig, train
-from shockwave_agents.learned.workload import TrainingTraceSource, Workload
+from shockwave_gym.training.train import TrainConfig, train
+from shockwave_gym.training.workload import TrainingTraceSource, Workload
 
 RUNS = (("ppo", "priority"), ("maskable_ppo", "sequential"), ("maskable_ppo", "select"))
 

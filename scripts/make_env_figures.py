@@ -18,7 +18,7 @@ import gymnasium as gym
 import numpy as np
 
 import shockwave_gym  # noqa: F401  (registers the ids)
-from shockwave_gym.env.observation import JOB_FEATURE_NAMES
+from shockwave_gym.interface.observation import JOB_FEATURE_NAMES
 
 ENV_ID = "shockwave_gym/Teaching-v0"
 SNAPSHOT_ROUND = 6

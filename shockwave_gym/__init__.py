@@ -1,21 +1,27 @@
 """shockwave-gym: a Gymnasium GPU-cluster scheduling environment (after Shockwave, NSDI '23).
 
 Data flows one way: trace -> job specs -> simulator state -> observation -> agent -> action
--> simulator -> metrics. Importing this package registers the Gymnasium ids
-(``shockwave_gym/Cluster-v0`` and friends).
+-> simulator -> metrics. The core (simulator, view, traces, metrics, runner) needs neither
+Gymnasium nor the env; when Gymnasium is installed, importing this package registers the
+Gymnasium ids (``shockwave_gym/Cluster-v0`` and friends), which imports gymnasium and
+nothing else of the env.
 """
 
 from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from shockwave_gym.config import SimConfig
 from shockwave_gym.errors import InputError, InvalidActionError, TraceError
-from shockwave_gym.simulator import SimConfig, Simulator
+from shockwave_gym.simulator import Simulator
 from shockwave_gym.throughput import ThroughputTable
+from shockwave_gym.view import ClusterView, OracleAccessError
 
 __all__ = [
+    "ClusterView",
     "InputError",
     "InvalidActionError",
+    "OracleAccessError",
     "SimConfig",
     "Simulator",
     "ThroughputTable",
@@ -38,9 +44,18 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'shockwave_gym' has no attribute {name!r}")
 
 
-# --- Gymnasium registration (kept last: it imports the env package) ---------------------
-# String entry points: the env class itself is imported by gym.make, not here.
-from shockwave_gym.env.registration import register_envs  # noqa: E402
+# --- Gymnasium registration (kept last) -------------------------------------------------
+# Only when gymnasium is installed: the core works without it. String entry points: the env
+# class itself is imported by gym.make, not here.
+def _register_if_gymnasium() -> None:
+    try:
+        from shockwave_gym.env.registration import register_envs
+    except ModuleNotFoundError as exc:
+        if exc.name != "gymnasium":
+            raise
+        return
+    register_envs()
+    __all__.append("ClusterEnv")
 
-register_envs()
-__all__ += ["ClusterEnv"]
+
+_register_if_gymnasium()

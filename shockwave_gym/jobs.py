@@ -1,8 +1,8 @@
 """Job specifications: what one line of a trace describes.
 
-A :class:`JobSpec` is immutable and holds only what the trace says. Everything derived
-(epochs, batch-size schedule, epoch durations, isolated time) is computed by
-:func:`job_profile` from the spec, its adaptation mode and a throughput table.
+A :class:`JobSpec` is immutable and holds only what the trace says; :class:`PublicJobSpec`
+is the part of it a scheduler may see. Everything derived (batch-size schedule, epoch
+durations, isolated time) is computed by :func:`shockwave_gym.profile.job_profile`.
 """
 
 from __future__ import annotations
@@ -11,9 +11,7 @@ import math
 import re
 from dataclasses import dataclass
 
-import numpy as np
-
-#: Samples per epoch of each model's dataset (SPEC.md).
+#: Samples per epoch of each model's dataset (docs/SEMANTICS.md, "Adaptation modes").
 DATASET_SIZES: dict[str, int] = {
     "ResNet-18": 50_000,
     "ResNet-50": 100_000,
@@ -100,42 +98,36 @@ class JobSpec:
         """Epochs = ceil(total iterations / ceil(dataset / initial batch size))."""
         return math.ceil(self.total_iterations / self.iterations_per_epoch_at_initial)
 
+    def public(self) -> PublicJobSpec:
+        """The facts of this job a scheduler may know."""
+        return PublicJobSpec(
+            job_id=self.job_id, model=self.model, initial_batch_size=self.initial_batch_size,
+            gang=self.gang, mode=self.mode, arrival_s=self.arrival_s, num_epochs=self.num_epochs,
+            total_iterations=self.total_iterations, priority=self.priority, slo_s=self.slo_s,
+        )
+
 
 @dataclass(frozen=True, slots=True)
-class JobProfile:
-    """The full (hidden) batch-size schedule of one job and its consequences.
+class PublicJobSpec:
+    """What a scheduler may know of a job from its trace line: no generator duration and
+    no launch details. The read-only view hands these out; the hidden schedule cannot be
+    derived from them through :func:`~shockwave_gym.profile.job_profile`."""
 
-    ``batch_sizes[e]`` and ``epoch_durations_s[e]`` describe epoch ``e`` (0-based).
-    """
-
-    batch_sizes: np.ndarray
-    epoch_durations_s: np.ndarray
-    throughputs: np.ndarray  # iterations/s of the whole gang in each epoch
+    job_id: int
+    model: str
+    initial_batch_size: int
+    gang: int
+    mode: str
+    arrival_s: float
+    num_epochs: int
+    total_iterations: int
+    priority: float = 1.0
+    slo_s: float = -1.0
 
     @property
-    def isolated_time_s(self) -> float:
-        return float(self.epoch_durations_s.sum())
+    def job_type(self) -> str:
+        return format_job_type(self.model, self.initial_batch_size)
 
-
-def job_profile(spec: JobSpec, throughputs, modes=None) -> JobProfile:
-    """Batch size, throughput and duration of every epoch of ``spec``.
-
-    Epoch duration at batch size b = (dataset / b) / throughput(model, b, gang): a
-    fractional number of iterations, exactly as SPEC.md prescribes.
-    Raises ``KeyError``/``ValueError`` (from the throughput table) when a reachable
-    configuration has no positive rate; trace loading turns that into a ``TraceError``.
-    """
-    from shockwave_gym.adaptation import get_mode
-
-    mode = get_mode(spec.mode) if modes is None else modes[spec.mode]
-    sizes = np.asarray(mode.schedule(spec), dtype=np.int64)
-    if sizes.shape != (spec.num_epochs,):
-        raise ValueError(
-            f"adaptation mode {spec.mode!r} returned {sizes.shape[0]} batch sizes "
-            f"for a job of {spec.num_epochs} epochs"
-        )
-    distinct = np.unique(sizes)
-    rate_of = {int(b): throughputs.rate(spec.model, int(b), spec.gang) for b in distinct}
-    rates = np.array([rate_of[int(b)] for b in sizes], dtype=np.float64)
-    durations = (spec.dataset_size / sizes) / rates
-    return JobProfile(batch_sizes=sizes, epoch_durations_s=durations, throughputs=rates)
+    @property
+    def dataset_size(self) -> int:
+        return DATASET_SIZES[self.model]

@@ -1,4 +1,5 @@
-"""Round-based GPU-cluster simulator (SPEC.md rules R1-R5), with state held as arrays.
+"""Round-based GPU-cluster simulator (docs/SEMANTICS.md, "Round rules (R1–R5)"), with state
+held as arrays (:mod:`shockwave_gym.state`).
 
 Progress is tracked in *isolated seconds of work*: a job's epoch durations depend only on its
 own batch-size schedule, so one number per job says how far it is. A scheduled round adds
@@ -14,111 +15,18 @@ given set, and :attr:`view` is the read-only window agents may look through.
 from __future__ import annotations
 
 import copy
-import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 
+from shockwave_gym.config import SimConfig
 from shockwave_gym.errors import InputError, InvalidActionError
-from shockwave_gym.jobs import JobSpec, job_profile
+from shockwave_gym.jobs import JobSpec
+from shockwave_gym.state import ACTIVE, DONE, PENDING, RoundRecord, build_static_arrays
 from shockwave_gym.throughput import ThroughputTable
+from shockwave_gym.view import ClusterView
 
-PENDING, ACTIVE, DONE = 0, 1, 2
-
-
-@dataclass(frozen=True)
-class SimConfig:
-    """Cluster and round parameters. Times in seconds; 0 overhead disables restarts' cost."""
-
-    gpus: int
-    round_s: float = 120.0
-    restart_overhead_s: float = 20.0
-    restart_threshold_s: float = 115.0
-
-    def __post_init__(self):
-        if not isinstance(self.gpus, int | np.integer) or self.gpus < 1:
-            raise InputError(f"gpus must be a positive integer, got {self.gpus!r}")
-        for name in ("round_s", "restart_overhead_s", "restart_threshold_s"):
-            value = getattr(self, name)
-            if not math.isfinite(value) or value < 0:
-                raise InputError(f"{name} must be a finite number >= 0, got {value!r}")
-        if self.round_s <= 0:
-            raise InputError(f"round_s must be > 0, got {self.round_s!r}")
-        if self.restart_overhead_s >= self.round_s:
-            raise InputError("restart_overhead_s must be shorter than a round")
-
-
-@dataclass
-class RoundRecord:
-    """What happened in one round (kept for metrics, rendering and the per-round timeline)."""
-
-    index: int
-    start_s: float
-    end_s: float
-    job_ids: np.ndarray
-    run_s: np.ndarray  # wall seconds each job held its GPUs (overhead included)
-    overhead_s: np.ndarray
-    completed_ids: np.ndarray
-    gpus_busy: int
-
-
-@dataclass
-class StaticJobArrays:
-    """Per-job facts fixed by the trace (plus the hidden profile, kept apart)."""
-
-    arrival_s: np.ndarray
-    gang: np.ndarray
-    num_epochs: np.ndarray
-    initial_batch_size: np.ndarray
-    priority: np.ndarray
-    isolated_time_s: np.ndarray  # hidden: the view exposes it only with oracle=True
-    epoch_offset: np.ndarray  # (J + 1,) start of each job's epochs in the flat arrays
-    epoch_end_global_s: np.ndarray  # flat cumulative epoch ends, + each job's base offset
-    epoch_end_within_s: np.ndarray  # flat cumulative epoch ends within each job
-    epoch_start_within_s: np.ndarray  # flat epoch starts within each job
-    first_epoch_index: np.ndarray  # (J,) flat index of each job's first epoch
-    last_epoch_index: np.ndarray  # (J,) flat index of each job's last epoch
-    job_base_s: np.ndarray  # (J,) base offset of each job in epoch_end_global_s
-    epoch_batch_size: np.ndarray  # flat, hidden future
-    epoch_rate: np.ndarray  # flat iterations/s, hidden future
-    epoch_duration_s: np.ndarray  # flat, hidden future
-    specs: tuple[JobSpec, ...] = field(repr=False, default=())
-
-
-def build_static_arrays(specs: Sequence[JobSpec], throughputs: ThroughputTable) -> StaticJobArrays:
-    profiles = [job_profile(spec, throughputs) for spec in specs]
-    counts = np.array([p.epoch_durations_s.size for p in profiles], dtype=np.int64)
-    offset = np.zeros(len(specs) + 1, dtype=np.int64)
-    np.cumsum(counts, out=offset[1:])
-    durations = np.concatenate([p.epoch_durations_s for p in profiles]) if profiles else np.zeros(0)
-    within = np.concatenate([np.cumsum(p.epoch_durations_s) for p in profiles]) if profiles else np.zeros(0)
-    # isolated time = the last cumulative epoch end, so that work == iso lands exactly on it
-    iso = within[offset[1:] - 1] if profiles else np.zeros(0)
-    base = np.zeros(len(specs), dtype=np.float64)
-    if len(specs):
-        base[1:] = np.cumsum(iso)[:-1]
-    job_of_epoch = np.repeat(np.arange(len(specs)), counts)
-    return StaticJobArrays(
-        arrival_s=np.array([s.arrival_s for s in specs], dtype=np.float64),
-        gang=np.array([s.gang for s in specs], dtype=np.int64),
-        num_epochs=counts,
-        initial_batch_size=np.array([s.initial_batch_size for s in specs], dtype=np.int64),
-        priority=np.array([s.priority for s in specs], dtype=np.float64),
-        isolated_time_s=iso,
-        epoch_offset=offset,
-        epoch_end_global_s=within + base[job_of_epoch],
-        epoch_end_within_s=within,
-        epoch_start_within_s=within - durations,
-        first_epoch_index=offset[:-1].copy(),
-        last_epoch_index=offset[1:] - 1,
-        job_base_s=base,
-        epoch_batch_size=np.concatenate([p.batch_sizes for p in profiles]) if profiles else np.zeros(0, np.int64),
-        epoch_rate=np.concatenate([p.throughputs for p in profiles]) if profiles else np.zeros(0),
-        epoch_duration_s=durations,
-        specs=tuple(specs),
-    )
-
+__all__ = ["ACTIVE", "DONE", "PENDING", "RoundRecord", "SimConfig", "Simulator"]
 
 class Simulator:
     """Deterministic round-based simulation of one trace on ``config.gpus`` GPUs.
@@ -160,9 +68,6 @@ class Simulator:
         self.throughputs = throughputs if throughputs is not None else ThroughputTable.builtin_v100()
         self.trace_name = trace_name
         self.static = build_static_arrays(jobs, self.throughputs)
-        from shockwave_gym.predictor import RemainingTimePredictor
-
-        self.predictor = RemainingTimePredictor(jobs, self.static, self.throughputs)
         self._oracle = oracle
         self._reset_dynamic()
 
@@ -215,11 +120,10 @@ class Simulator:
         return self._active_cache
 
     @property
-    def view(self):
+    def view(self) -> ClusterView:
+        """The read-only window agents look through (one per simulator)."""
         view = self.__dict__.get("_view")
         if view is None:
-            from shockwave_gym.view import ClusterView
-
             view = ClusterView(self, oracle=self._oracle)
             self.__dict__["_view"] = view
         return view

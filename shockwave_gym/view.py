@@ -1,11 +1,13 @@
 """The read-only view of the simulator state that agents may use.
 
-It shows what a scheduler may know (SPEC.md "What a scheduler may know"): each job's model,
-gang, arrival, total epochs, initial batch size and mode; the batch sizes and epoch durations
-observed so far; and estimates built from these (the core's remaining-time predictor).
-Quantities derived from the hidden future schedule (isolated time, true remaining time, the
-batch-size schedule itself) raise :class:`OracleAccessError` unless the view was made with
-``oracle=True`` (for ablations only).
+It shows what a scheduler may know: each job's public trace facts
+(:class:`~shockwave_gym.jobs.PublicJobSpec`: model, gang, arrival, total epochs, initial batch
+size, mode), the batch sizes its mode can reach, the throughput table, and the batch sizes and
+epoch durations observed so far. Estimates built from these (the remaining-time predictor,
+FTF estimates) live on the agents' side, in :mod:`shockwave_gym.interface`. Quantities
+derived from the hidden future schedule (isolated time, true remaining time, the batch-size
+schedule itself) raise :class:`OracleAccessError` unless the view was made with
+``oracle=True`` (for ablations only). See docs/SEMANTICS.md, "Remaining-time predictor".
 
 Per-job arrays are indexed by job id (0..N-1, trace order sorted by arrival) and cover every
 job, arrived or not; use :attr:`active_job_ids` or :attr:`is_active` to select. All arrays are
@@ -18,7 +20,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from shockwave_gym.simulator import ACTIVE, DONE, PENDING
+from shockwave_gym.jobs import PublicJobSpec
+from shockwave_gym.state import ACTIVE, DONE, PENDING
 
 
 class OracleAccessError(AttributeError):
@@ -34,7 +37,7 @@ def _read_only(array: np.ndarray) -> np.ndarray:
 class ClusterView:
     """Read-only window on a :class:`~shockwave_gym.simulator.Simulator`."""
 
-    __slots__ = ("_sim", "_oracle", "_cache", "_cache_version", "_static_ro")
+    __slots__ = ("_sim", "_oracle", "_cache", "_cache_version", "_static_ro", "_public_specs", "__weakref__")
 
     def __init__(self, simulator, *, oracle: bool = False):
         self._sim = simulator
@@ -48,7 +51,10 @@ class ClusterView:
             num_epochs=_read_only(s.num_epochs),
             initial_batch_size=_read_only(s.initial_batch_size),
             priority=_read_only(s.priority),
+            reachable_sizes=_read_only(s.reachable_sizes),
+            reachable_valid=_read_only(s.reachable_valid),
         )
+        self._public_specs: tuple[PublicJobSpec, ...] | None = None
 
     # --- cluster -------------------------------------------------------------------------
 
@@ -71,6 +77,12 @@ class ClusterView:
     @property
     def time_s(self) -> float:
         return self._sim.time_s
+
+    @property
+    def version(self) -> int:
+        """A number that changes whenever the state does: estimates derived from the view
+        may be cached under it."""
+        return self._sim.version
 
     @property
     def round_index(self) -> int:
@@ -125,13 +137,26 @@ class ClusterView:
     def priority(self) -> np.ndarray:
         return self._static_ro.priority
 
-    def spec(self, job_id: int):
-        """The trace's :class:`~shockwave_gym.jobs.JobSpec` for ``job_id``."""
-        return self._sim.static.specs[job_id]
+    def spec(self, job_id: int) -> PublicJobSpec:
+        """What the trace says of ``job_id`` that a scheduler may know."""
+        if self._public_specs is None:
+            self._public_specs = tuple(spec.public() for spec in self._sim.static.specs)
+        return self._public_specs[job_id]
+
+    @property
+    def reachable_sizes(self) -> np.ndarray:
+        """(N, W) batch sizes each job's adaptation mode can reach, ascending, 0-padded;
+        the columns of :attr:`observed_batch_size_counts`."""
+        return self._static_ro.reachable_sizes
+
+    @property
+    def reachable_valid(self) -> np.ndarray:
+        """(N, W) bool: which entries of :attr:`reachable_sizes` are real sizes."""
+        return self._static_ro.reachable_valid
 
     def reachable_batch_sizes(self, job_id: int) -> tuple[int, ...]:
-        p = self._sim.predictor
-        return tuple(int(b) for b in p.sizes[job_id][p.size_valid[job_id]])
+        row = self._static_ro.reachable_sizes[job_id]
+        return tuple(int(b) for b in row[self._static_ro.reachable_valid[job_id]])
 
     # --- per-job observed state ----------------------------------------------------------
 
@@ -196,6 +221,11 @@ class ClusterView:
         return self._derived().epoch_progress
 
     @property
+    def current_epoch_fraction_done(self) -> np.ndarray:
+        """Share of the current epoch done, in [0, 1] (1 for completed jobs)."""
+        return self._derived().current_epoch_fraction_done
+
+    @property
     def current_batch_size(self) -> np.ndarray:
         return self._derived().current_batch_size
 
@@ -215,19 +245,8 @@ class ClusterView:
 
     @property
     def observed_batch_size_counts(self) -> np.ndarray:
-        """(N, width) completed epochs per reachable size, columns as ``predictor.sizes``."""
-        return self._observed_counts()
-
-    @property
-    def predicted_remaining_s(self) -> np.ndarray:
-        """The core predictor's expected remaining isolated run time (0 when done)."""
-        return self._derived().predicted_remaining_s
-
-    @property
-    def predictor(self):
-        """The core :class:`~shockwave_gym.predictor.RemainingTimePredictor` (read it, don't
-        mutate it); planners that extend the prediction call its ``predict`` themselves."""
-        return self._sim.predictor
+        """(N, W) completed epochs per reachable size, columns as :attr:`reachable_sizes`."""
+        return self._derived().observed_batch_size_counts
 
     # --- oracle-only ---------------------------------------------------------------------
 
@@ -276,26 +295,20 @@ class ClusterView:
         np.clip(fraction_done, 0.0, 1.0, out=fraction_done)
         fraction_done[sim.status == DONE] = 1.0  # exact, whatever the float rounding
         epoch_index = current - s.first_epoch_index
-        future_epochs = np.maximum(s.num_epochs - epoch_index - 1, 0)
-        predicted = (1.0 - fraction_done) * duration + future_epochs * sim.predictor.expected_epoch_in_epoch_s[current]
         with np.errstate(invalid="ignore", divide="ignore"):
             mean_duration = np.where(epochs_done > 0, s.epoch_end_within_s[pos - 1] / epochs_done, np.nan)
         derived = SimpleNamespace(
             epochs_done=epochs_done,
             epoch_progress=epoch_index + fraction_done,
+            current_epoch_fraction_done=fraction_done,
             current_batch_size=s.epoch_batch_size[current],
             current_throughput=s.epoch_rate[current],
             current_epoch_duration_s=duration,
             mean_epoch_duration_s=mean_duration,
-            predicted_remaining_s=predicted,
+            observed_batch_size_counts=s.observed_size_counts(epochs_done),
             attained_service_gpu_s=sim.run_time_s * s.gang,
         )
         for value in vars(derived).values():
             value.flags.writeable = False
         self._cache, self._cache_version = derived, sim.version
         return derived
-
-    def _observed_counts(self) -> np.ndarray:
-        counts = self._sim.predictor.observed_counts(self.epochs_done)
-        counts.flags.writeable = False
-        return counts

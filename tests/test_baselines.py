@@ -199,7 +199,9 @@ def fake_view(**fields):
     return SimpleNamespace(**fields)
 
 
-def test_srtf_runs_shortest_predicted_first_with_backfill():
+def test_srtf_runs_shortest_predicted_first_with_backfill(monkeypatch):
+    # the rule under test, fed a fake view whose predictions are given directly
+    monkeypatch.setattr("shockwave_agents.srtf.predicted_remaining_s", lambda v: v.predicted_remaining_s)
     view = fake_view(
         active_job_ids=np.array([0, 1, 2, 3]),
         predicted_remaining_s=np.array([500.0, 100.0, 300.0, 100.0]),

@@ -23,7 +23,8 @@ from shockwave_gym.adaptation import (
     registered_modes,
 )
 from shockwave_gym.errors import InputError
-from shockwave_gym.jobs import JobSpec, job_profile, parse_job_type
+from shockwave_gym.jobs import JobSpec, parse_job_type
+from shockwave_gym.profile import job_profile
 from shockwave_gym.simulator import SimConfig, Simulator
 from shockwave_gym.throughput import ThroughputTable
 

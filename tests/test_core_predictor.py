@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from shockwave_gym.adaptation import register_mode
+from shockwave_gym.interface import predicted_remaining_s, predictor_for
 from shockwave_gym.jobs import JobSpec
 from shockwave_gym.simulator import SimConfig, Simulator
 from shockwave_gym.throughput import ThroughputTable
@@ -48,7 +49,7 @@ def make_sim(jobs, *, oracle=False, round_s=120.0) -> Simulator:
 
 def test_prior_is_epochs_over_number_of_reachable_sizes():
     sim = make_sim([two_size_job()])
-    predictor = sim.predictor
+    predictor = predictor_for(sim.view)
     assert predictor.sizes[0][predictor.size_valid[0]].tolist() == [100, 200]
     assert predictor.prior[0][predictor.size_valid[0]].tolist() == [2.0, 2.0]  # E/|sizes| = 4/2
     assert predictor.duration_at_s[0][predictor.size_valid[0]].tolist() == [1.0, 0.5]
@@ -81,18 +82,19 @@ def test_dirichlet_prediction_by_hand(work_s, epochs_done, counts, predicted_s):
     assert sim.work_done_s[0] == pytest.approx(work_s)
     assert view.epochs_done[0] == epochs_done
     assert view.observed_batch_size_counts[0].tolist()[:2] == counts
-    assert view.predicted_remaining_s[0] == pytest.approx(predicted_s, rel=1e-12)
+    assert predicted_remaining_s(view)[0] == pytest.approx(predicted_s, rel=1e-12)
 
 
 def test_expected_epoch_duration_with_duration_scale():
     sim = make_sim([two_size_job()])
-    p = sim.predictor
+    p = predictor_for(sim.view)
     epochs_done = np.array([1])
+    counts = np.array([[1, 0]])  # one epoch observed at 100
     # weights (3, 2): (3 x 1 + 2 x 0.5)/5 = 0.8, scaled x2 -> 1.6
-    assert p.expected_epoch_duration_s(epochs_done)[0] == pytest.approx(0.8)
-    assert p.expected_epoch_duration_s(epochs_done, np.array([2.0]))[0] == pytest.approx(1.6)
+    assert p.expected_epoch_duration_s(counts)[0] == pytest.approx(0.8)
+    assert p.expected_epoch_duration_s(counts, np.array([2.0]))[0] == pytest.approx(1.6)
     # predict(): current 0.25 of a 1 s epoch left, scaled x2 -> 0.5, + 2 future x 1.6 = 3.7
-    got = p.predict(epochs_done, np.array([0.25]), np.array([1.0]), np.array([4]), np.array([2.0]))
+    got = p.predict(epochs_done, np.array([0.25]), np.array([1.0]), np.array([4]), counts, np.array([2.0]))
     assert got[0] == pytest.approx(0.5 + 2 * 1.6)
 
 
@@ -100,14 +102,14 @@ def test_finished_job_predicts_zero():
     sim = make_sim([two_size_job(0), static_job(1, 500)])
     sim.step([0, 1])
     assert sim.completion_s[0] == 3.0
-    assert sim.view.predicted_remaining_s[0] == 0.0
+    assert predicted_remaining_s(sim.view)[0] == 0.0
 
 
 def test_static_jobs_are_predicted_exactly_through_an_episode():
     sim = make_sim([static_job(0, 250), static_job(1, 333)], oracle=True, round_s=37.0)
     view = sim.view
     while not sim.done:
-        np.testing.assert_allclose(view.predicted_remaining_s, view.remaining_s, atol=1e-9)
+        np.testing.assert_allclose(predicted_remaining_s(view), view.remaining_s, atol=1e-9)
         sim.step(view.active_job_ids)
 
 
@@ -122,7 +124,7 @@ def test_single_size_jobs_of_the_canonical_modes_are_predicted_exactly():
     view = sim.view
     while not sim.done:
         active = view.active_job_ids
-        np.testing.assert_allclose(view.predicted_remaining_s[active], view.remaining_s[active], rtol=1e-9)
+        np.testing.assert_allclose(predicted_remaining_s(view)[active], view.remaining_s[active], rtol=1e-9)
         sim.step(active)
 
 
@@ -136,7 +138,7 @@ def test_prediction_support_is_reachable_sizes_not_the_future_schedule():
     # prior (1, 1) over durations 5967.5/94.91094148 = 62.8747 s and 745.9375/21.7129984
     # = 34.3544 s: current epoch 62.8747 + 1 future x (62.8747 + 34.3544)/2 = 111.4893,
     # although the truth is 2 x 62.8747 = 125.7495
-    assert sim.view.predicted_remaining_s[0] == pytest.approx(111.4893, abs=1e-4)
+    assert predicted_remaining_s(sim.view)[0] == pytest.approx(111.4893, abs=1e-4)
     assert sim.view.remaining_s[0] == pytest.approx(125.7495, abs=1e-4)
 
 
@@ -171,20 +173,22 @@ def test_oracle_view_shows_the_truth():
 def test_view_arrays_are_read_only():
     sim = make_sim([two_size_job(), static_job(1, 50)], oracle=True)
     view = sim.view
-    for name in ("arrival_s", "gang", "num_epochs", "run_time_s", "epochs_done",
-                 "predicted_remaining_s", "current_batch_size", "isolated_time_s", "active_job_ids"):
+    for name in ("arrival_s", "gang", "num_epochs", "run_time_s", "epochs_done", "reachable_sizes",
+                 "observed_batch_size_counts", "current_batch_size", "isolated_time_s", "active_job_ids"):
         array = getattr(view, name)
         with pytest.raises(ValueError):
             array[0] = 1
+    with pytest.raises(ValueError):
+        predicted_remaining_s(view)[0] = 1
 
 
 def test_view_reflects_each_new_state():
     sim = make_sim([static_job(0, 300)])
     view = sim.view
-    before = view.predicted_remaining_s.copy()
+    before = predicted_remaining_s(view).copy()
     sim.step([0])
     assert before[0] == pytest.approx(300.0)
-    assert view.predicted_remaining_s[0] == pytest.approx(180.0)
+    assert predicted_remaining_s(view)[0] == pytest.approx(180.0)
     assert view.epochs_done[0] == 120 and view.run_time_s[0] == 120.0
 
 

@@ -1,4 +1,4 @@
-"""Golden tests for the round rules R1-R5 of SPEC.md, with hand-computed times.
+"""Golden tests for the round rules R1-R5 (docs/SEMANTICS.md), with hand-computed times.
 
 Every job here is a static "Transformer (batch size 100)" job on a table whose rate is
 100 iterations/s: 10,000 samples / 100 = 100 iterations per epoch, so one epoch lasts
@@ -272,13 +272,43 @@ def test_r3_overhead_length_is_configurable():
 
 
 def test_r3_threshold_is_configurable():
-    # with threshold 50 s, an 80 s final piece of a job returning after a pause pays 20 s
-    sim = sim_of(job(0, 200), restart_threshold_s=50.0)
+    # with threshold 50 s (a share 50/120 of the round), an 80 s final piece of a job
+    # returning after a pause pays 20 s
+    sim = sim_of(job(0, 200), restart_min_run_share=50.0 / 120.0)
     sim.step([0])
     sim.step([])
     record = sim.step([0])
     assert record.overhead_s.tolist() == [20.0]
     assert sim.completion_s[0] == 240.0 + 20.0 + 80.0
+
+
+def rotation_overheads(round_s: float) -> list[float]:
+    """Three 600 s one-GPU jobs on 2 GPUs; in round k job k mod 3 sits out, so every round
+    after the first restarts one job. Overhead paid per round."""
+    sim = sim_of(job(0, 600), job(1, 600), job(2, 600), gpus=2, round_s=round_s)
+    paid = []
+    while not sim.done:
+        out = sim.round_index % 3
+        record = sim.step([j for j in sim.view.active_job_ids.tolist() if j != out][:2])
+        paid.append(float(record.overhead_s.sum()))
+    return paid
+
+
+@pytest.mark.parametrize(
+    ("round_s", "total_overhead_s", "rounds"),
+    # the exemption scales with the round (115 s of 120 -> 57.5 s of 60, 230 s of 240), so
+    # a full-round restart pays at every round length. With an absolute 115 s threshold a
+    # 60 s round never paid (0 s) and a 240 s round charged 80 s. By hand at 240 s:
+    # r0 runs 1, 2 (first round: exempt); r1 0 restarts (pays), 2 continues -> 2 at 480;
+    # r2 1 restarts (pays), 0 continues -> 0 at 440, 1 at 460; r3 1 finishes its 140 s,
+    # 2 restarts with 120 s left (<= 230: exempt); r4 0 restarts with 160 s left (exempt).
+    [(60.0, 320.0, 18), (120.0, 140.0, 9), (240.0, 40.0, 5)],
+)
+def test_r3_restart_overhead_scales_with_the_round(round_s, total_overhead_s, rounds):
+    paid = rotation_overheads(round_s)
+    assert sum(paid) == total_overhead_s
+    assert len(paid) == rounds
+    assert paid[0] == 0.0 and all(p in (0.0, 20.0) for p in paid)
 
 
 def test_round_length_is_configurable():

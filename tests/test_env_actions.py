@@ -7,17 +7,17 @@ import numpy as np
 import pytest
 
 from shockwave_gym.env import ClusterEnv
-from shockwave_gym.env.actions import pack_first_fit
 from shockwave_gym.env.registration import generated_source
 from shockwave_gym.errors import InputError, InvalidActionError
+from shockwave_gym.interface.packing import pack_in_order
 
 
-def test_pack_first_fit_skips_and_backfills():
+def test_pack_in_order_skips_and_backfills():
     gang = np.array([4, 2, 8, 1, 1, 2])
-    assert pack_first_fit(np.array([0, 1, 2, 3, 4, 5]), gang, 8).tolist() == [0, 1, 3, 4]
-    assert pack_first_fit(np.array([2, 0]), gang, 8).tolist() == [2]
-    assert pack_first_fit(np.array([5, 3]), gang, 8).tolist() == [5, 3]
-    assert pack_first_fit(np.array([], dtype=np.int64), gang, 8).tolist() == []
+    assert pack_in_order(np.array([0, 1, 2, 3, 4, 5]), gang, 8).tolist() == [0, 1, 3, 4]
+    assert pack_in_order(np.array([2, 0]), gang, 8).tolist() == [2]
+    assert pack_in_order(np.array([5, 3]), gang, 8).tolist() == [5, 3]
+    assert pack_in_order(np.array([], dtype=np.int64), gang, 8).tolist() == []
 
 
 def _env_with_jobs(mode: str, min_active: int, **kwargs) -> ClusterEnv:
@@ -40,7 +40,7 @@ def test_select_repair_rule_is_arrival_order_first_fit_and_counted():
     bits = np.ones(env.max_jobs, np.int8)  # every slot, empty ones included
     empty = int((slots < 0).sum())
     active = np.sort(slots[slots >= 0])
-    expected = pack_first_fit(active, env.view.gang, env.gpus)
+    expected = pack_in_order(active, env.view.gang, env.gpus)
     _, _, _, _, info = env.step(bits)
     ran = env.simulator.history[-1].job_ids
     assert ran.tolist() == expected.tolist()
@@ -73,7 +73,7 @@ def test_priority_packs_by_score_and_is_work_conserving():
     env.step(scores)
     ran = set(env.simulator.history[-1].job_ids.tolist())
     order = [int(slots[s]) for s in np.argsort(-scores, kind="stable") if slots[s] >= 0] + queue.tolist()
-    expected = pack_first_fit(np.array(order), env.view.gang, env.gpus)
+    expected = pack_in_order(np.array(order), env.view.gang, env.gpus)
     assert ran == set(expected.tolist())
     # work-conserving: no job that stayed out would have fit in the idle GPUs
     free = env.gpus - sum(int(env.view.gang[j]) for j in ran)

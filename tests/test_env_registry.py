@@ -19,7 +19,7 @@ from gymnasium.utils.env_checker import check_env as gym_check_env
 
 import shockwave_gym
 from shockwave_gym.env import ENV_IDS, ClusterEnv
-from shockwave_gym.env.actions import ACTION_MODES
+from shockwave_gym.interface.actions import ACTION_MODES
 
 IDS = sorted(ENV_IDS)
 CASES = [(env_id, mode) for env_id in IDS for mode in ACTION_MODES]
@@ -76,7 +76,7 @@ def test_gymnasium_check_env(env_id, mode):
 def test_sb3_check_env(env_id, mode):
     from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
-    env = ClusterEnv(**{**gym.spec(env_id).kwargs, "action_mode": mode})
+    env = gym.make(env_id, action_mode=mode, disable_env_checker=True).unwrapped
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         sb3_check_env(env, warn=True)

@@ -17,7 +17,6 @@ import gymnasium as gym  # noqa: E402
 
 import shockwave_gym  # noqa: E402,F401  (registers the env ids)
 from shockwave_agents.learned.adapter import PolicyAgent  # noqa: E402
-from shockwave_agents.learned.imitation import ImitationConfig, clone  # noqa: E402
 from shockwave_agents.learned.inference import NumpySlotNetwork  # noqa: E402
 from shockwave_agents.learned.weights import (  # noqa: E402
     UntrustedFileWarning,
@@ -27,15 +26,16 @@ from shockwave_agents.learned.weights import (  # noqa: E402
     load_sb3_zip,
     save_policy,
 )
-from shockwave_agents.learned.workload import (  # noqa: E402
+from shockwave_gym.errors import InputError  # noqa: E402
+from shockwave_gym.runner import run_episode  # noqa: E402
+from shockwave_gym.simulator import SimConfig  # noqa: E402
+from shockwave_gym.training.imitation import ImitationConfig, clone  # noqa: E402
+from shockwave_gym.training.workload import (  # noqa: E402
     TRAIN_SEED_MIN,
     TrainingTraceSource,
     Workload,
     held_out_traces,
 )
-from shockwave_gym.errors import InputError  # noqa: E402
-from shockwave_gym.runner import run_episode  # noqa: E402
-from shockwave_gym.simulator import SimConfig  # noqa: E402
 
 torch.set_num_threads(1)
 MODES = [("ppo", "priority"), ("ppo", "select"), ("maskable_ppo", "select"), ("maskable_ppo", "sequential"), ("ppo", "sequential")]
@@ -253,7 +253,7 @@ def test_shipped_policies_match_this_observation_version():
     import json
     from pathlib import Path
 
-    from shockwave_gym.env.observation import observation_signature
+    from shockwave_gym.interface.observation import observation_signature
 
     shipped = Path(__file__).resolve().parents[1] / "agents" / "pretrained"
     for name in ("ppo", "shockwave-distilled"):

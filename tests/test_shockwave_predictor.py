@@ -16,6 +16,7 @@ from shockwave_agents.shockwave.predictor import (
     drift_scale,
     measured_versus_table,
 )
+from shockwave_gym.interface import predicted_remaining_s
 from shockwave_gym.jobs import JobSpec
 from shockwave_gym.simulator import SimConfig, Simulator
 from shockwave_gym.throughput import ThroughputTable
@@ -78,7 +79,7 @@ def test_estimates_after_one_round_by_hand():
     assert estimates.mean_epoch_s[0] == pytest.approx(10.0)
     assert estimates.remaining_s[0] == pytest.approx(180.0)
     assert estimates.duration_scale[0] == 1.0
-    assert estimates.remaining_s[0] == pytest.approx(sim.view.predicted_remaining_s[0])
+    assert estimates.remaining_s[0] == pytest.approx(predicted_remaining_s(sim.view)[0])
 
 
 def test_mean_epoch_duration_counts_the_current_epoch_at_its_observed_size():

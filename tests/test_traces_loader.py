@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from shockwave_gym import adaptation
 from shockwave_gym.errors import InputError, TraceError
-from shockwave_gym.jobs import JobSpec, job_profile
+from shockwave_gym.jobs import JobSpec
+from shockwave_gym.profile import job_profile
 from shockwave_gym.throughput import ThroughputTable
 from shockwave_gym.traces import Trace, load_trace, resolve_trace_path, save_trace, validate_trace
 

@@ -32,6 +32,7 @@ from shockwave_agents.gavel.mechanism import (
     remaining_iterations,
 )
 from shockwave_gym.errors import InputError
+from shockwave_gym.view import ClusterView
 
 #: Largest cost matrix (entries) built in the authors' full form; beyond it only the
 #: ``ceil(K/n)`` positions any optimal assignment uses are offered (same optimum, and a
@@ -86,7 +87,7 @@ class AlloxAgent(GavelRoundAgent):
     def reset_rule(self) -> None:
         self._previous: dict[int, float] = {}
 
-    def compute_allocation(self, view, job_ids: np.ndarray) -> np.ndarray:
+    def compute_allocation(self, view: ClusterView, job_ids: np.ndarray) -> np.ndarray:
         gang = view.gang[job_ids]
         previous = np.array([self._previous.get(j, np.nan) for j in job_ids.tolist()])
         already = previous == 1.0

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from shockwave_agents.gavel.mechanism import GavelRoundAgent
+from shockwave_gym.view import ClusterView
 
 
 def equal_share_allocation(num_jobs: int, gpus: int) -> np.ndarray:
@@ -29,5 +30,5 @@ class GandivaFairAgent(GavelRoundAgent):
 
     name = "gandiva_fair"
 
-    def compute_allocation(self, view, job_ids: np.ndarray) -> np.ndarray:
+    def compute_allocation(self, view: ClusterView, job_ids: np.ndarray) -> np.ndarray:
         return equal_share_allocation(job_ids.size, view.gpus)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from shockwave_agents.gavel.mechanism import GavelRoundAgent
+from shockwave_gym.view import ClusterView
 
 
 def max_min_fair_allocation(gang: np.ndarray, gpus: int, weights: np.ndarray | None = None) -> np.ndarray:
@@ -36,5 +37,5 @@ class GavelAgent(GavelRoundAgent):
 
     name = "gavel"
 
-    def compute_allocation(self, view, job_ids: np.ndarray) -> np.ndarray:
+    def compute_allocation(self, view: ClusterView, job_ids: np.ndarray) -> np.ndarray:
         return max_min_fair_allocation(view.gang[job_ids], view.gpus, view.priority[job_ids])

@@ -41,6 +41,8 @@ import numpy as np
 
 from shockwave_agents.base import Agent
 from shockwave_gym.errors import InputError
+from shockwave_gym.interface import pack_in_order, predicted_remaining_s
+from shockwave_gym.view import ClusterView
 
 #: Credit every job starts with and returns to at each reset (half of the authors' 120 s round).
 INITIAL_CREDIT_S = 60.0
@@ -179,24 +181,16 @@ class GavelMechanism:
         Returns the ids to run, ascending. A job without an allocation that the scan reaches
         takes its gang off the free count but does not run (``hold_unallocated_gpus``).
         """
-        free = self.gpus
-        chosen = []
         order = self.order()
-        has_allocation = self.has_allocation[order].tolist()
-        for job_id, size, allocated in zip(order.tolist(), gang[order].tolist(), has_allocation, strict=True):
-            if free == 0:
-                break
-            if size > free:
-                continue
-            if allocated:
-                chosen.append(job_id)
-                free -= size
-            elif self.hold_unallocated_gpus:
-                free -= size
-        return np.sort(np.asarray(chosen, dtype=np.int64))
+        allocated = self.has_allocation[order]
+        if self.hold_unallocated_gpus:
+            chosen = pack_in_order(order, gang, self.gpus, holds=~allocated)
+        else:  # jobs without an allocation are passed over without taking GPUs
+            chosen = pack_in_order(order[allocated], gang, self.gpus)
+        return np.sort(chosen)
 
 
-def remaining_iterations(view, job_ids: np.ndarray, source: str = "current_rate") -> np.ndarray:
+def remaining_iterations(view: ClusterView, job_ids: np.ndarray, source: str = "current_rate") -> np.ndarray:
     """``rem_j``: remaining iterations, as observable at recompute time.
 
     ``"current_rate"`` (default): remaining epochs x iterations per epoch at the *current*
@@ -212,7 +206,7 @@ def remaining_iterations(view, job_ids: np.ndarray, source: str = "current_rate"
         epochs_left = view.num_epochs[job_ids] - view.epoch_progress[job_ids]
         return epochs_left * view.current_epoch_duration_s[job_ids] * thr
     if source == "predicted":
-        return view.predicted_remaining_s[job_ids] * thr
+        return predicted_remaining_s(view)[job_ids] * thr
     raise InputError(f"remaining must be one of {REMAINING_SOURCES}, got {source!r}")
 
 
@@ -247,7 +241,7 @@ class GavelRoundAgent(Agent):
         self.hold_unallocated_gpus = bool(hold_unallocated_gpus)
         self.mechanism: GavelMechanism | None = None
 
-    def reset(self, view, seed: int | None = None) -> None:
+    def reset(self, view: ClusterView, seed: int | None = None) -> None:
         self.mechanism = GavelMechanism(
             view.num_jobs, view.gpus,
             min_recompute_interval_s=self.min_recompute_interval_s,
@@ -263,10 +257,10 @@ class GavelRoundAgent(Agent):
         """Clear the allocation rule's own per-episode state (Themis, AlloX)."""
 
     @abstractmethod
-    def compute_allocation(self, view, job_ids: np.ndarray) -> np.ndarray:
+    def compute_allocation(self, view: ClusterView, job_ids: np.ndarray) -> np.ndarray:
         """``x`` for ``job_ids`` (active, ascending), each in [0, 1]."""
 
-    def act(self, view) -> np.ndarray:
+    def act(self, view: ClusterView) -> np.ndarray:
         if self.mechanism is None:
             self.reset(view)
         mechanism = self.mechanism
@@ -282,7 +276,7 @@ class GavelRoundAgent(Agent):
             self._recomputes += 1
         return mechanism.select(np.asarray(view.gang))
 
-    def _observe(self, view) -> None:
+    def _observe(self, view: ClusterView) -> None:
         """Account for the round that just ended, then retire completions and admit arrivals."""
         mechanism = self.mechanism
         if view.round_index > self._seen_round:

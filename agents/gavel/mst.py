@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from shockwave_agents.gavel.mechanism import GavelRoundAgent
+from shockwave_gym.view import ClusterView
 
 
 def max_throughput_allocation(throughput: np.ndarray, gang: np.ndarray, gpus: int) -> np.ndarray:
@@ -50,5 +51,5 @@ class MstAgent(GavelRoundAgent):
 
     name = "mst"
 
-    def compute_allocation(self, view, job_ids: np.ndarray) -> np.ndarray:
+    def compute_allocation(self, view: ClusterView, job_ids: np.ndarray) -> np.ndarray:
         return max_throughput_allocation(view.current_throughput[job_ids], view.gang[job_ids], view.gpus)

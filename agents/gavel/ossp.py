@@ -27,6 +27,7 @@ from shockwave_agents.gavel.mechanism import (
     check_remaining_source,
     remaining_iterations,
 )
+from shockwave_gym.view import ClusterView
 
 MIN_T_S, MAX_T_S, BISECTION_RATIO = 100.0, 1e6, 1.05
 #: Relative distance from the feasibility bound inside which ECOS decides.
@@ -107,7 +108,7 @@ class OsspAgent(GavelRoundAgent):
         super().__init__(**mechanism_options)
         self.remaining = check_remaining_source(remaining)
 
-    def compute_allocation(self, view, job_ids: np.ndarray) -> np.ndarray:
+    def compute_allocation(self, view: ClusterView, job_ids: np.ndarray) -> np.ndarray:
         return min_total_duration_allocation(
             view.current_throughput[job_ids], view.gang[job_ids],
             remaining_iterations(view, job_ids, self.remaining), view.gpus,

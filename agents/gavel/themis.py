@@ -35,6 +35,7 @@ from shockwave_agents.gavel.mechanism import (
     check_remaining_source,
     remaining_iterations,
 )
+from shockwave_gym.view import ClusterView
 
 
 def isolated_share(gang: np.ndarray, gpus: int) -> np.ndarray:
@@ -105,7 +106,7 @@ class ThemisAgent(GavelRoundAgent):
         self._previous_isolated_rate: dict[int, float] = {}
         self._statuses: dict[str, int] = {}
 
-    def compute_allocation(self, view, job_ids: np.ndarray) -> np.ndarray:
+    def compute_allocation(self, view: ClusterView, job_ids: np.ndarray) -> np.ndarray:
         gang = view.gang[job_ids].astype(np.float64)
         throughput = view.current_throughput[job_ids].astype(np.float64)
         remaining = remaining_iterations(view, job_ids, self.remaining)

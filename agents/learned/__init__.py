@@ -1,13 +1,13 @@
-"""Learned schedulers: a permutation-invariant SB3 policy, RL training, distillation of Shockwave.
+"""Learned schedulers: a permutation-invariant slot policy and the agents that run it.
 
 * :mod:`~shockwave_agents.learned.policy` - the slot policy for PPO / MaskablePPO;
+* :mod:`~shockwave_agents.learned.inference` - the same network in numpy, for deciding;
 * :mod:`~shockwave_agents.learned.adapter` - :class:`PolicyAgent`, a policy as an agent;
-* :mod:`~shockwave_agents.learned.workload` - training and held-out generated traces;
-* :mod:`~shockwave_agents.learned.train` - RL training (``shockwave-gym train``);
-* :mod:`~shockwave_agents.learned.imitation` - behaviour cloning of a planner;
 * :mod:`~shockwave_agents.learned.weights` - weights-only save/load, SB3 zips with a warning;
+* :mod:`~shockwave_agents.learned.evaluation` - a policy's figures on held-out traces;
 * :mod:`~shockwave_agents.learned.pretrained` - the shipped ``ppo`` and
   ``shockwave-distilled`` agents.
 
-Importing this package does not import torch; the modules above do.
+Training these policies (RL, imitation) is in :mod:`shockwave_gym.training`. Importing this
+package does not import torch; the modules above do.
 """

@@ -1,10 +1,10 @@
 """A trained slot policy as an :class:`~shockwave_agents.base.Agent`.
 
 The agent rebuilds, from the view it gets in ``act(view)``, exactly the observation the env
-would show (:class:`~shockwave_gym.env.observation.SlotMap` and
-:func:`~shockwave_gym.env.observation.build_observation`, the env's own code), runs the
+would show (:class:`~shockwave_gym.interface.observation.SlotMap` and
+:func:`~shockwave_gym.interface.observation.build_observation`, the env's own code), runs the
 network deterministically, and turns its output into job ids with the env's own action mode
-(:mod:`shockwave_gym.env.actions`), so the repair and packing rules are the env's:
+(:mod:`shockwave_gym.interface.actions`), so the repair and packing rules are the env's:
 
 * ``priority``: the Gaussian means (the scores) go to ``PriorityMode.choose``;
 * ``select``: a bit is set where its logit favours 1, then ``SelectMode.choose`` repairs;
@@ -20,8 +20,10 @@ from __future__ import annotations
 import numpy as np
 
 from shockwave_agents.base import Agent
-from shockwave_gym.env.actions import make_action_mode
-from shockwave_gym.env.observation import SlotMap, build_observation
+from shockwave_gym.interface.actions import make_action_mode
+from shockwave_gym.interface.observation import build_observation
+from shockwave_gym.interface.slots import SlotMap
+from shockwave_gym.view import ClusterView
 
 
 class PolicyAgent(Agent):
@@ -38,12 +40,12 @@ class PolicyAgent(Agent):
         self.rounds = 0
         self.substeps = 0
 
-    def reset(self, view, seed: int | None = None) -> None:
+    def reset(self, view: ClusterView, seed: int | None = None) -> None:
         self.slots.reset(view.num_jobs)
         self.rounds = 0
         self.substeps = 0
 
-    def act(self, view) -> np.ndarray:
+    def act(self, view: ClusterView) -> np.ndarray:
         slots = self.slots
         slots.update(view)
         self.rounds += 1
@@ -59,7 +61,7 @@ class PolicyAgent(Agent):
         job_ids, _ = self.mode.choose(action, view, slots)
         return job_ids
 
-    def _act_sequential(self, view) -> np.ndarray:
+    def _act_sequential(self, view: ClusterView) -> np.ndarray:
         mode, slots = self.mode, self.slots
         mode.start_round(view, slots)
         while True:

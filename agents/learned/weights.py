@@ -27,12 +27,12 @@ from pathlib import Path
 import numpy as np
 
 from shockwave_agents.learned.inference import NumpySlotNetwork, head_kind_for
-from shockwave_gym.env.observation import (
+from shockwave_gym.errors import InputError
+from shockwave_gym.interface.observation import (
     CLUSTER_FEATURE_NAMES,
     JOB_FEATURE_NAMES,
     observation_signature,
 )
-from shockwave_gym.errors import InputError
 
 FORMAT = "shockwave-gym-slot-policy"
 FORMAT_VERSION = 1
@@ -51,11 +51,11 @@ def build_policy(algo: str, action_mode: str, max_jobs: int, *, embed_dim: int =
     import torch
 
     from shockwave_agents.learned.policy import policy_class
-    from shockwave_gym.env.actions import make_action_mode
-    from shockwave_gym.env.observation import observation_space
+    from shockwave_gym.interface.actions import make_action_mode
+    from shockwave_gym.interface.observation import observation_space
 
     torch.set_num_threads(1)
-    space = make_action_mode(action_mode, max_jobs).space
+    space = make_action_mode(action_mode, max_jobs).space()
     return policy_class(algo)(observation_space(max_jobs), space, lambda _: 0.0, embed_dim=embed_dim, hidden_dim=hidden_dim)
 
 

@@ -1,7 +1,7 @@
 """Shockwave's view of remaining run time: the core predictor plus drift recalibration and
 a noise option (SPEC.md "Remaining runtime prediction").
 
-- **Base**: the core Dirichlet predictor (``view.predictor``), called through its
+- **Base**: the Dirichlet predictor (:func:`shockwave_gym.interface.predictor_for`), called through its
   ``predict(..., duration_scale=)`` hook; the core predictor is never modified.
 - **Drift recalibration**: a job's *expected* run time for the progress it has made is the
   throughput table's duration of each observed epoch (plus the share of the current one);
@@ -24,6 +24,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from shockwave_gym.interface import predicted_remaining_s, predictor_for
+from shockwave_gym.view import ClusterView
+
 #: Smallest prediction kept when noise is on (the authors clip at 1 s).
 MIN_NOISY_PREDICTION_S = 1.0
 
@@ -39,9 +42,9 @@ class JobEstimates:
     duration_scale: np.ndarray  # drift recalibration factor (1 = table is right)
 
 
-def measured_versus_table(view, job_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def measured_versus_table(view: ClusterView, job_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(expected run time per the throughput table for the progress made, measured run time)."""
-    core = view.predictor
+    core = predictor_for(view)
     counts = view.observed_batch_size_counts[job_ids]
     table_s = core.duration_at_s[job_ids]
     partial = view.epoch_progress[job_ids] - view.epochs_done[job_ids]
@@ -51,7 +54,7 @@ def measured_versus_table(view, job_ids: np.ndarray) -> tuple[np.ndarray, np.nda
     return expected, view.run_time_s[job_ids].astype(np.float64)
 
 
-def drift_scale(view, job_ids: np.ndarray, threshold: float) -> np.ndarray:
+def drift_scale(view: ClusterView, job_ids: np.ndarray, threshold: float) -> np.ndarray:
     """Per-job factor applied to table durations (1 unless drift exceeds ``threshold``)."""
     expected, measured = measured_versus_table(view, job_ids)
     scale = np.ones(job_ids.size)
@@ -96,7 +99,7 @@ class ShockwavePredictor:
         signs = np.array([self._job_sign[j] for j in job_ids.tolist()])
         return np.maximum(values_s * (1.0 + self.noise * signs), MIN_NOISY_PREDICTION_S)
 
-    def estimate(self, view, job_ids: np.ndarray) -> JobEstimates:
+    def estimate(self, view: ClusterView, job_ids: np.ndarray) -> JobEstimates:
         """Estimates for ``job_ids`` (active jobs) from the view alone."""
         job_ids = np.asarray(job_ids, dtype=np.int64)
         scale = drift_scale(view, job_ids, self.drift_threshold)
@@ -106,13 +109,13 @@ class ShockwavePredictor:
         if view.oracle:
             remaining = np.asarray(view.remaining_s, dtype=np.float64)[job_ids] * scale
         elif np.all(scale == 1.0):
-            remaining = np.asarray(view.predicted_remaining_s, dtype=np.float64)[job_ids]  # cached by the view
+            remaining = np.asarray(predicted_remaining_s(view), dtype=np.float64)[job_ids]  # cached per state
         else:
             full_scale = np.ones(view.num_jobs)
             full_scale[job_ids] = scale
-            remaining = view.predictor.predict(
+            remaining = predictor_for(view).predict(
                 view.epochs_done, 1.0 - (progress - done), current_s, view.num_epochs,
-                duration_scale=full_scale,
+                view.observed_batch_size_counts, duration_scale=full_scale,
             )[job_ids]
         remaining = self._noisy(job_ids, remaining)
         completed_s = np.nan_to_num(view.mean_epoch_duration_s[job_ids]) * done[job_ids]

@@ -7,9 +7,10 @@ Rule, at every round boundary:
 
        rho_hat_j = (age_j + c * R_j) / (c * (W_j + R_j))
 
-   R_j is the core predictor's remaining run time (``view.predicted_remaining_s``), W_j the
-   work done so far measured in observed epoch durations, and age_j = now - arrival_j. A
-   job served at exactly its fair share has rho_hat = 1; one that waited has rho_hat > 1.
+   R_j is the predicted remaining run time, W_j the work done so far measured in observed
+   epoch durations, and age_j = now - arrival_j: the interface layer's
+   :func:`shockwave_gym.interface.ftf_estimate`. A job served at exactly its fair share has
+   rho_hat = 1; one that waited has rho_hat > 1.
 2. Multiply rho_hat by ``1 + stickiness`` for jobs that ran last round: a job that keeps
    running pays no 20 s restart, so a small preference for it saves GPU time.
 3. Run jobs in descending order while their gangs fit, letting smaller jobs backfill.
@@ -23,7 +24,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from shockwave_agents.base import Agent, pack_in_order
+from shockwave_agents.base import Agent
+from shockwave_gym.interface import ftf_estimate, pack_in_order
+from shockwave_gym.view import ClusterView
 
 
 class FinishTimeFairAgent(Agent):
@@ -36,16 +39,11 @@ class FinishTimeFairAgent(Agent):
             raise ValueError(f"stickiness must be in [0, 10), got {stickiness!r}")
         self.stickiness = float(stickiness)
 
-    def act(self, view) -> np.ndarray:
+    def act(self, view: ClusterView) -> np.ndarray:
         active = view.active_job_ids
         if active.size == 0:
             return active
-        contention = max(1.0, view.num_active / view.gpus)
-        remaining_s = view.predicted_remaining_s[active]
-        age_s = view.time_s - view.arrival_s[active]
-        work_s = view.work_done_s[active]
-        rho_hat = (age_s + contention * remaining_s) / np.maximum(contention * (work_s + remaining_s), 1e-9)
-        rho_hat = rho_hat * (1.0 + self.stickiness * view.ran_last_round[active])
+        rho_hat = ftf_estimate(view, active) * (1.0 + self.stickiness * view.ran_last_round[active])
         # a stable sort on -rho_hat breaks ties by job id, i.e. by arrival
         order = active[np.argsort(-rho_hat, kind="stable")]
         return pack_in_order(order, view.gang, view.gpus)

@@ -103,7 +103,7 @@ def add_parsers(subparsers) -> None:
 
 
 def train_command(args) -> int:
-    from shockwave_agents.learned.workload import Workload
+    from shockwave_gym.training.workload import Workload
 
     command = "shockwave-gym " + shlex.join(sys.argv[1:]) if sys.argv[1:2] == ["train"] else ""
     workload = Workload(
@@ -116,7 +116,7 @@ def train_command(args) -> int:
     reward = parse_reward(args.reward)
     if args.algo == "bc":
         return _imitate(args, workload, reward, command)
-    from shockwave_agents.learned.train import TrainConfig, train
+    from shockwave_gym.training.train import TrainConfig, train
 
     config = TrainConfig(
         out=args.out, algo=args.algo, action_mode=args.action_mode, reward=reward, timesteps=args.timesteps,
@@ -133,8 +133,8 @@ def train_command(args) -> int:
 
 
 def _imitate(args, workload, reward, command: str) -> int:
-    from shockwave_agents.learned.imitation import ImitationConfig, run_imitation
     from shockwave_gym.cli.run_command import parse_agent_options
+    from shockwave_gym.training.imitation import ImitationConfig, run_imitation
 
     config = ImitationConfig(
         out=args.out, teacher=args.teacher, teacher_options=parse_agent_options(args.teacher_opt),
@@ -147,7 +147,7 @@ def _imitate(args, workload, reward, command: str) -> int:
     report = run_imitation(config, dataset=args.dataset)
     _print_summary(args.out, report["student"]["mean"], report["teacher"]["mean"], reference_name=args.teacher)
     if args.finetune:
-        from shockwave_agents.learned.train import TrainConfig, train
+        from shockwave_gym.training.train import TrainConfig, train
 
         tuned = str(Path(args.out) / "finetune")
         final = train(TrainConfig(

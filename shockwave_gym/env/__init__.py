@@ -1,8 +1,8 @@
 """The Gymnasium environment and its parts (one concept per module).
 
 * :mod:`~shockwave_gym.env.cluster_env` - :class:`ClusterEnv` (its docstring is the spec);
-* :mod:`~shockwave_gym.env.observation` - slot map and observation builder (view -> obs);
-* :mod:`~shockwave_gym.env.actions` - the ``select``, ``priority`` and ``sequential`` modes;
+* :mod:`~shockwave_gym.interface.observation` - slot map and observation builder (view -> obs);
+* :mod:`~shockwave_gym.interface.actions` - the ``select``, ``priority`` and ``sequential`` modes;
 * :mod:`~shockwave_gym.env.rewards` - named reward functions and their combination;
 * :mod:`~shockwave_gym.env.render` - ANSI table and Gantt chart;
 * :mod:`~shockwave_gym.env.wrappers` - wrappers for SB3 and mask-in-observation users;
@@ -17,9 +17,9 @@ import importlib
 # import the env class (the CLI's start-up time counts in the baselines' speed targets).
 _LAZY = {
     "ClusterEnv": "shockwave_gym.env.cluster_env",
-    "SlotMap": "shockwave_gym.env.observation",
-    "build_observation": "shockwave_gym.env.observation",
-    "observation_space": "shockwave_gym.env.observation",
+    "SlotMap": "shockwave_gym.interface.observation",
+    "build_observation": "shockwave_gym.interface.observation",
+    "observation_space": "shockwave_gym.interface.observation",
     "ENV_IDS": "shockwave_gym.env.registration",
     "register_envs": "shockwave_gym.env.registration",
 }

@@ -9,27 +9,33 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 
-from shockwave_gym.env.actions import make_action_mode
-from shockwave_gym.env.observation import (
-    SlotMap,
-    cluster_features,
-    ftf_estimate,
-    job_feature_matrix,
-    observation_space,
-    slot_jobs,
+from shockwave_gym.config import (
+    DEFAULT_MAX_ROUNDS,
+    DEFAULT_RESTART_MIN_RUN_SHARE,
+    DEFAULT_RESTART_OVERHEAD_S,
+    DEFAULT_ROUND_S,
+    SimConfig,
+    require_positive_int,
 )
 from shockwave_gym.env.render import ansi_table, gantt_rgb
 from shockwave_gym.env.rewards import RoundTransition, make_reward
 from shockwave_gym.errors import InputError, InvalidActionError
+from shockwave_gym.interface.actions import make_action_mode
+from shockwave_gym.interface.ftf import ftf_estimate
+from shockwave_gym.interface.observation import (
+    cluster_features,
+    job_feature_matrix,
+    observation_space,
+    slot_jobs,
+)
+from shockwave_gym.interface.slots import SlotMap
 from shockwave_gym.metrics import compute_metrics
-from shockwave_gym.simulator import SimConfig, Simulator
+from shockwave_gym.simulator import Simulator
 from shockwave_gym.throughput import ThroughputTable
 from shockwave_gym.traces import BUNDLED_GPUS, FileTraceSource, Trace, TraceSource
 
 #: Largest default number of observation slots; longer traces queue the overflow.
 MAX_JOBS_CAP = 128
-#: Default truncation limit in rounds (every action mode counts rounds here).
-DEFAULT_MAX_ROUNDS = 20_000
 
 
 class ClusterEnv(gym.Env):
@@ -97,7 +103,7 @@ class ClusterEnv(gym.Env):
     | 6 | `round_index` | [0, 4] | log1p(rounds run x round length / 1 h) / 3 |
     | 7 | `gpus` | [0, 2] | log2(GPUs) / 8 |
 
-    Values beyond a bound are clipped. `shockwave_gym.env.observation.build_observation(view,
+    Values beyond a bound are clipped. `shockwave_gym.interface.observation.build_observation(view,
     slots)` builds the same observation from a `ClusterView`, outside the environment.
 
     ## Rewards
@@ -131,7 +137,7 @@ class ClusterEnv(gym.Env):
       the core's metrics (makespan_s, avg_jct_s, geomean_jct_s, worst_ftf, unfair_fraction,
       worst_ftf_themis, unfair_fraction_themis, utilization, rounds, ...; missing values
       are NaN).
-    - `truncated`: `max_rounds` rounds have run (default 20,000), or the registered
+    - `truncated`: `max_rounds` rounds have run (default 100,000), or the registered
       `max_episode_steps` is reached. `max_episode_steps` counts env steps: rounds in the
       `select` and `priority` modes, sub-steps in `sequential` mode. Episodes truncated
       by `max_rounds` also carry `info["metrics"]`, over the completed jobs; after a
@@ -158,9 +164,9 @@ class ClusterEnv(gym.Env):
     | `action_mode` | `"priority"` | `"priority"`, `"select"` or `"sequential"` |
     | `reward` | `"default"` | reward name, weights dict or callable |
     | `max_jobs` | min(trace jobs, 128) | observation slots |
-    | `max_rounds` | 20000 | truncation limit in rounds |
+    | `max_rounds` | 100000 | truncation limit in rounds |
     | `throughputs` | built-in V100 table | `ThroughputTable` or path to a Gavel JSON / our CSV |
-    | `round_s`, `restart_overhead_s`, `restart_threshold_s` | 120, 20, 115 | round length and restart rule (R2, R3) |
+    | `round_s`, `restart_overhead_s`, `restart_min_run_share` | 120, 20, 115/120 | round length and restart rule (R2, R3; defaults from `shockwave_gym.config`) |
     | `jct_normaliser_s` | `round_s * max_jobs` | divisor of the `jct` reward |
     | `render_mode` | `None` | `"ansi"` (text table) or `"rgb_array"` (Gantt chart) |
 
@@ -184,9 +190,9 @@ class ClusterEnv(gym.Env):
         max_jobs: int | None = None,
         max_rounds: int = DEFAULT_MAX_ROUNDS,
         throughputs: ThroughputTable | str | Path | None = None,
-        round_s: float = 120.0,
-        restart_overhead_s: float = 20.0,
-        restart_threshold_s: float = 115.0,
+        round_s: float = DEFAULT_ROUND_S,
+        restart_overhead_s: float = DEFAULT_RESTART_OVERHEAD_S,
+        restart_min_run_share: float = DEFAULT_RESTART_MIN_RUN_SHARE,
         jct_normaliser_s: float | None = None,
         render_mode: str | None = None,
     ):
@@ -197,15 +203,11 @@ class ClusterEnv(gym.Env):
         self.throughputs = throughputs if throughputs is not None else ThroughputTable.builtin_v100()
         self.gpus = _resolve_gpus(trace, gpus)
         self.source = _make_source(trace, self.throughputs, self.gpus)
-        self.sim_config = SimConfig(self.gpus, round_s, restart_overhead_s, restart_threshold_s)
+        self.sim_config = SimConfig(self.gpus, round_s, restart_overhead_s, restart_min_run_share)
         if max_jobs is None:
             max_jobs = min(self.source.max_num_jobs, MAX_JOBS_CAP)
-        if isinstance(max_jobs, bool) or not isinstance(max_jobs, int | np.integer) or max_jobs < 1:
-            raise InputError(f"max_jobs must be a positive integer, got {max_jobs!r}")
-        if isinstance(max_rounds, bool) or not isinstance(max_rounds, int | np.integer) or max_rounds < 1:
-            raise InputError(f"max_rounds must be a positive integer, got {max_rounds!r}")
-        self.max_jobs = int(max_jobs)
-        self.max_rounds = int(max_rounds)
+        self.max_jobs = require_positive_int(max_jobs, "max_jobs")
+        self.max_rounds = require_positive_int(max_rounds, "max_rounds")
         if jct_normaliser_s is None:
             jct_normaliser_s = round_s * self.max_jobs
         if not math.isfinite(jct_normaliser_s) or jct_normaliser_s <= 0:
@@ -214,7 +216,7 @@ class ClusterEnv(gym.Env):
         self.reward_fn = make_reward(reward)
         self.action_mode = action_mode
         self._mode = make_action_mode(action_mode, self.max_jobs)
-        self.action_space = self._mode.space
+        self.action_space = self._mode.space()
         self.observation_space = observation_space(self.max_jobs)
         self.render_mode = render_mode
         self.slots = SlotMap(self.max_jobs)
@@ -357,9 +359,7 @@ class ClusterEnv(gym.Env):
 
 def _resolve_gpus(trace, gpus: int | None) -> int:
     if gpus is not None:
-        if isinstance(gpus, bool) or not isinstance(gpus, int | np.integer) or gpus < 1:
-            raise InputError(f"gpus must be a positive integer, got {gpus!r}")
-        return int(gpus)
+        return require_positive_int(gpus, "gpus")
     name = trace.name if isinstance(trace, Trace) else getattr(getattr(trace, "trace", None), "name", trace)
     if isinstance(name, str) and name in BUNDLED_GPUS:
         return BUNDLED_GPUS[name]

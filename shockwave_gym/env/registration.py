@@ -1,6 +1,7 @@
 """Every Gymnasium id of the package, registered in one place.
 
-Importing :mod:`shockwave_gym` calls :func:`register_envs`, so after ``pip install``::
+Importing :mod:`shockwave_gym` calls :func:`register_envs` when gymnasium is installed (the
+simulator core never needs it), so after ``pip install``::
 
     import gymnasium as gym
     import shockwave_gym                                   # registers the ids
@@ -16,9 +17,10 @@ from __future__ import annotations
 
 import gymnasium as gym
 
-from shockwave_gym.traces import GeneratedTraceSource, GeneratorConfig
-
 ENTRY_POINT = "shockwave_gym.env.cluster_env:ClusterEnv"
+#: ``Generated-v0`` builds its trace source at make time (see :func:`make_generated`), so
+#: registering imports nothing but gymnasium.
+GENERATED_ENTRY_POINT = "shockwave_gym.env.registration:make_generated"
 
 #: The generated-trace source of ``Generated-v0``: 20-40 jobs per episode, 15-60
 #: arrivals per hour on 12 GPUs (the canonical 90/h on 32 GPUs is ~34/h on 12), and jobs of
@@ -30,8 +32,10 @@ GENERATED_SOURCE_ARGS = {
 }
 
 
-def generated_source() -> GeneratedTraceSource:
+def generated_source():
     """A fresh instance of ``Generated-v0``'s trace source."""
+    from shockwave_gym.traces import GeneratedTraceSource, GeneratorConfig
+
     args = GENERATED_SOURCE_ARGS
     return GeneratedTraceSource(
         GeneratorConfig(**args["config"]),
@@ -49,11 +53,20 @@ ENV_IDS: dict[str, tuple[dict, int]] = {
 }
 
 
+def make_generated(**kwargs):
+    """``Generated-v0``'s entry point: a :class:`ClusterEnv` on a fresh generated source
+    (unless ``trace`` is given)."""
+    from shockwave_gym.env.cluster_env import ClusterEnv
+
+    if kwargs.get("trace") is None:
+        kwargs["trace"] = generated_source()
+    return ClusterEnv(**kwargs)
+
+
 def register_envs() -> None:
     """Register every id in :data:`ENV_IDS` (idempotent)."""
     for env_id, (kwargs, max_steps) in ENV_IDS.items():
         if env_id in gym.registry:
             continue
-        if env_id == "shockwave_gym/Generated-v0":
-            kwargs = {**kwargs, "trace": generated_source()}
-        gym.register(id=env_id, entry_point=ENTRY_POINT, kwargs=kwargs, max_episode_steps=max_steps)
+        entry_point = GENERATED_ENTRY_POINT if env_id == "shockwave_gym/Generated-v0" else ENTRY_POINT
+        gym.register(id=env_id, entry_point=entry_point, kwargs=kwargs, max_episode_steps=max_steps)

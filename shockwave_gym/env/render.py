@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from shockwave_gym.env.observation import ftf_estimate
+from shockwave_gym.interface.ftf import ftf_estimate
+from shockwave_gym.interface.predictor import predicted_remaining_s
 
 
 def _hours(seconds: float) -> str:
@@ -41,6 +42,7 @@ def ansi_table(view, slots, *, last_round=None, metrics: dict | None = None, pic
     if valid.size:
         ids = slots.slot_job[valid]
         rho = ftf_estimate(view, ids)
+        remaining_s = predicted_remaining_s(view)
         lines.append(
             f"{'slot':>4} {'job':>4} {'model':<15} {'gang':>4} {'batch':>6} {'epochs':>11} "
             f"{'pred.rem':>8} {'age':>7} {'rho^':>5} {'last':>4}" + (" pick" if picked is not None else "")
@@ -50,7 +52,7 @@ def ansi_table(view, slots, *, last_round=None, metrics: dict | None = None, pic
             epochs = f"{view.epoch_progress[job]:.1f}/{view.num_epochs[job]}"
             row = (
                 f"{slot:>4} {job:>4} {spec.model:<15} {spec.gang:>4} {int(view.current_batch_size[job]):>6} "
-                f"{epochs:>11} {_hours(view.predicted_remaining_s[job]):>8} "
+                f"{epochs:>11} {_hours(remaining_s[job]):>8} "
                 f"{_hours(view.time_s - view.arrival_s[job]):>7} {r:>5.2f} "
                 f"{'y' if view.ran_last_round[job] else '.':>4}"
             )

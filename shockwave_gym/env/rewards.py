@@ -14,7 +14,7 @@ A reward function takes a :class:`RoundTransition` and returns a float. Built-in
   divided by ``max_jobs``.
 * ``ftf`` - minus sum_j max(0, rho_hat_j - 1) over the jobs still active after the round,
   times the interval over the round length, divided by ``max_jobs``; rho_hat is the
-  observation's :func:`~shockwave_gym.env.observation.ftf_estimate` (observed data only).
+  observation's :func:`~shockwave_gym.interface.observation.ftf_estimate` (observed data only).
 
 The default is :data:`DEFAULT_REWARD` = ``{"jct": 1.0, "ftf": 0.1}``: average JCT first,
 with a small push against jobs falling behind their fair share. ``reward=`` accepts a
@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from shockwave_gym.env.observation import ftf_estimate
 from shockwave_gym.errors import InputError
+from shockwave_gym.interface.ftf import ftf_estimate
 
 NSW_MIN_UTILITY = 0.01
 

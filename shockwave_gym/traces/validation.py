@@ -2,11 +2,9 @@
 
 A *raw row* maps each field key (see :mod:`shockwave_gym.traces.fields`) to the value the
 file gave. :func:`build_job` checks every field, then, only when all fields are valid, the
-checks that need the whole job:
-
-* the job's epoch count is small enough to simulate (:data:`MAX_EPOCHS`);
-* every batch size its adaptation mode can reach, and every size in its schedule, has a
-  positive isolated rate for (model, size, gang) in the throughput table.
+check that needs the whole job: its profile can be derived (:func:`shockwave_gym.profile.job_profile`: epoch count within
+:data:`~shockwave_gym.profile.MAX_EPOCHS`, the mode's schedule within the sizes it declares
+reachable, a positive rate for every reachable size).
 
 All problems are returned, not raised, so that ``validate-trace`` can list them all.
 """
@@ -16,15 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from shockwave_gym.adaptation import get_mode
 from shockwave_gym.errors import TraceError
-from shockwave_gym.jobs import GANG_SIZES, JobSpec
+from shockwave_gym.jobs import JobSpec
+from shockwave_gym.profile import ProfileError, job_profile
 from shockwave_gym.throughput import ThroughputTable
 from shockwave_gym.traces.fields import FIELDS, FieldProblem, parse_field
-
-#: Upper bound on a job's epochs. The simulator holds one entry per epoch; a trace that
-#: asks for more almost certainly has a typo in ``total_iterations``.
-MAX_EPOCHS = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -42,44 +36,15 @@ class RawRow:
 
 
 def job_problems(spec: JobSpec, throughputs: ThroughputTable) -> list[tuple[str, str]]:
-    """Whole-job problems of ``spec`` as ``(field key, message)`` pairs; ``[]`` if none."""
-    if spec.num_epochs > MAX_EPOCHS:
-        return [(
-            "total_iterations",
-            f"{spec.total_iterations} iterations make {spec.num_epochs} epochs of "
-            f"{spec.model}; at most {MAX_EPOCHS} are supported",
-        )]
-    mode = get_mode(spec.mode)
+    """Whole-job problems of ``spec`` as ``(field key, message)`` pairs; ``[]`` if none.
+
+    The rules are :func:`~shockwave_gym.profile.job_profile`'s, the same the simulator
+    applies, so a trace that validates also simulates.
+    """
     try:
-        reachable = mode.reachable(spec)
-        schedule = mode.schedule(spec)
-    except Exception as exc:  # a user-registered mode's own code failed on this job
-        return [("mode", f"adaptation mode {spec.mode!r} failed on this job: {exc}")]
-    if schedule.shape != (spec.num_epochs,):
-        return [(
-            "mode",
-            f"adaptation mode {spec.mode!r} gave {schedule.size} batch sizes "
-            f"for a job of {spec.num_epochs} epochs",
-        )]
-    sizes = sorted({int(b) for b in reachable} | set(schedule.tolist()))
-    if not throughputs.batch_sizes(spec.model, spec.gang):
-        gangs = [g for g in GANG_SIZES if throughputs.batch_sizes(spec.model, g)]
-        if not gangs:  # the table does not know the model at all
-            return [("job_type", f"{spec.model} has no positive throughput in {throughputs.source}")]
-        return [(
-            "gang",
-            f"{spec.model} has no positive throughput on {spec.gang} GPU(s) in "
-            f"{throughputs.source}; it runs on {', '.join(map(str, gangs))} GPU(s)",
-        )]
-    missing = [b for b in sizes if not throughputs.has(spec.model, b, spec.gang)]
-    if missing:
-        listed = ", ".join(map(str, missing))
-        return [(
-            "job_type",
-            f"no positive throughput for {spec.model} at batch size {listed} on "
-            f"{spec.gang} GPU(s) in {throughputs.source}; mode {spec.mode!r} can reach "
-            f"batch sizes {', '.join(map(str, sizes))}",
-        )]
+        job_profile(spec, throughputs)
+    except ProfileError as exc:
+        return [(exc.field, exc.message)]
     return []
 
 

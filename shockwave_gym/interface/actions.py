@@ -1,5 +1,8 @@
 """The three action modes: how an action becomes the set of jobs that run this round.
 
+Pure decoding, shared by the env and by agents that replay a policy: nothing here needs
+the env. ``mode.space()`` builds the matching Gymnasium space.
+
 * ``select`` - ``MultiBinary(max_jobs)``: bit ``s`` asks to run the job in slot ``s``.
   **Repair rule** (deterministic): bits of empty slots are dropped; if the remaining jobs
   need more GPUs than the cluster has, they are taken in arrival order (ascending job id),
@@ -20,35 +23,27 @@
 from __future__ import annotations
 
 import numpy as np
-from gymnasium import spaces
 
 from shockwave_gym.errors import InputError, InvalidActionError
+from shockwave_gym.interface.packing import pack_in_order
+from shockwave_gym.interface.slots import SlotMap
+from shockwave_gym.view import ClusterView
 
 ACTION_MODES = ("select", "priority", "sequential")
 
 
-def pack_first_fit(order: np.ndarray, gang: np.ndarray, gpus: int) -> np.ndarray:
-    """Take job ids in ``order`` while their gangs fit in ``gpus``; a job that does not fit
-    is skipped and later, smaller ones may still run. ``gang`` is indexed by job id."""
-    if order.size == 0:
-        return order
-    sizes = gang[order]
-    cumulative = np.cumsum(sizes)
-    if cumulative[-1] <= gpus:
-        return order
-    head = int(np.searchsorted(cumulative, gpus, side="right"))  # jobs fitting in sequence
-    free = gpus - (int(cumulative[head - 1]) if head else 0)
-    chosen = [order[:head]]
-    if free > 0:
-        extra = []
-        for job_id, size in zip(order[head:].tolist(), sizes[head:].tolist(), strict=True):
-            if size <= free:
-                extra.append(job_id)
-                free -= size
-                if free == 0:
-                    break
-        chosen.append(np.asarray(extra, dtype=np.int64))
-    return np.concatenate(chosen)
+def _select_bits(action, max_jobs: int) -> np.ndarray:
+    """``action`` as a bool array when it is ``max_jobs`` values of exactly 0 or 1."""
+    bits = np.asarray(action)
+    if bits.shape != (max_jobs,):
+        raise InvalidActionError(f"select action must have shape ({max_jobs},), got {bits.shape}")
+    if bits.dtype == bool:
+        return bits
+    if bits.dtype.kind not in "iuf" or not np.all((bits == 0) | (bits == 1)):
+        raise InvalidActionError(
+            f"select action must hold only 0 and 1 (bool, integer or float), got {bits.tolist()!r}"
+        )
+    return bits.astype(bool)
 
 
 class SelectMode:
@@ -59,18 +54,19 @@ class SelectMode:
 
     def __init__(self, max_jobs: int):
         self.max_jobs = max_jobs
-        self.space = spaces.MultiBinary(max_jobs)
 
-    def choose(self, action, view, slots) -> tuple[np.ndarray, int]:
+    def space(self):
+        from gymnasium import spaces  # only the env and learners need spaces
+
+        return spaces.MultiBinary(self.max_jobs)
+
+    def choose(self, action, view: ClusterView, slots: SlotMap) -> tuple[np.ndarray, int]:
         """(job ids to run, number of bits the repair rule dropped)."""
-        bits = np.asarray(action)
-        if bits.shape != (self.max_jobs,):
-            raise InvalidActionError(f"select action must have shape ({self.max_jobs},), got {bits.shape}")
-        wanted = bits.astype(bool)
+        wanted = _select_bits(action, self.max_jobs)
         valid = slots.slot_job >= 0
         absent = int(np.count_nonzero(wanted & ~valid))
         ids = np.sort(slots.slot_job[wanted & valid])
-        chosen = pack_first_fit(ids, view.gang, view.gpus)
+        chosen = pack_in_order(ids, view.gang, view.gpus)
         return chosen, absent + int(ids.size - chosen.size)
 
     def masks(self, slots) -> np.ndarray:
@@ -88,12 +84,18 @@ class PriorityMode:
 
     def __init__(self, max_jobs: int):
         self.max_jobs = max_jobs
-        self.space = spaces.Box(-1.0, 1.0, shape=(max_jobs,), dtype=np.float32)
 
-    def choose(self, action, view, slots) -> tuple[np.ndarray, int]:
+    def space(self):
+        from gymnasium import spaces
+
+        return spaces.Box(-1.0, 1.0, shape=(self.max_jobs,), dtype=np.float32)
+
+    def choose(self, action, view: ClusterView, slots: SlotMap) -> tuple[np.ndarray, int]:
         scores = np.asarray(action)
         if scores.shape != (self.max_jobs,):
             raise InvalidActionError(f"priority action must have shape ({self.max_jobs},), got {scores.shape}")
+        if scores.dtype.kind not in "iuf":
+            raise InvalidActionError(f"priority scores must be numbers (integer or float), got dtype {scores.dtype}")
         slot_job = slots.slot_job
         valid = slot_job >= 0
         ids = slot_job[valid]
@@ -103,7 +105,7 @@ class PriorityMode:
         order = ids[np.lexsort((ids, -own))]  # descending score, ties by arrival
         if slots.queue.size:
             order = np.concatenate([order, slots.queue])
-        return pack_first_fit(order, view.gang, view.gpus), 0
+        return pack_in_order(order, view.gang, view.gpus), 0
 
     def masks(self, slots) -> np.ndarray:
         """(max_jobs,) bool: slots whose score matters (informational; nothing to mask)."""
@@ -118,14 +120,18 @@ class SequentialMode:
 
     def __init__(self, max_jobs: int):
         self.max_jobs = max_jobs
-        self.space = spaces.Discrete(max_jobs + 1)
         self.end_action = max_jobs
         self.picked = np.zeros(max_jobs, dtype=bool)
         self.free_gpus = 0
         self._slot_gang = np.zeros(max_jobs, dtype=np.int64)
         self._valid = np.zeros(max_jobs, dtype=bool)
 
-    def start_round(self, view, slots) -> None:
+    def space(self):
+        from gymnasium import spaces
+
+        return spaces.Discrete(self.max_jobs + 1)
+
+    def start_round(self, view: ClusterView, slots: SlotMap) -> None:
         """Forget the previous round's picks; call after the slot map is updated."""
         self.picked[:] = False
         self.free_gpus = view.gpus

@@ -1,9 +1,9 @@
 """Behaviour cloning: distil a planner (Shockwave by default) into the slot policy.
 
 1. **Record.** The teacher plays freshly generated training traces
-   (:class:`~shockwave_agents.learned.workload.TrainingTraceSource`, seeds >= 2**32). At every
+   (:class:`~shockwave_gym.training.workload.TrainingTraceSource`, seeds >= 2**32). At every
    round the observation the env would show (the env's own
-   :func:`~shockwave_gym.env.observation.build_observation`) is stored with, per slot,
+   :func:`~shockwave_gym.interface.observation.build_observation`) is stored with, per slot,
    whether the teacher ran that job. Optional DAgger iterations then let the *student* play
    while the teacher labels the states the student reaches.
 2. **Clone.** The same network RL trains (:mod:`~shockwave_agents.learned.policy`) learns
@@ -11,7 +11,7 @@
    slots. In ``priority`` mode the score is ``tanh(logit)``, so the env packs jobs by the
    student's confidence, capacity-feasible and work-conserving by construction.
 3. **Fine-tune** (optional): PPO from the cloned weights
-   (:func:`shockwave_agents.learned.train.train` with ``init_from``).
+   (:func:`shockwave_gym.training.train.train` with ``init_from``).
 
 Recordings are plain ``.npz`` arrays (read with ``allow_pickle=False``).
 """
@@ -29,16 +29,17 @@ import numpy as np
 import torch
 
 from shockwave_agents.base import Agent
-from shockwave_agents.learned.workload import (
+from shockwave_gym.errors import InputError
+from shockwave_gym.interface.observation import build_observation
+from shockwave_gym.interface.slots import SlotMap
+from shockwave_gym.runner import run_episode
+from shockwave_gym.simulator import SimConfig
+from shockwave_gym.training.workload import (
     TrainingTraceSource,
     Workload,
     held_out_traces,
     require_positive_ints,
 )
-from shockwave_gym.env.observation import SlotMap, build_observation
-from shockwave_gym.errors import InputError
-from shockwave_gym.runner import run_episode
-from shockwave_gym.simulator import SimConfig
 
 OBS_KEYS = ("jobs", "job_valid", "picked", "cluster")
 
@@ -228,8 +229,8 @@ def run_imitation(config: ImitationConfig, dataset: str | None = None) -> dict:
     from shockwave_agents.learned.adapter import PolicyAgent
     from shockwave_agents.learned.evaluation import evaluate_agent
     from shockwave_agents.learned.inference import NumpySlotNetwork
-    from shockwave_agents.learned.train import eval_rates
     from shockwave_agents.learned.weights import build_policy, save_policy
+    from shockwave_gym.training.train import eval_rates
 
     torch.set_num_threads(1)
     out = Path(config.out)

@@ -5,7 +5,7 @@ What :func:`train` does (``shockwave-gym train`` is a thin wrapper):
 * ``envs`` copies of ``shockwave_gym/Generated-v0`` in a ``SubprocVecEnv`` (one process each,
   ``torch.set_num_threads(1)`` and ``OMP_NUM_THREADS=1`` everywhere: two threads on a
   2-core machine make small ops far slower). Each episode draws a fresh trace from
-  :class:`~shockwave_agents.learned.workload.TrainingTraceSource` (random load and mix,
+  :class:`~shockwave_gym.training.workload.TrainingTraceSource` (random load and mix,
   seeds >= 2**32);
 * every ``eval_every`` steps, the deterministic policy plays the held-out traces (seeds
   below 2**32, never trained on) beside FIFO's reference figures;
@@ -33,13 +33,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from shockwave_agents.learned.workload import (
+from shockwave_gym.errors import InputError
+from shockwave_gym.training.workload import (
     TrainingTraceSource,
     Workload,
     held_out_traces,
     require_positive_ints,
 )
-from shockwave_gym.errors import InputError
 
 ALGOS = ("ppo", "maskable_ppo")
 DEFAULT_ACTION_MODE = {"ppo": "priority", "maskable_ppo": "sequential"}
@@ -129,7 +129,7 @@ def build_model(config: TrainConfig, env):
         policy_kwargs=policy_kwargs,
     )
     # An explicit silent logger: SB3's default one makes an empty /tmp/SB3-<date> directory
-    # per run; progress is ours (shockwave_agents.learned.progress).
+    # per run; progress is ours (shockwave_gym.training.progress).
     from stable_baselines3.common.logger import Logger
 
     model.set_logger(Logger(folder=None, output_formats=[]))
@@ -155,7 +155,7 @@ def train(config: TrainConfig) -> dict:
     """Train, evaluate and save under ``config.out``; returns the ``eval.json`` content."""
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-    from shockwave_agents.learned.progress import TrainingMonitor
+    from shockwave_gym.training.progress import TrainingMonitor
 
     os.environ["OMP_NUM_THREADS"] = "1"  # inherited by the worker processes
     torch.set_num_threads(1)

@@ -1,4 +1,4 @@
-"""Observations: the slot map and the observation builder, as functions of a ClusterView.
+"""Observation features and the observation builder, as functions of a ClusterView.
 
 Nothing here knows the environment object, so a learned agent can rebuild exactly the
 observation it was trained on from the view it gets in ``act(view)``::
@@ -9,12 +9,10 @@ observation it was trained on from the view it gets in ``act(view)``::
     slots.update(view)                  # once per round boundary
     obs = build_observation(view, slots)
 
-**Slots.** Every active job holds one of ``max_jobs`` slots from the boundary after its
-arrival until it completes; a freed slot goes to the oldest waiting job. Jobs that find no
-free slot wait in a queue, in arrival order.
+Jobs are addressed by slot (:class:`~shockwave_gym.interface.slots.SlotMap`).
 
 **No future information.** Every feature comes from the trace's public fields, the batch
-sizes and epoch durations observed so far, and the core predictor. The isolated time and
+sizes and epoch durations observed so far, and the remaining-time predictor. The isolated time and
 the hidden batch-size schedule are never read (the view would refuse them anyway).
 """
 
@@ -23,7 +21,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from gymnasium import spaces
+
+from shockwave_gym.interface.ftf import ftf_estimate
+from shockwave_gym.interface.predictor import predicted_remaining_s
+from shockwave_gym.interface.slots import SlotMap
+from shockwave_gym.view import ClusterView
 
 #: Time scale of the logarithmic time features (seconds).
 TIME_SCALE_S = 3600.0
@@ -79,8 +81,10 @@ def observation_signature() -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
-def observation_space(max_jobs: int) -> spaces.Dict:
-    """The Dict space of :func:`build_observation` for ``max_jobs`` slots."""
+def observation_space(max_jobs: int):
+    """The ``gymnasium.spaces.Dict`` of :func:`build_observation` for ``max_jobs`` slots."""
+    from gymnasium import spaces  # only learners and the env need spaces
+
     return spaces.Dict(
         {
             "jobs": spaces.Box(
@@ -95,93 +99,6 @@ def observation_space(max_jobs: int) -> spaces.Dict:
     )
 
 
-class SlotMap:
-    """Stable job -> slot assignment with an arrival-ordered overflow queue.
-
-    ``slot_job[s]`` is the job id in slot ``s`` (-1 when empty); ``queue`` holds the ids of
-    active jobs without a slot, oldest first. Call :meth:`update` once per round boundary.
-    """
-
-    __slots__ = ("max_jobs", "slot_job", "job_slot", "queue", "demand_gpus", "_seen")
-
-    def __init__(self, max_jobs: int, num_jobs: int = 0):
-        if not isinstance(max_jobs, int | np.integer) or max_jobs < 1:
-            from shockwave_gym.errors import InputError
-
-            raise InputError(f"max_jobs must be a positive integer, got {max_jobs!r}")
-        self.max_jobs = int(max_jobs)
-        self.reset(num_jobs)
-
-    def reset(self, num_jobs: int) -> None:
-        """Empty every slot for a trace of ``num_jobs`` jobs (call at every episode start)."""
-        self.slot_job = np.full(self.max_jobs, -1, dtype=np.int64)
-        self.job_slot = np.full(num_jobs, -1, dtype=np.int64)
-        self.queue = np.zeros(0, dtype=np.int64)
-        self.demand_gpus = 0  # sum of the active jobs' gangs, slotted or queued
-        self._seen: tuple[int, int, int] | None = None
-
-    @property
-    def valid(self) -> np.ndarray:
-        """Boolean per slot: holds a job."""
-        return self.slot_job >= 0
-
-    def update(self, view) -> None:
-        """Free the slots of completed jobs, then seat waiting jobs in arrival order."""
-        if self.job_slot.size != view.num_jobs:
-            self.reset(view.num_jobs)
-        # Arrivals are a prefix of the trace and completions never revert, so for the same
-        # view, equal counts of arrived and of active jobs mean the same active set.
-        seen = (id(view), view.num_arrived, view.num_active)
-        if seen == self._seen:
-            return
-        self._seen = seen
-        active = view.active_job_ids
-        self.demand_gpus = int(view.gang[active].sum())
-        slot_job = self.slot_job
-        occupied = slot_job >= 0
-        gone = occupied & ~view.is_active[np.maximum(slot_job, 0)]
-        if gone.any():
-            self.job_slot[slot_job[gone]] = -1
-            slot_job[gone] = -1
-        waiting = active[self.job_slot[active] < 0]  # ascending id = arrival order
-        if waiting.size:
-            free = np.flatnonzero(slot_job < 0)[: waiting.size]
-            seated = waiting[: free.size]
-            slot_job[free] = seated
-            self.job_slot[seated] = free
-            self.queue = waiting[free.size:]
-        elif self.queue.size:
-            self.queue = self.queue[:0]
-
-    def __getstate__(self):
-        return {name: getattr(self, name) for name in self.__slots__}
-
-    def __setstate__(self, state):
-        for name, value in state.items():
-            setattr(self, name, value)
-
-
-def contention(view) -> float:
-    """max(1, active jobs / GPUs): the current slowdown a fair share would impose."""
-    return max(1.0, view.num_active / view.gpus)
-
-
-def ftf_estimate(view, job_ids: np.ndarray | None = None) -> np.ndarray:
-    """Projected finish-time fairness rho-hat from observed data (all jobs, or ``job_ids``).
-
-    With c = :func:`contention`, W the observed work done and R the core predictor's
-    remaining time, ``rho_hat = (age + c * R) / (c * (W + R))``: the job's JCT if it got a
-    1/c share from now on, over the JCT it would have had with that share from arrival. It
-    is 1 for a job that has been served at its fair share, above 1 for one that waited.
-    Meaningful for active jobs only.
-    """
-    c = contention(view)
-    remaining = view.predicted_remaining_s
-    age = view.time_s - view.arrival_s
-    rho = (age + c * remaining) / np.maximum(c * (view.work_done_s + remaining), 1e-9)
-    return rho if job_ids is None else rho[job_ids]
-
-
 # Features 3-9 share one transform, scale_out * log1p(max(0, x * scale_in)): throughput,
 # mean epoch duration, predicted remaining, age, attained service, ran_last_round
 # (log1p(x (e - 1)) maps {0, 1} to {0, 1}) and rho-hat.
@@ -191,7 +108,7 @@ _JOB_LOW_COLUMN = _JOB_LOW.astype(np.float64)[:, None]
 _JOB_HIGH_COLUMN = _JOB_HIGH.astype(np.float64)[:, None]
 
 
-def job_feature_matrix(view, rho_hat: np.ndarray | None = None) -> np.ndarray:
+def job_feature_matrix(view: ClusterView, rho_hat: np.ndarray | None = None) -> np.ndarray:
     """Features of every job, feature-major: shape (len(JOB_FEATURES), num_jobs), float64,
     clipped to the bounds. Columns of jobs that are not active are meaningless.
 
@@ -211,7 +128,7 @@ def job_feature_matrix(view, rho_hat: np.ndarray | None = None) -> np.ndarray:
             np.log2(batch / view.initial_batch_size) * 0.25,
             view.current_throughput * batch,  # samples/s
             mean_epoch_s / view.round_s,
-            view.predicted_remaining_s,
+            predicted_remaining_s(view),
             view.time_s - view.arrival_s,  # negative for jobs yet to arrive: clipped to 0
             view.attained_service_gpu_s,
             view.ran_last_round,
@@ -228,7 +145,7 @@ def job_feature_matrix(view, rho_hat: np.ndarray | None = None) -> np.ndarray:
     return np.maximum(features, _JOB_LOW_COLUMN, out=features)
 
 
-def cluster_features(view, slots: SlotMap, free_gpus: int | None = None) -> np.ndarray:
+def cluster_features(view: ClusterView, slots: SlotMap, free_gpus: int | None = None) -> np.ndarray:
     """(len(CLUSTER_FEATURES),) float32 cluster features, clipped to the bounds.
 
     ``slots`` must have been updated for this state (it carries the queue and the demand).
@@ -259,7 +176,7 @@ def slot_jobs(slots: SlotMap, features: np.ndarray) -> np.ndarray:
 
 
 def build_observation(
-    view,
+    view: ClusterView,
     slots: SlotMap,
     *,
     picked: np.ndarray | None = None,

@@ -1,0 +1,33 @@
+"""The interface layer: what both the env and agents may use to read a view and to act.
+
+It sits on the agents' side of the information boundary (it reads only the read-only
+:class:`~shockwave_gym.view.ClusterView`) and below both the env and the agents:
+
+* :mod:`~shockwave_gym.interface.predictor` - the remaining-time predictor;
+* :mod:`~shockwave_gym.interface.ftf` - finish-time-fairness estimates;
+* :mod:`~shockwave_gym.interface.slots` - the slot map of fixed-size observations;
+* :mod:`~shockwave_gym.interface.observation` - observation features and builder;
+* :mod:`~shockwave_gym.interface.actions` - the action modes' decoding;
+* :mod:`~shockwave_gym.interface.packing` - the one packing rule.
+
+Nothing here imports gymnasium at module level (spaces are built on request).
+"""
+
+from shockwave_gym.interface.ftf import contention, ftf_estimate
+from shockwave_gym.interface.packing import pack_in_order
+from shockwave_gym.interface.predictor import (
+    RemainingTimePredictor,
+    predicted_remaining_s,
+    predictor_for,
+)
+from shockwave_gym.interface.slots import SlotMap
+
+__all__ = [
+    "RemainingTimePredictor",
+    "SlotMap",
+    "contention",
+    "ftf_estimate",
+    "pack_in_order",
+    "predicted_remaining_s",
+    "predictor_for",
+]

@@ -1,0 +1,110 @@
+"""Bayesian remaining-runtime predictor, built from public inputs only.
+
+Semantics: docs/SEMANTICS.md, "Remaining-time predictor". For each job, a Dirichlet
+distribution over the batch sizes its adaptation mode can *reach* (public: the view's
+``reachable_sizes``). The prior weight is E/|sizes| per size; every completed epoch adds 1 to
+its size's weight (the view's ``observed_batch_size_counts``). The expected share of each
+size, applied to the epochs that remain, times the epoch duration at that size (dataset /
+size / table throughput) gives the expected remaining time. The current epoch, whose batch
+size is observed, is counted at its own observed duration.
+
+Everything is computed for all jobs at once. :func:`predicted_remaining_s` is the default
+estimate, cached per view state.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from shockwave_gym.jobs import DATASET_SIZES
+from shockwave_gym.view import ClusterView
+
+
+class RemainingTimePredictor:
+    """Vectorised Dirichlet predictor over reachable batch sizes of ``view``'s jobs.
+
+    Attributes (per job ``j``, padded to the view's width, ``size_valid`` masks them):
+    ``sizes[j, s]``, ``duration_at_s[j, s]`` (epoch duration at that size per the table),
+    ``prior[j, s]`` (Dirichlet prior weight). Built from the view's public facts: reachable
+    sizes, epochs, model and gang, and the throughput table.
+    """
+
+    def __init__(self, view: ClusterView):
+        self.sizes = np.asarray(view.reachable_sizes)
+        self.size_valid = np.asarray(view.reachable_valid)
+        self.duration_at_s = np.zeros(self.sizes.shape)
+        table = view.throughputs
+        for j in range(view.num_jobs):
+            spec = view.spec(j)
+            dataset = DATASET_SIZES[spec.model]
+            for s in np.flatnonzero(self.size_valid[j]).tolist():
+                size = int(self.sizes[j, s])
+                self.duration_at_s[j, s] = dataset / size / table.rate(spec.model, size, spec.gang)
+        counts = self.size_valid.sum(axis=1)
+        self.prior = np.where(self.size_valid, (view.num_epochs / counts)[:, None], 0.0)
+        self._cached_version = -1
+        self._cached = np.zeros(0)
+
+    def expected_epoch_duration_s(
+        self, observed_counts: np.ndarray, duration_scale: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Posterior-mean duration of one future epoch, per job, given the completed epochs
+        per reachable size (``view.observed_batch_size_counts``)."""
+        weights = self.prior + observed_counts
+        durations = self.duration_at_s if duration_scale is None else self.duration_at_s * duration_scale[:, None]
+        return (weights * durations).sum(axis=1) / weights.sum(axis=1)
+
+    def predict(
+        self,
+        epochs_done: np.ndarray,
+        current_epoch_fraction_left: np.ndarray,
+        current_epoch_duration_s: np.ndarray,
+        num_epochs: np.ndarray,
+        observed_counts: np.ndarray,
+        duration_scale: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Expected remaining seconds of isolated run time, for every job (0 when done).
+
+        ``current_epoch_fraction_left`` is the share of the current epoch still to run;
+        ``duration_scale`` optionally multiplies every table duration (per job), which is
+        how drift recalibration and noise studies plug in.
+        """
+        future_epochs = np.maximum(num_epochs - epochs_done - 1, 0)
+        expected = self.expected_epoch_duration_s(observed_counts, duration_scale)
+        current = current_epoch_fraction_left * current_epoch_duration_s
+        if duration_scale is not None:
+            current = current * duration_scale
+        remaining = current + future_epochs * expected
+        return np.where(epochs_done >= num_epochs, 0.0, remaining)
+
+    def remaining_s(self, view: ClusterView) -> np.ndarray:
+        """The default estimate for ``view``'s current state (read-only, cached per state):
+        the observed rest of the current epoch plus the expected future epochs."""
+        if self._cached_version == view.version:
+            return self._cached
+        epochs_done = view.epochs_done
+        future_epochs = np.maximum(view.num_epochs - epochs_done - 1, 0)
+        expected = self.expected_epoch_duration_s(view.observed_batch_size_counts)
+        remaining = (1.0 - view.current_epoch_fraction_done) * view.current_epoch_duration_s + future_epochs * expected
+        remaining.flags.writeable = False
+        self._cached, self._cached_version = remaining, view.version
+        return remaining
+
+
+_PREDICTORS: weakref.WeakKeyDictionary[ClusterView, RemainingTimePredictor] = weakref.WeakKeyDictionary()
+
+
+def predictor_for(view: ClusterView) -> RemainingTimePredictor:
+    """The predictor of ``view``'s jobs, built on first use and kept as long as the view."""
+    predictor = _PREDICTORS.get(view)
+    if predictor is None:
+        predictor = _PREDICTORS[view] = RemainingTimePredictor(view)
+    return predictor
+
+
+def predicted_remaining_s(view: ClusterView) -> np.ndarray:
+    """Expected remaining isolated run time of every job (0 when done), read-only, computed
+    at most once per state. The estimate SRTF, the observation and FTF estimates use."""
+    return predictor_for(view).remaining_s(view)

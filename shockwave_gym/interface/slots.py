@@ -1,0 +1,75 @@
+"""The slot map: which of a fixed number of slots each active job occupies.
+
+Observations and actions of fixed size address jobs by slot. Every active job holds one of
+``max_jobs`` slots from the boundary after its arrival until it completes; a freed slot goes
+to the oldest waiting job. Jobs that find no free slot wait in a queue, in arrival order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from shockwave_gym.config import require_positive_int
+from shockwave_gym.view import ClusterView
+
+
+class SlotMap:
+    """Stable job -> slot assignment with an arrival-ordered overflow queue.
+
+    ``slot_job[s]`` is the job id in slot ``s`` (-1 when empty); ``queue`` holds the ids of
+    active jobs without a slot, oldest first. Call :meth:`update` once per round boundary.
+    """
+
+    __slots__ = ("max_jobs", "slot_job", "job_slot", "queue", "demand_gpus", "_seen")
+
+    def __init__(self, max_jobs: int, num_jobs: int = 0):
+        self.max_jobs = require_positive_int(max_jobs, "max_jobs")
+        self.reset(num_jobs)
+
+    def reset(self, num_jobs: int) -> None:
+        """Empty every slot for a trace of ``num_jobs`` jobs (call at every episode start)."""
+        self.slot_job = np.full(self.max_jobs, -1, dtype=np.int64)
+        self.job_slot = np.full(num_jobs, -1, dtype=np.int64)
+        self.queue = np.zeros(0, dtype=np.int64)
+        self.demand_gpus = 0  # sum of the active jobs' gangs, slotted or queued
+        self._seen: tuple[int, int, int] | None = None
+
+    @property
+    def valid(self) -> np.ndarray:
+        """Boolean per slot: holds a job."""
+        return self.slot_job >= 0
+
+    def update(self, view: ClusterView) -> None:
+        """Free the slots of completed jobs, then seat waiting jobs in arrival order."""
+        if self.job_slot.size != view.num_jobs:
+            self.reset(view.num_jobs)
+        # Arrivals are a prefix of the trace and completions never revert, so for the same
+        # view, equal counts of arrived and of active jobs mean the same active set.
+        seen = (id(view), view.num_arrived, view.num_active)
+        if seen == self._seen:
+            return
+        self._seen = seen
+        active = view.active_job_ids
+        self.demand_gpus = int(view.gang[active].sum())
+        slot_job = self.slot_job
+        occupied = slot_job >= 0
+        gone = occupied & ~view.is_active[np.maximum(slot_job, 0)]
+        if gone.any():
+            self.job_slot[slot_job[gone]] = -1
+            slot_job[gone] = -1
+        waiting = active[self.job_slot[active] < 0]  # ascending id = arrival order
+        if waiting.size:
+            free = np.flatnonzero(slot_job < 0)[: waiting.size]
+            seated = waiting[: free.size]
+            slot_job[free] = seated
+            self.job_slot[seated] = free
+            self.queue = waiting[free.size:]
+        elif self.queue.size:
+            self.queue = self.queue[:0]
+
+    def __getstate__(self):
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    def __setstate__(self, state):
+        for name, value in state.items():
+            setattr(self, name, value)

@@ -1,0 +1,133 @@
+"""Simulator state as plain arrays: job status codes, per-job static arrays, round records.
+
+The simulator (:mod:`shockwave_gym.simulator`) owns the dynamics; this module holds the
+containers it works on, so that the read-only view can use them without importing the
+simulator. Per-epoch arrays of all jobs are flattened with per-job offsets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from shockwave_gym.jobs import JobSpec
+from shockwave_gym.profile import job_profile
+from shockwave_gym.throughput import ThroughputTable
+
+#: Job status codes held in ``Simulator.status``.
+PENDING, ACTIVE, DONE = 0, 1, 2
+
+
+@dataclass
+class RoundRecord:
+    """What happened in one round (kept for metrics, rendering and the per-round timeline)."""
+
+    index: int
+    start_s: float
+    end_s: float
+    job_ids: np.ndarray
+    run_s: np.ndarray  # wall seconds each job held its GPUs (overhead included)
+    overhead_s: np.ndarray
+    completed_ids: np.ndarray
+    gpus_busy: int
+
+
+@dataclass
+class StaticJobArrays:
+    """Per-job facts fixed by the trace, the public reachable batch sizes, and the hidden
+    profile (kept apart: the view exposes only what has been observed of it)."""
+
+    arrival_s: np.ndarray
+    gang: np.ndarray
+    num_epochs: np.ndarray
+    initial_batch_size: np.ndarray
+    priority: np.ndarray
+    reachable_sizes: np.ndarray  # (J, W) public, ascending, 0-padded
+    reachable_valid: np.ndarray  # (J, W) bool
+    isolated_time_s: np.ndarray  # hidden: the view exposes it only with oracle=True
+    epoch_offset: np.ndarray  # (J + 1,) start of each job's epochs in the flat arrays
+    epoch_end_global_s: np.ndarray  # flat cumulative epoch ends, + each job's base offset
+    epoch_end_within_s: np.ndarray  # flat cumulative epoch ends within each job
+    epoch_start_within_s: np.ndarray  # flat epoch starts within each job
+    first_epoch_index: np.ndarray  # (J,) flat index of each job's first epoch
+    last_epoch_index: np.ndarray  # (J,) flat index of each job's last epoch
+    job_base_s: np.ndarray  # (J,) base offset of each job in epoch_end_global_s
+    epoch_batch_size: np.ndarray  # flat, hidden future
+    epoch_rate: np.ndarray  # flat iterations/s, hidden future
+    epoch_duration_s: np.ndarray  # flat, hidden future
+    size_counts_through_epoch: np.ndarray  # (flat epochs, W) epochs per reachable size up to and incl. each epoch
+    specs: tuple[JobSpec, ...] = field(repr=False, default=())
+
+    def observed_size_counts(self, epochs_done: np.ndarray) -> np.ndarray:
+        """(J, W) completed epochs per reachable size, given completed epochs per job:
+        what has been observed of the schedule, nothing beyond."""
+        idx = self.first_epoch_index + epochs_done - 1
+        counts = self.size_counts_through_epoch[np.maximum(idx, 0)]
+        counts[epochs_done <= 0] = 0
+        return counts
+
+
+def build_static_arrays(specs: Sequence[JobSpec], throughputs: ThroughputTable) -> StaticJobArrays:
+    """Derive every job's profile (:func:`~shockwave_gym.profile.job_profile`, which checks
+    it) and flatten the per-epoch arrays."""
+    profiles = [job_profile(spec, throughputs) for spec in specs]
+    counts = np.array([p.epoch_durations_s.size for p in profiles], dtype=np.int64)
+    offset = np.zeros(len(specs) + 1, dtype=np.int64)
+    np.cumsum(counts, out=offset[1:])
+    durations = np.concatenate([p.epoch_durations_s for p in profiles]) if profiles else np.zeros(0)
+    within = np.concatenate([np.cumsum(p.epoch_durations_s) for p in profiles]) if profiles else np.zeros(0)
+    # isolated time = the last cumulative epoch end, so that work == iso lands exactly on it
+    iso = within[offset[1:] - 1] if profiles else np.zeros(0)
+    base = np.zeros(len(specs), dtype=np.float64)
+    if len(specs):
+        base[1:] = np.cumsum(iso)[:-1]
+    job_of_epoch = np.repeat(np.arange(len(specs)), counts)
+    flat_sizes = np.concatenate([p.batch_sizes for p in profiles]) if profiles else np.zeros(0, np.int64)
+    reachable, valid = _reachable_matrix([p.reachable_sizes for p in profiles])
+    return StaticJobArrays(
+        arrival_s=np.array([s.arrival_s for s in specs], dtype=np.float64),
+        gang=np.array([s.gang for s in specs], dtype=np.int64),
+        num_epochs=counts,
+        initial_batch_size=np.array([s.initial_batch_size for s in specs], dtype=np.int64),
+        priority=np.array([s.priority for s in specs], dtype=np.float64),
+        reachable_sizes=reachable,
+        reachable_valid=valid,
+        isolated_time_s=iso,
+        epoch_offset=offset,
+        epoch_end_global_s=within + base[job_of_epoch],
+        epoch_end_within_s=within,
+        epoch_start_within_s=within - durations,
+        first_epoch_index=offset[:-1].copy(),
+        last_epoch_index=offset[1:] - 1,
+        job_base_s=base,
+        epoch_batch_size=flat_sizes,
+        epoch_rate=np.concatenate([p.throughputs for p in profiles]) if profiles else np.zeros(0),
+        epoch_duration_s=durations,
+        size_counts_through_epoch=_running_size_counts(reachable, flat_sizes, job_of_epoch, offset),
+        specs=tuple(specs),
+    )
+
+
+def _reachable_matrix(reachable: list[tuple[int, ...]]) -> tuple[np.ndarray, np.ndarray]:
+    width = max((len(r) for r in reachable), default=1)
+    sizes = np.zeros((len(reachable), width), dtype=np.int64)
+    valid = np.zeros((len(reachable), width), dtype=bool)
+    for j, row in enumerate(reachable):
+        sizes[j, : len(row)] = row
+        valid[j, : len(row)] = True
+    return sizes, valid
+
+
+def _running_size_counts(
+    reachable: np.ndarray, flat_sizes: np.ndarray, job_of_epoch: np.ndarray, offset: np.ndarray
+) -> np.ndarray:
+    """(flat epochs, W) int32: per job, epochs at each reachable size up to and including
+    each epoch, so the observed counts of any state are one gather."""
+    # job_profile guarantees every scheduled size is reachable, so each row has one match
+    one_hot = (reachable[job_of_epoch] == flat_sizes[:, None]).astype(np.int32)
+    cum = np.cumsum(one_hot, axis=0)
+    # subtract the running total at each job's start so counts restart per job
+    start_totals = np.vstack([np.zeros((1, reachable.shape[1]), np.int32), cum])[offset[:-1]]
+    return cum - start_totals[job_of_epoch]
