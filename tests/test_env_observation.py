@@ -7,9 +7,14 @@ import numpy as np
 import pytest
 
 from shockwave_gym.adaptation import register_mode
-from shockwave_gym.env import ClusterEnv, SlotMap, build_observation
+from shockwave_gym.env import ClusterEnv
 from shockwave_gym.interface.ftf import ftf_estimate
-from shockwave_gym.interface.observation import CLUSTER_FEATURE_NAMES, JOB_FEATURE_NAMES
+from shockwave_gym.interface.observation import (
+    CLUSTER_FEATURE_NAMES,
+    JOB_FEATURE_NAMES,
+    build_observation,
+)
+from shockwave_gym.interface.slots import SlotMap
 from shockwave_gym.jobs import JobSpec
 from shockwave_gym.simulator import SimConfig, Simulator
 from shockwave_gym.traces import Trace

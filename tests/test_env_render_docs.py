@@ -14,8 +14,8 @@ import pytest
 import shockwave_gym  # noqa: F401
 from shockwave_gym.env import ClusterEnv
 from shockwave_gym.env.docs import env_spec_markdown
-from shockwave_gym.env.render import gantt_figure, gantt_rgb
 from shockwave_gym.env.wrappers import ActionMaskObservation, FlattenClusterObservation
+from shockwave_gym.gantt import gantt_figure, gantt_rgb
 from shockwave_gym.interface.observation import CLUSTER_FEATURES, JOB_FEATURES
 from shockwave_gym.runner import run_episode
 from shockwave_gym.simulator import SimConfig

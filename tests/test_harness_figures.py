@@ -47,7 +47,7 @@ def test_each_figure_is_a_png_of_the_expected_size_and_nothing_else_is_written(f
     for name, pixels in figures.FIGURE_PIXELS.items():
         assert png_size(figure_dir / name) == pixels, name
     # The Gantt chart: our width, and the height the renderer gives a 12-job trace.
-    from shockwave_gym.env.render import gantt_figure
+    from shockwave_gym.gantt import gantt_figure
 
     result = run_episode(load_trace(helpers.TRACE), helpers.LifoAgent(), SimConfig(gpus=helpers.GPUS), progress=False).result
     width_in, height_in = gantt_figure(result, width_in=figures.GANTT_WIDTH_IN).get_size_inches()

@@ -1,12 +1,13 @@
 """The Gymnasium environment and its parts (one concept per module).
 
 * :mod:`~shockwave_gym.env.cluster_env` - :class:`ClusterEnv` (its docstring is the spec);
-* :mod:`~shockwave_gym.interface.observation` - slot map and observation builder (view -> obs);
-* :mod:`~shockwave_gym.interface.actions` - the ``select``, ``priority`` and ``sequential`` modes;
 * :mod:`~shockwave_gym.env.rewards` - named reward functions and their combination;
-* :mod:`~shockwave_gym.env.render` - ANSI table and Gantt chart;
+* :mod:`~shockwave_gym.env.render` - the ANSI table (rgb_array draws :mod:`shockwave_gym.gantt`);
 * :mod:`~shockwave_gym.env.wrappers` - wrappers for SB3 and mask-in-observation users;
 * :mod:`~shockwave_gym.env.registration` - every Gymnasium id.
+
+Observation features, the slot map and the action modes' decoding are shared with agents, so
+they live in :mod:`shockwave_gym.interface`; the env composes them.
 """
 
 from __future__ import annotations
@@ -17,9 +18,6 @@ import importlib
 # import the env class (the CLI's start-up time counts in the baselines' speed targets).
 _LAZY = {
     "ClusterEnv": "shockwave_gym.env.cluster_env",
-    "SlotMap": "shockwave_gym.interface.observation",
-    "build_observation": "shockwave_gym.interface.observation",
-    "observation_space": "shockwave_gym.interface.observation",
     "ENV_IDS": "shockwave_gym.env.registration",
     "register_envs": "shockwave_gym.env.registration",
 }

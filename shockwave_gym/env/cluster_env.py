@@ -17,9 +17,10 @@ from shockwave_gym.config import (
     SimConfig,
     require_positive_int,
 )
-from shockwave_gym.env.render import ansi_table, gantt_rgb
+from shockwave_gym.env.render import ansi_table
 from shockwave_gym.env.rewards import RoundTransition, make_reward
 from shockwave_gym.errors import InputError, InvalidActionError
+from shockwave_gym.gantt import gantt_rgb
 from shockwave_gym.interface.actions import make_action_mode
 from shockwave_gym.interface.ftf import ftf_estimate
 from shockwave_gym.interface.observation import (

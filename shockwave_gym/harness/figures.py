@@ -180,7 +180,7 @@ def utilization_figure(results: dict[str, EpisodeResult], trace: str, reference:
 def gantt_figure(result: EpisodeResult, title: str, path: Path) -> Path:
     """Gantt chart of one cell, drawn by the environment's renderer (its height, and the
     layout within it, follow the number of jobs)."""
-    from shockwave_gym.env.render import gantt_figure as render_gantt
+    from shockwave_gym.gantt import gantt_figure as render_gantt
 
     return _save(render_gantt(result, title=title, width_in=GANTT_WIDTH_IN), path)
 
