@@ -1,12 +1,10 @@
-"""Every registered id through the same checks: Gymnasium's and SB3's env checkers, a seeded
-determinism rollout (in this process and in a fresh one), a pickle round trip, vector envs,
-and ``gym.make`` in a fresh interpreter."""
+"""Every registered id through the same checks: the shipped :func:`shockwave_gym.testing.check_env`
+(Gymnasium's checker, a seeded determinism rollout, a pickle round trip), SB3's env checker,
+determinism across processes, vector envs, and ``gym.make`` in a fresh interpreter."""
 
 from __future__ import annotations
 
-import hashlib
 import json
-import pickle
 import subprocess
 import sys
 import warnings
@@ -15,61 +13,39 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import pytest
-from gymnasium.utils.env_checker import check_env as gym_check_env
 
 import shockwave_gym
 from shockwave_gym.env import ENV_IDS, ClusterEnv
 from shockwave_gym.interface.actions import ACTION_MODES
+from shockwave_gym.testing import EnvCheckError, check_env
+from shockwave_gym.testing.env import rollout_digest
 
 IDS = sorted(ENV_IDS)
 CASES = [(env_id, mode) for env_id in IDS for mode in ACTION_MODES]
 ROLLOUT_STEPS = 60
 
 
-def _random_valid_action(env, rng: np.random.Generator, mode: str):
-    mask = env.unwrapped.action_masks()
-    if mode == "priority":
-        return rng.uniform(-1.0, 1.0, size=mask.shape).astype(np.float32)
-    if mode == "select":
-        return (rng.random(mask.size // 2) < 0.5).astype(np.int8) * mask[1::2]
-    legal = np.flatnonzero(mask)
-    return int(legal[rng.integers(legal.size)])
+@pytest.mark.parametrize("env_id", IDS)
+def test_every_registered_id_passes_the_shipped_checker(env_id):
+    report = check_env(env_id)
+    assert report.action_modes == tuple(ACTION_MODES)
 
 
-def rollout_digest(env_id: str, mode: str, seed: int, steps: int = ROLLOUT_STEPS) -> str:
-    """SHA-256 over observations, rewards, flags, info and final metrics of a seeded rollout
-    with random valid actions (the actions' RNG is seeded too); resets when an episode ends."""
-    env = gym.make(env_id, action_mode=mode)
-    rng = np.random.default_rng(seed)
-    digest = hashlib.sha256()
+class _UnseededEnv(ClusterEnv):
+    """Adds noise from an unseeded generator to the reward: not reproducible."""
 
-    def add_obs(obs):
-        for key in sorted(obs):
-            digest.update(np.ascontiguousarray(obs[key]).tobytes())
-
-    obs, info = env.reset(seed=seed)
-    add_obs(obs)
-    for _ in range(steps):
-        obs, reward, terminated, truncated, info = env.step(_random_valid_action(env, rng, mode))
-        add_obs(obs)
-        digest.update(np.float64(reward).tobytes())
-        digest.update(bytes([terminated, truncated]))
-        digest.update(repr((info["round_index"], info["time_s"], info["queued_job_ids"])).encode())
-        if terminated or truncated:
-            digest.update(json.dumps(info["metrics"], sort_keys=True).encode())
-            obs, info = env.reset()
-            add_obs(obs)
-    env.close()
-    return digest.hexdigest()
+    def step(self, action):
+        obs, reward, terminated, truncated, info = super().step(action)
+        return obs, reward + float(np.random.default_rng().random()), terminated, truncated, info
 
 
-@pytest.mark.parametrize("env_id, mode", CASES)
-def test_gymnasium_check_env(env_id, mode):
-    for render_mode in (None, "ansi"):
-        env = gym.make(env_id, action_mode=mode, render_mode=render_mode)
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")  # Gymnasium's checker must not warn either
-            gym_check_env(env.unwrapped, skip_render_check=render_mode is None)
+def test_the_checker_catches_a_nondeterministic_env():
+    gym.register("shockwave_gym_test/Unseeded-v0", entry_point=_UnseededEnv, kwargs={"trace": "teaching-12"})
+    try:
+        with pytest.raises(EnvCheckError, match="(?i)Unseeded-v0.*(differ|determinis)"):
+            check_env("shockwave_gym_test/Unseeded-v0", action_modes=("select",), steps=10)
+    finally:
+        gym.registry.pop("shockwave_gym_test/Unseeded-v0")
 
 
 @pytest.mark.parametrize("env_id, mode", CASES)
@@ -84,13 +60,6 @@ def test_sb3_check_env(env_id, mode):
     # deliberate (slot-wise policies), and FlattenClusterObservation exists for MLPs.
     other = [str(w.message) for w in caught if "unconventional shape" not in str(w.message)]
     assert other == []
-
-
-@pytest.mark.parametrize("env_id, mode", CASES)
-def test_seeded_rollout_is_deterministic(env_id, mode):
-    first = rollout_digest(env_id, mode, seed=3)
-    assert rollout_digest(env_id, mode, seed=3) == first
-    assert rollout_digest(env_id, mode, seed=4) != first  # the digest does see the actions
 
 
 def test_determinism_across_processes():
@@ -114,26 +83,6 @@ def test_generated_traces_follow_the_seed():
     env.reset(seed=6)
     assert env.unwrapped.trace != first
     assert 20 <= env.unwrapped.trace.num_jobs <= 40
-
-
-@pytest.mark.parametrize("env_id, mode", CASES)
-def test_pickle_round_trip(env_id, mode):
-    env = gym.make(env_id, action_mode=mode)
-    rng = np.random.default_rng(0)
-    env.reset(seed=1)
-    for _ in range(5):
-        env.step(_random_valid_action(env, rng, mode))
-    clone = pickle.loads(pickle.dumps(env))
-    rng_a, rng_b = np.random.default_rng(9), np.random.default_rng(9)
-    for _ in range(8):
-        out_a = env.step(_random_valid_action(env, rng_a, mode))
-        out_b = clone.step(_random_valid_action(clone, rng_b, mode))
-        for key in out_a[0]:
-            np.testing.assert_array_equal(out_a[0][key], out_b[0][key])
-        assert out_a[1:4] == out_b[1:4]
-        if out_a[2] or out_a[3]:
-            break
-    assert clone.unwrapped.simulator.time_s == env.unwrapped.simulator.time_s
 
 
 @pytest.mark.parametrize("vectorization_mode", ["sync", "async"])

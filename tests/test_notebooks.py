@@ -115,7 +115,7 @@ def test_checker_rejects_invalid_choices(course_modules):
 
     class Floats(Agent):
         def act(self, view):
-            return view.active_job_ids[:1].astype(float)
+            return view.active_job_ids[:1] + 0.5  # fractional ids
 
     for agent, message in ((Everything, "GPUs"), (Duplicates, "duplicate"), (Departed, "not active"), (Floats, "integers")):
         with pytest.raises(checker.AgentCheckError, match=message):

@@ -113,9 +113,10 @@ def check_agent(
     :class:`AgentCheckError` on the first invalid choice, on a run that does not finish
     within ``max_rounds``, or when the two runs choose differently.
 
-    Pass a factory, not an instance: determinism is checked across fresh agents.
+    Pass a factory (a class or a function), not an instance: determinism is checked
+    across fresh agents.
     """
-    if not callable(make) or hasattr(make, "act"):
+    if not callable(make) or (hasattr(make, "act") and not isinstance(make, type)):
         raise TypeError("check_agent takes a factory, e.g. check_agent(lambda: MyAgent(), ...)")
     trace, gpus, table = resolve_trace(trace, gpus, throughputs)
     config = SimConfig(gpus=gpus)
