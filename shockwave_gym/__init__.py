@@ -9,8 +9,7 @@ nothing else of the env.
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
+from shockwave_gym._version import __version__
 from shockwave_gym.config import SimConfig
 from shockwave_gym.errors import InputError, InvalidActionError, TraceError
 from shockwave_gym.simulator import Simulator
@@ -48,12 +47,12 @@ def __getattr__(name: str):
 # Only when gymnasium is installed: the core works without it. String entry points: the env
 # class itself is imported by gym.make, not here.
 def _register_if_gymnasium() -> None:
-    try:
-        from shockwave_gym.env.registration import register_envs
-    except ModuleNotFoundError as exc:
-        if exc.name != "gymnasium":
-            raise
+    from importlib.util import find_spec
+
+    if find_spec("gymnasium") is None:
         return
+    from shockwave_gym.env.registration import register_envs
+
     register_envs()
     __all__.append("ClusterEnv")
 

@@ -10,13 +10,10 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+from shockwave_gym.config import DEFAULT_MAX_ROUNDS, SimConfig
 from shockwave_gym.metrics import EpisodeResult, compute_metrics
-from shockwave_gym.simulator import SimConfig, Simulator
+from shockwave_gym.simulator import Simulator
 from shockwave_gym.throughput import ThroughputTable
-
-#: Default round limit for a run: far beyond any sensible episode, so only a scheduler that
-#: idles forever (or a pathological trace) is truncated.
-DEFAULT_MAX_ROUNDS = 100_000
 
 
 @dataclass

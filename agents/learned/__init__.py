@@ -4,10 +4,10 @@
 * :mod:`~shockwave_agents.learned.inference` - the same network in numpy, for deciding;
 * :mod:`~shockwave_agents.learned.adapter` - :class:`PolicyAgent`, a policy as an agent;
 * :mod:`~shockwave_agents.learned.weights` - weights-only save/load, SB3 zips with a warning;
-* :mod:`~shockwave_agents.learned.evaluation` - a policy's figures on held-out traces;
 * :mod:`~shockwave_agents.learned.pretrained` - the shipped ``ppo`` and
   ``shockwave-distilled`` agents.
 
-Training these policies (RL, imitation) is in :mod:`shockwave_gym.training`. Importing this
+Training these policies (RL, imitation) and evaluating them on held-out traces is in
+:mod:`shockwave_gym.training`. Importing this
 package does not import torch; the modules above do.
 """

@@ -156,7 +156,7 @@ class Cell:
     def key(self) -> dict:
         """The inputs that determine the result, as plain JSON data (trace and throughput
         table by content hash)."""
-        from shockwave_gym import __version__
+        from shockwave_gym._version import __version__
 
         return {
             "format": RECORD_FORMAT,

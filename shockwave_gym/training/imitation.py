@@ -227,9 +227,9 @@ def run_imitation(config: ImitationConfig, dataset: str | None = None) -> dict:
     ``out/policy.npz``, ``out/policy.json``, ``out/dataset.npz`` and ``out/eval.json``."""
     from shockwave_agents import make_agent
     from shockwave_agents.learned.adapter import PolicyAgent
-    from shockwave_agents.learned.evaluation import evaluate_agent
     from shockwave_agents.learned.inference import NumpySlotNetwork
     from shockwave_agents.learned.weights import build_policy, save_policy
+    from shockwave_gym.training.evaluation import evaluate_agent
     from shockwave_gym.training.train import eval_rates
 
     torch.set_num_threads(1)

@@ -11,8 +11,8 @@ import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
 from shockwave_agents.learned.adapter import PolicyAgent
-from shockwave_agents.learned.evaluation import evaluate_agent
 from shockwave_agents.learned.inference import TorchSlotNetwork
+from shockwave_gym.training.evaluation import evaluate_agent
 
 
 def _log(message: str) -> None:

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from shockwave_gym.config import DEFAULT_MAX_ROUNDS, SimConfig
 from shockwave_gym.runner import run_episode
-from shockwave_gym.simulator import SimConfig
 
 #: Core metrics (:func:`shockwave_gym.metrics.compute_metrics`) kept per trace and averaged.
 EVAL_METRICS = (
@@ -21,7 +21,7 @@ EVAL_METRICS = (
 )
 
 
-def evaluate_agent(agent, traces: Sequence, gpus: int, *, max_rounds: int = 20_000) -> dict:
+def evaluate_agent(agent, traces: Sequence, gpus: int, *, max_rounds: int = DEFAULT_MAX_ROUNDS) -> dict:
     """Metrics of ``agent`` on each trace, their means over traces, and decision latency
     (total decision wall time / rounds) in milliseconds."""
     per_trace, decision_s, rounds = {}, 0.0, 0
