@@ -9,13 +9,14 @@ import numpy as np
 
 from shockwave_gym.interface.ftf import ftf_estimate
 from shockwave_gym.interface.predictor import predicted_remaining_s
+from shockwave_gym.view import ClusterView
 
 
 def _hours(seconds: float) -> str:
     return f"{seconds / 3600:6.2f}h"
 
 
-def ansi_table(view, slots, *, last_round=None, metrics: dict | None = None, picked=None) -> str:
+def ansi_table(view: ClusterView, slots, *, last_round=None, metrics: dict | None = None, picked=None) -> str:
     """A text table of the state ``view`` shows: one row per slotted job, then the queue.
 
     ``last_round`` (a RoundRecord) adds a line on the round that just ran; ``metrics`` (the
@@ -73,7 +74,7 @@ def _metrics_line(metrics: dict) -> str:
     )
 
 
-def _finished_jobs(view) -> list[str]:
+def _finished_jobs(view: ClusterView) -> list[str]:
     done = np.flatnonzero(view.is_done)
     if done.size == 0:
         return []

@@ -40,6 +40,7 @@ from shockwave_gym.training.workload import (
     held_out_traces,
     require_positive_ints,
 )
+from shockwave_gym.view import ClusterView
 
 OBS_KEYS = ("jobs", "job_valid", "picked", "cluster")
 
@@ -98,13 +99,13 @@ class RecordingAgent(Agent):
     def name(self) -> str:
         return f"recording-{getattr(self.teacher, 'name', 'teacher')}"
 
-    def reset(self, view, seed: int | None = None) -> None:
+    def reset(self, view: ClusterView, seed: int | None = None) -> None:
         self.slots.reset(view.num_jobs)
         self.teacher.reset(view, seed)
         if self.actor is not None:
             self.actor.reset(view, seed)
 
-    def act(self, view):
+    def act(self, view: ClusterView):
         self.slots.update(view)
         obs = build_observation(view, self.slots)
         chosen = np.asarray(self.teacher.act(view), dtype=np.int64)

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from shockwave_gym.config import require_positive_int
 from shockwave_gym.errors import InputError
 from shockwave_gym.throughput import ThroughputTable
 from shockwave_gym.traces import GeneratorConfig, Trace, TraceSource, generate_trace
@@ -43,8 +44,7 @@ class Workload:
         lo_rate, hi_rate = self.arrival_rate_range_per_hour
         if not (0 < lo_rate <= hi_rate < float("inf")):
             raise InputError(f"arrival_rate_range_per_hour needs 0 < lo <= hi, got {self.arrival_rate_range_per_hour!r}")
-        if isinstance(self.gpus, bool) or not isinstance(self.gpus, int) or self.gpus < 1:
-            raise InputError(f"gpus must be a positive integer, got {self.gpus!r}")
+        require_positive_int(self.gpus, "gpus")
         if not 0.2 <= self.max_duration_h:
             raise InputError(f"max_duration_h must be >= 0.2 (the generator's minimum), got {self.max_duration_h!r}")
 
@@ -113,8 +113,7 @@ def held_out_traces(
 
 
 def require_positive_ints(config, names: Iterable[str]) -> None:
-    """Raise :class:`InputError` unless each named attribute of ``config`` is an int >= 1."""
+    """Raise :class:`InputError` unless each named attribute of ``config`` is an int >= 1
+    (:func:`~shockwave_gym.config.require_positive_int`'s rule)."""
     for name in names:
-        value = getattr(config, name)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise InputError(f"{name} must be a positive integer, got {value!r}")
+        require_positive_int(getattr(config, name), name)
