@@ -7,8 +7,8 @@ correlation of our per-job JCTs with theirs (trace order), whether the makespan 
 pairs whose authors' makespans differ by more than 3% is kept, and the in-process episode
 wall time (``run_episode``, best of ``--repeats``). Also a readable table on stderr.
 
-Needs ``../shared/reference`` (the authors' trace, throughput table and results); exits 2
-with a message when it is absent.
+Everything it needs is bundled: the authors' trace (``authors-canonical-120``), the built-in
+V100 table (their figures) and their results (:mod:`shockwave_gym.reference`).
 """
 
 from __future__ import annotations
@@ -16,42 +16,32 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 import numpy as np
 from scipy.stats import spearmanr
 
 from shockwave_agents import make_agent
+from shockwave_gym.reference import PolicyFigures, authors_canonical
 from shockwave_gym.runner import run_episode
 from shockwave_gym.simulator import SimConfig
 from shockwave_gym.throughput import ThroughputTable
 from shockwave_gym.traces import load_trace
 
-REFERENCE = Path(__file__).resolve().parents[1].parent / "shared" / "reference"
-AUTHORS_KEY = {
-    "gavel": "max_min_fairness", "themis": "finish_time_fairness", "allox": "allox",
-    "ossp": "min_total_duration", "mst": "max_sum_throughput_perf", "gandiva_fair": "gandiva_fair",
-}
+BASELINES = ("gavel", "themis", "allox", "ossp", "mst", "gandiva_fair")
 
 
 def deviation_pct(ours: float, theirs: float) -> float:
     return 100.0 * (ours / theirs - 1.0)
 
 
-def compare(name: str, outcome, reference: dict, walls: list[float]) -> dict:
+def compare(outcome, reference: PolicyFigures, walls: list[float]) -> dict:
     m = outcome.metrics
-    theirs_unfair = reference["unfair_fraction_pct"] / 100.0
-    return {
-        "authors_key": AUTHORS_KEY[name],
-        "makespan_s": {"ours": m["makespan_s"], "authors": reference["makespan_s"],
-                       "deviation_pct": deviation_pct(m["makespan_s"], reference["makespan_s"])},
-        "avg_jct_s": {"ours": m["avg_jct_s"], "authors": reference["avg_jct_s"],
-                      "deviation_pct": deviation_pct(m["avg_jct_s"], reference["avg_jct_s"])},
-        "worst_ftf": {"ours": m["worst_ftf"], "authors": reference["worst_ftf"],
-                      "deviation_pct": deviation_pct(m["worst_ftf"], reference["worst_ftf"])},
-        "unfair_fraction": {"ours": m["unfair_fraction"], "authors": theirs_unfair,
-                            "deviation_pct": deviation_pct(m["unfair_fraction"], theirs_unfair)},
-        "spearman_jct": float(spearmanr(outcome.result.jct_s, reference["jct_list_s"]).statistic),
+    row = {"authors_key": reference.authors_key}
+    for key in ("makespan_s", "avg_jct_s", "worst_ftf", "unfair_fraction"):
+        theirs = getattr(reference, key)
+        row[key] = {"ours": m[key], "authors": theirs, "deviation_pct": deviation_pct(m[key], theirs)}
+    return row | {
+        "spearman_jct": float(spearmanr(outcome.result.jct_s, reference.jct_s).statistic),
         "completed_jobs": m["completed_jobs"],
         "rounds": m["rounds"],
         "episode_wall_s_best": min(walls),
@@ -76,21 +66,18 @@ def order_checks(rows: dict) -> list[dict]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=2, help="episodes per agent (best wall time kept)")
-    parser.add_argument("--agents", default=",".join(AUTHORS_KEY))
+    parser.add_argument("--agents", default=",".join(BASELINES))
     args = parser.parse_args(argv)
-    if not (REFERENCE / "canonical_120jobs.trace").is_file():
-        print(f"the authors' reference files are not at {REFERENCE}", file=sys.stderr)
-        return 2
-    authors = json.loads((REFERENCE / "authors_canonical_results.json").read_text())["policies"]
-    table = ThroughputTable.from_gavel_json(REFERENCE / "v100_throughputs.json")
-    trace = load_trace(str(REFERENCE / "canonical_120jobs.trace"), table, gpus=32)
+    authors = authors_canonical()
+    table = ThroughputTable.builtin(authors.gpu_type)
+    trace = load_trace(authors.trace, table, gpus=authors.gpus)
     rows = {}
     for name in [a for a in args.agents.split(",") if a]:
         walls, outcome = [], None
         for _ in range(max(1, args.repeats)):
-            outcome = run_episode(trace, make_agent(name), SimConfig(gpus=32), table, progress=False)
+            outcome = run_episode(trace, make_agent(name), SimConfig(gpus=authors.gpus), table, progress=False)
             walls.append(outcome.wall_s)
-        rows[name] = compare(name, outcome, authors[AUTHORS_KEY[name]], walls)
+        rows[name] = compare(outcome, authors.policy(name), walls)
     for name, row in rows.items():
         print(
             f"{name:13s} makespan {row['makespan_s']['ours']:8.0f} vs {row['makespan_s']['authors']:8.0f} "
@@ -105,8 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     checks = order_checks(rows) if len(rows) > 1 else []
     summary = {
         "benchmark": "baselines_fidelity",
-        "baseline": "the authors' result file (../shared/reference/authors_canonical_results.json)",
-        "trace": "canonical_120jobs.trace, 32 GPUs, authors' v100 throughputs",
+        "baseline": f"the authors' results, bundled ({authors.file})",
+        "trace": f"{authors.trace} (the authors' canonical trace), {authors.gpus} GPUs, built-in {authors.gpu_type} table",
         "max_abs_deviation_pct": max(deviations),
         "within_10_pct": all(d <= 10.0 for d in deviations),
         "within_3_pct": all(d <= 3.0 for d in deviations),

@@ -1,12 +1,13 @@
 """Whole-process speed of each baseline on the authors' canonical trace, through the CLI.
 
 Run as ``.venv/bin/python benchmarks/baselines_speed.py [--runs 2]``. For each agent it times
-``shockwave-gym run --agent X --trace <canonical> --gpus 32 --throughputs <authors json>
---json`` as a fresh process (interpreter start-up, imports, trace loading, the episode and
+``shockwave-gym run --agent X --trace authors-canonical-120 --gpus 32 --json`` (the authors'
+canonical trace, bundled, with the built-in V100 table: their figures) as a fresh process (interpreter start-up, imports, trace loading, the episode and
 the JSON output), ``--runs`` times, and keeps the fastest. Prints one JSON object.
 
 The reference (the authors' simulator, ~5 s wall per baseline per trace on these machines)
-cannot run here, so ratios are against that fixed figure from SPEC.md, as the JSON says:
+cannot run here, so ratios are against that fixed figure, bundled with its provenance in
+:mod:`shockwave_gym.reference` (``measured_wall["baseline_per_trace_s"]``), as the JSON says:
 ``speedup = 5 s / our wall``; targets are >= 10x for the closed-form and non-Gavel agents and
 >= 3x for the cvxpy-based Themis and OSSP. For context the JSON also gives, in the same run,
 the in-process episode time the CLI reports, and the fresh-process cost of the imports a
@@ -14,8 +15,6 @@ baseline cannot avoid (``python -c "import cvxpy"``, ``"import scipy.optimize"``
 ``--agent fifo``, the cheapest run (the floor every agent pays). The machine is shared: the
 JSON also gives each process's CPU time (user + system, smallest of the runs), which other
 engineers' load inflates less than wall time, and the load average at the end.
-
-Needs ``../shared/reference``; exits 2 with a message when it is absent.
 """
 
 from __future__ import annotations
@@ -29,8 +28,10 @@ import sys
 import time
 from pathlib import Path
 
-REFERENCE = Path(__file__).resolve().parents[1].parent / "shared" / "reference"
-AUTHORS_WALL_S = 5.0  # SPEC.md: "Each baseline takes ~5 s wall per trace" (authors' simulator)
+from shockwave_gym.reference import authors_canonical
+
+AUTHORS_WALL = authors_canonical().measured_wall["baseline_per_trace_s"]
+AUTHORS_WALL_S = AUTHORS_WALL.wall_s
 TARGETS = {
     "gavel": 10.0, "mst": 10.0, "gandiva_fair": 10.0, "allox": 10.0, "fifo": 10.0, "srtf": 10.0,
     "las": 10.0, "themis": 3.0, "ossp": 3.0,
@@ -61,10 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=2, help="fresh processes per agent (fastest kept)")
     parser.add_argument("--agents", default=",".join(TARGETS))
     args = parser.parse_args(argv)
-    trace = REFERENCE / "canonical_120jobs.trace"
-    if not trace.is_file():
-        print(f"the authors' reference files are not at {REFERENCE}", file=sys.stderr)
-        return 2
+    trace = authors_canonical().trace
     runs = max(1, args.runs)
     floors = {}
     for label, code in (("import_cvxpy", "import cvxpy"), ("import_scipy_optimize", "import scipy.optimize"), ("start_python", "pass")):
@@ -73,8 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     agents = {}
     for name in [a for a in args.agents.split(",") if a]:
         wall_s, cpu_s, stdout = best_of(runs, [
-            str(CLI), "run", "--agent", name, "--trace", str(trace), "--gpus", "32",
-            "--throughputs", str(REFERENCE / "v100_throughputs.json"), "--json",
+            str(CLI), "run", "--agent", name, "--trace", trace, "--gpus", "32", "--json",
         ])
         record = json.loads(stdout)
         speedup = AUTHORS_WALL_S / wall_s
@@ -93,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:13s} {wall_s:5.2f} s wall {cpu_s:5.2f} s CPU  {speedup:5.1f}x  (episode {record['episode_wall_s']:.2f} s)", file=sys.stderr)
     summary = {
         "benchmark": "baselines_speed",
-        "baseline": f"fixed figure: the authors' simulator, ~{AUTHORS_WALL_S:g} s wall per baseline per trace (SPEC.md); it cannot run here",
+        "baseline": f"fixed figure, {AUTHORS_WALL_S:g} s wall: {AUTHORS_WALL.provenance}; it cannot run here",
         "method": f"fresh `shockwave-gym run ... --json` processes, fastest of {runs}",
         "all_meet_target": all(a["meets_target"] for a in agents.values() if a["meets_target"] is not None),
         "agents": agents,

@@ -8,7 +8,7 @@ agent then makes one plan (T = 20, the paper's 15 s limit). Printed as one JSON 
 - our planner (aggregated counts program -> packing -> re-ranking): build, solve, re-rank and
   total seconds, status, the *proven* absolute gap, that gap as a share of the NSW
   (log-utility) term and as a share of the whole objective (the paper's kind of relative gap;
-  it is dominated by the k*R term, see SPEC.md);
+  it is dominated by the k*R term, see docs/SEMANTICS.md, "The Shockwave planner");
 - the named baseline, measured in the same run: the same program in its binary x[j,t] form
   (``form="schedule"``, the formulation the authors hand to their solver), HiGHS with the
   same greedy warm start and the same 15 s limit;

@@ -1,20 +1,20 @@
-"""Shockwave on the authors' canonical trace (32 GPUs, their throughput table).
+"""Shockwave on the authors' canonical trace (bundled; 32 GPUs, the built-in V100 table).
 
 Run as ``.venv/bin/python benchmarks/shockwave_canonical.py``. Prints one JSON object:
 
 - our ``shockwave`` (faithful variant) metrics against the authors' Shockwave figures
-  (``authors_canonical_results.json``), with deviations in %;
+  (bundled, :mod:`shockwave_gym.reference`), with deviations in %;
 - the same metrics for our ``gavel`` baseline measured in the same run, and the ratios
   (makespan gavel / shockwave, unfair fraction gavel / shockwave) next to the authors' ratios;
 - speed: the whole episode through ``shockwave-gym run --agent shockwave --json`` as a
   subprocess (wall clock, process start included, and the child's CPU seconds, which
   other engineers' load on the shared machine inflates less), the in-process episode time, re-plans,
   solve time median / p90 / max; the authors' code is not runnable here, so the baseline for
-  speed is SPEC.md's fixed figure (479 s for their code with HiGHS on this machine class);
+  speed is a fixed figure bundled with its provenance (``measured_wall["shockwave_highs_s"]``
+  in :mod:`shockwave_gym.reference`: 479 s for their code with HiGHS on this machine class);
 - an ``acceptance`` block with each criterion of the issue.
 
-``--variant shockwave-normalized`` runs our variant instead. Needs ``../shared/reference``;
-exits 2 with a message when it is absent.
+``--variant shockwave-normalized`` runs our variant instead.
 """
 
 from __future__ import annotations
@@ -28,24 +28,18 @@ import sys
 import time
 from pathlib import Path
 
+from shockwave_gym.reference import authors_canonical
 from shockwave_gym.runner import run_episode
 from shockwave_gym.simulator import SimConfig
 from shockwave_gym.throughput import ThroughputTable
 from shockwave_gym.traces import load_trace
 
-REFERENCE = Path(__file__).resolve().parents[1].parent / "shared" / "reference"
-TRACE = REFERENCE / "canonical_120jobs.trace"
-THROUGHPUTS = REFERENCE / "v100_throughputs.json"
-RESULTS = REFERENCE / "authors_canonical_results.json"
-AUTHORS_CODE_WALL_S = 479.0  # SPEC.md: the authors' Shockwave with HiGHS, canonical trace, 2 cores
 METRICS = ("makespan_s", "avg_jct_s", "worst_ftf", "unfair_fraction")
 
 
-def authors_figures(policy: dict) -> dict:
-    return {
-        "makespan_s": policy["makespan_s"], "avg_jct_s": policy["avg_jct_s"],
-        "worst_ftf": policy["worst_ftf"], "unfair_fraction": policy["unfair_fraction_pct"] / 100.0,
-    }
+def authors_figures(agent: str) -> dict:
+    policy = authors_canonical().policy(agent)
+    return {key: getattr(policy, key) for key in METRICS}
 
 
 def ratio(numerator: float, denominator: float, floor: float) -> float:
@@ -58,8 +52,7 @@ def run_cli(variant: str) -> tuple[float, float, dict]:
     cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     completed = subprocess.run(
-        [str(script), "run", "--agent", variant, "--trace", str(TRACE), "--gpus", "32",
-         "--throughputs", str(THROUGHPUTS), "--json"],
+        [str(script), "run", "--agent", variant, "--trace", authors_canonical().trace, "--gpus", "32", "--json"],
         capture_output=True, text=True, check=False,
     )
     wall = time.perf_counter() - start
@@ -75,17 +68,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variant", default="shockwave", choices=("shockwave", "shockwave-normalized"))
     parser.add_argument("--no-cli", action="store_true", help="skip the CLI subprocess timing")
     args = parser.parse_args(argv)
-    if not (TRACE.is_file() and THROUGHPUTS.is_file() and RESULTS.is_file()):
-        print(f"needs the authors' reference files in {REFERENCE}", file=sys.stderr)
-        return 2
     from shockwave_agents import make_agent
 
-    throughputs = ThroughputTable.from_gavel_json(THROUGHPUTS)
-    trace = load_trace(str(TRACE), throughputs, gpus=32)
-    config = SimConfig(gpus=32)
-    authors = json.loads(RESULTS.read_text(encoding="utf-8"))["policies"]
-    theirs = authors_figures(authors["shockwave"])
-    theirs_gavel = authors_figures(authors["max_min_fairness"])
+    reference = authors_canonical()
+    throughputs = ThroughputTable.builtin(reference.gpu_type)
+    trace = load_trace(reference.trace, throughputs, gpus=reference.gpus)
+    config = SimConfig(gpus=reference.gpus)
+    theirs = authors_figures("shockwave")
+    theirs_gavel = authors_figures("gavel")
+    authors_wall = reference.measured_wall["shockwave_highs_s"]
     floor = 1.0 / trace.num_jobs  # one unfair job, so a zero unfair fraction gives a finite ratio
 
     outcome = run_episode(trace, make_agent(args.variant), config, throughputs)
@@ -131,9 +122,9 @@ def main(argv: list[str] | None = None) -> int:
             "load_average_1min": os.getloadavg()[0],
             "reported_wall_s": cli_record["wall_s"],
             "same_metrics_as_in_process": all(cli_record[key] == ours[key] for key in METRICS),
-            "baseline": "authors' code with HiGHS, fixed figure from SPEC.md (cannot run here)",
-            "baseline_wall_s": AUTHORS_CODE_WALL_S,
-            "speedup_vs_authors_code": AUTHORS_CODE_WALL_S / cli_wall,
+            "baseline": f"fixed figure (cannot run here): {authors_wall.provenance}",
+            "baseline_wall_s": authors_wall.wall_s,
+            "speedup_vs_authors_code": authors_wall.wall_s / cli_wall,
         }
     record["acceptance"] = {
         "makespan_within_10pct_of_authors": abs(record["deviation_pct"]["makespan_s"]) <= 10.0,

@@ -1,4 +1,4 @@
-"""Robustness to prediction noise (the paper's RQ3) on the authors' canonical trace.
+"""Robustness to prediction noise (the paper's RQ3) on the authors' canonical trace (bundled).
 
 Run as ``.venv/bin/python benchmarks/shockwave_noise.py``. Shockwave plans with remaining-time
 predictions multiplied by 1 +- x for x = 0, 20%, 50% and 100%, and the four metrics are
@@ -9,8 +9,8 @@ biased predictor). The target: at 100% noise Shockwave's worst FTF and unfair fr
 worse than Gavel's. Prints one JSON object; a readable table goes to stderr.
 
 Options: ``--seeds 0,1`` (noise draws; metrics are averaged, each seed is listed),
-``--levels 0,0.2,0.5,1``, ``--modes sign,job``, ``--variant shockwave-normalized``. Needs ``../shared/reference``
-(exits 2 without it).
+``--levels 0,0.2,0.5,1``, ``--modes sign,job``, ``--variant shockwave-normalized``. The trace is
+the bundled ``authors-canonical-120`` on 32 GPUs with the built-in V100 table (their figures).
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 import numpy as np
 
@@ -28,9 +27,7 @@ from shockwave_gym.simulator import SimConfig
 from shockwave_gym.throughput import ThroughputTable
 from shockwave_gym.traces import load_trace
 
-REFERENCE = Path(__file__).resolve().parents[1].parent / "shared" / "reference"
-TRACE = REFERENCE / "canonical_120jobs.trace"
-THROUGHPUTS = REFERENCE / "v100_throughputs.json"
+TRACE = "authors-canonical-120"
 METRICS = ("makespan_s", "avg_jct_s", "worst_ftf", "unfair_fraction")
 
 
@@ -41,14 +38,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--modes", default="sign,job")
     parser.add_argument("--variant", default="shockwave", choices=("shockwave", "shockwave-normalized"))
     args = parser.parse_args(argv)
-    if not (TRACE.is_file() and THROUGHPUTS.is_file()):
-        print(f"needs the authors' reference files in {REFERENCE}", file=sys.stderr)
-        return 2
     levels = [float(v) for v in args.levels.split(",")]
     modes = args.modes.split(",")
     seeds = [int(v) for v in args.seeds.split(",")]
-    throughputs = ThroughputTable.from_gavel_json(THROUGHPUTS)
-    trace = load_trace(str(TRACE), throughputs, gpus=32)
+    throughputs = ThroughputTable.builtin("v100")
+    trace = load_trace(TRACE, throughputs, gpus=32)
     config = SimConfig(gpus=32)
 
     gavel = run_episode(trace, make_agent("gavel"), config, throughputs).metrics

@@ -1,9 +1,9 @@
 """``shockwave`` (the authors' objective) against ``shockwave-normalized`` (ours).
 
 Run as ``.venv/bin/python benchmarks/shockwave_variants.py``. Three traces, each on 32 GPUs:
-the authors' canonical trace with their throughput table (when ``../shared/reference`` is
-present), our bundled generated trace ``canonical-analogue-120`` and a fresh generated
-120-job trace (seed 2024), both with the built-in V100 table. For each, both variants' four
+the authors' canonical trace (bundled as ``authors-canonical-120``), our bundled generated trace
+``canonical-analogue-120`` and a fresh generated 120-job trace (seed 2024), all with the
+built-in V100 table. For each, both variants' four
 metrics (makespan, avg JCT, worst FTF, unfair fraction), the ratio normalized / faithful and
 whether the normalized variant is better on each. The faithful variant is the named baseline.
 Prints one JSON object; a table goes to stderr. ``--workers 2`` runs episodes in parallel.
@@ -15,7 +15,6 @@ import argparse
 import json
 import sys
 from concurrent.futures import ProcessPoolExecutor
-from pathlib import Path
 
 from shockwave_agents import make_agent
 from shockwave_gym.runner import run_episode
@@ -23,23 +22,19 @@ from shockwave_gym.simulator import SimConfig
 from shockwave_gym.throughput import ThroughputTable
 from shockwave_gym.traces import BUNDLED_GPUS, GeneratorConfig, generate_trace, load_trace
 
-REFERENCE = Path(__file__).resolve().parents[1].parent / "shared" / "reference"
 METRICS = ("makespan_s", "avg_jct_s", "worst_ftf", "unfair_fraction")
 VARIANTS = ("shockwave", "shockwave-normalized")
 GENERATED_SEED = 2024
 
 
 def trace_names() -> list[str]:
-    names = ["canonical-analogue-120", f"generated-{GENERATED_SEED}"]
-    if (REFERENCE / "canonical_120jobs.trace").is_file() and (REFERENCE / "v100_throughputs.json").is_file():
-        names.insert(0, "authors-canonical")
-    return names
+    return ["authors-canonical-120", "canonical-analogue-120", f"generated-{GENERATED_SEED}"]
 
 
 def load(name: str):
-    if name == "authors-canonical":
-        throughputs = ThroughputTable.from_gavel_json(REFERENCE / "v100_throughputs.json")
-        return load_trace(str(REFERENCE / "canonical_120jobs.trace"), throughputs, gpus=32), throughputs, 32
+    if name == "authors-canonical-120":
+        throughputs = ThroughputTable.builtin("v100")
+        return load_trace(name, throughputs, gpus=32), throughputs, 32
     if name.startswith("generated-"):
         return generate_trace(GeneratorConfig(num_jobs=120, seed=GENERATED_SEED)), None, 32
     return load_trace(name, gpus=BUNDLED_GPUS[name]), None, BUNDLED_GPUS[name]

@@ -6,9 +6,8 @@ metrics; trace loading reported apart), rounds and rounds/s, the ratio of the wa
 its target (canonical < 0.2 s, 900 jobs < 2 s; ratio < 1 meets it), and the ratio of
 rounds/s to CartPole-v1 steps/s measured in the same run (the baseline of a cheap env).
 
-The canonical trace is the authors' (``../shared/reference``, with their throughput table);
-when that is absent the bundled ``canonical-analogue-120`` stands in, and the JSON says so.
-The machine is shared: timings are the median and the best of ``--repeats`` runs.
+The canonical trace is the authors' (bundled as ``authors-canonical-120``, with the built-in
+V100 table: their figures). The machine is shared: timings are the median and the best of ``--repeats`` runs.
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ import platform
 import statistics
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -29,7 +27,6 @@ from shockwave_gym.simulator import SimConfig
 from shockwave_gym.throughput import ThroughputTable
 from shockwave_gym.traces import BUNDLED_GPUS, load_trace
 
-REFERENCE = Path(__file__).resolve().parents[1].parent / "shared" / "reference"
 TARGET_CANONICAL_S = 0.2
 TARGET_SCALE_900_S = 2.0
 
@@ -76,14 +73,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cartpole-steps", type=int, default=50_000)
     args = parser.parse_args(argv)
 
-    authors_trace = REFERENCE / "canonical_120jobs.trace"
-    authors_table = REFERENCE / "v100_throughputs.json"
-    if authors_trace.is_file() and authors_table.is_file():
-        table = ThroughputTable.from_gavel_json(authors_table)
-        source, name = "authors' canonical_120jobs.trace with their v100 table", str(authors_trace)
-    else:
-        table = ThroughputTable.builtin_v100()
-        source, name = "bundled canonical-analogue-120 (authors' trace absent)", "canonical-analogue-120"
+    table = ThroughputTable.builtin("v100")
+    source, name = "authors' canonical trace (bundled authors-canonical-120), built-in v100 table", "authors-canonical-120"
     start = time.perf_counter()
     canonical_trace = load_trace(name, table, gpus=32)
     canonical_load_s = time.perf_counter() - start

@@ -7,7 +7,7 @@ Runs ``shockwave_gym.training.train.train`` (the code behind ``shockwave-gym tra
 PPO/priority, MaskablePPO/sequential and MaskablePPO/select, with periodic evaluation and
 checkpoints pushed past the end, and reports env steps per second of ``model.learn``
 (sequential mode counts sub-steps). Baseline, measured in the same run: random valid
-actions on the same env in this one process, no learning. SPEC.md's toy figures (~4k
+actions on the same env in this one process, no learning. Toy figures from the project's start (~4k
 steps/s PPO, ~200 MaskablePPO on MultiBinary) are quoted for context only. Prints one JSON
 object on stdout.
 """
@@ -83,7 +83,7 @@ def main() -> None:
         "network": {"embed_dim": 32, "hidden_dim": 64, "n_steps": 256, "batch_size": 256, "n_epochs": 4},
         "results": results,
         "baseline": "random valid actions on the same env, one process, no learning (same run)",
-        "spec_context": "SPEC.md toy figures: PPO ~4k steps/s, MaskablePPO on MultiBinary ~200 steps/s",
+        "spec_context": "toy figures from the project's start, not this run: PPO ~4k steps/s, MaskablePPO on MultiBinary ~200 steps/s",
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
                     "load_average_1min": os.getloadavg()[0]},
     }, indent=1))

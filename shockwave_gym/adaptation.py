@@ -1,6 +1,6 @@
 """Dynamic adaptation modes: the batch size a job uses in each epoch.
 
-Three built-in modes follow SPEC.md (``static``, ``accordion``, ``gns``). A user can add a
+Three built-in modes follow docs/SEMANTICS.md, "Adaptation modes" (``static``, ``accordion``, ``gns``). A user can add a
 mode without touching the simulator::
 
     from shockwave_gym.adaptation import register_mode
@@ -32,7 +32,7 @@ BatchSizeFn = Callable[[JobSpec, int], int]
 ReachableFn = Callable[[JobSpec], tuple[int, ...]]
 
 #: Share of a job's first epochs that the authors' profile forces into Accordion's
-#: critical regime (SPEC.md: "the 30% rule").
+#: critical regime (docs/SEMANTICS.md: "the 30% rule").
 ACCORDION_CRITICAL_SHARE = 0.3
 
 

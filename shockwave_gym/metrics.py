@@ -1,4 +1,4 @@
-"""Episode metrics (SPEC.md "Metrics"), computed by one function from a finished episode.
+"""Episode metrics (docs/SEMANTICS.md, "Metrics and finish-time fairness"), computed by one function from a finished episode.
 
 - makespan = last completion - 0; JCT = completion - arrival; avg and geometric-mean JCT.
 - Finish-time fairness, static contention (the paper's): rho_j = JCT_j / (iso_j * max(1, N/G)).

@@ -1,7 +1,9 @@
 """Throughput model: isolated iterations per second by (model, batch size, gang).
 
-The built-in table (``data/v100_throughputs.csv``) carries the V100 figures measured by the
-Shockwave/Gavel authors. :meth:`ThroughputTable.from_gavel_json` reads any Gavel-format
+The built-in tables (``data/<gpu type>_throughputs.csv``, one per type in
+:data:`BUILTIN_GPU_TYPES`) carry the figures measured by the Shockwave/Gavel authors;
+:meth:`ThroughputTable.builtin` loads one, V100 by default (the paper's cluster).
+:meth:`ThroughputTable.from_gavel_json` reads any Gavel-format
 file a user has (nested by worker type; key ``"('<Model> (batch size b)', gang)"``; the
 isolated rate is the ``"null"`` entry, other entries are co-location pairs and unused).
 """
@@ -18,6 +20,9 @@ from pathlib import Path
 
 from shockwave_gym.errors import InputError
 from shockwave_gym.jobs import parse_job_type
+
+#: GPU types with a built-in table (``data/<type>_throughputs.csv``).
+BUILTIN_GPU_TYPES: tuple[str, ...] = ("k80", "p100", "v100")
 
 
 class ThroughputError(InputError):
@@ -76,9 +81,20 @@ class ThroughputTable:
     # --- constructors ---------------------------------------------------------------------
 
     @classmethod
+    def builtin(cls, gpu_type: str = "v100") -> ThroughputTable:
+        """The built-in table of ``gpu_type`` (one of :data:`BUILTIN_GPU_TYPES`)."""
+        if gpu_type not in BUILTIN_GPU_TYPES:
+            raise ThroughputError(
+                f"no built-in throughput table for GPU type {gpu_type!r} "
+                f"(built-in: {', '.join(BUILTIN_GPU_TYPES)})"
+            )
+        text = resources.files("shockwave_gym").joinpath(f"data/{gpu_type}_throughputs.csv").read_text()
+        return cls.from_csv_text(text, source=f"built-in {gpu_type.upper()} table")
+
+    @classmethod
     def builtin_v100(cls) -> ThroughputTable:
-        text = resources.files("shockwave_gym").joinpath("data/v100_throughputs.csv").read_text()
-        return cls.from_csv_text(text, source="built-in V100 table")
+        """The built-in V100 table: ``builtin("v100")``."""
+        return cls.builtin("v100")
 
     @classmethod
     def from_csv_text(cls, text: str, source: str) -> ThroughputTable:

@@ -1,49 +1,40 @@
 """Fidelity of the six Gavel-family baselines to the authors' simulator (issue acceptance).
 
-On the authors' canonical trace and throughput table (32 GPUs), each baseline's makespan and
-average JCT must lie within +-10% of the authors' result file; where two baselines' authors'
-makespans differ by more than 3%, ours must order them the same way; and our per-job JCTs
-must rank like theirs (Spearman). Skipped when ``../shared/reference`` is absent.
+On the authors' canonical trace (bundled as ``authors-canonical-120``) with the built-in V100
+table (32 GPUs), each baseline's makespan and average JCT must lie within +-10% of the authors'
+results (bundled, :mod:`shockwave_gym.reference`); where two baselines' authors' makespans
+differ by more than 3%, ours must order them the same way; and our per-job JCTs must rank like
+theirs (Spearman).
 """
 
 from __future__ import annotations
 
 import functools
-import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
 from shockwave_agents import make_agent
+from shockwave_gym.reference import authors_canonical
 from shockwave_gym.runner import run_episode
 from shockwave_gym.simulator import SimConfig
 from shockwave_gym.throughput import ThroughputTable
 from shockwave_gym.traces import load_trace
 
-REFERENCE = Path(__file__).resolve().parents[1].parent / "shared" / "reference"
-AUTHORS_KEY = {
-    "gavel": "max_min_fairness", "themis": "finish_time_fairness", "allox": "allox",
-    "ossp": "min_total_duration", "mst": "max_sum_throughput_perf", "gandiva_fair": "gandiva_fair",
-}
+BASELINES = ("allox", "gandiva_fair", "gavel", "mst", "ossp", "themis")
 BAND = 0.10
-
-pytestmark = pytest.mark.skipif(
-    not (REFERENCE / "canonical_120jobs.trace").is_file(),
-    reason=f"the authors' reference files are not at {REFERENCE}",
-)
 
 
 @pytest.fixture(scope="module")
-def authors() -> dict:
-    return json.loads((REFERENCE / "authors_canonical_results.json").read_text())["policies"]
+def authors():
+    return authors_canonical()
 
 
 @functools.cache
 def _canonical():
-    table = ThroughputTable.from_gavel_json(REFERENCE / "v100_throughputs.json")
-    return load_trace(str(REFERENCE / "canonical_120jobs.trace"), table, gpus=32), table
+    table = ThroughputTable.builtin("v100")
+    return load_trace("authors-canonical-120", table, gpus=32), table
 
 
 @functools.cache
@@ -64,27 +55,27 @@ def ours() -> _Episodes:
     return _Episodes()
 
 
-@pytest.mark.parametrize("name", sorted(AUTHORS_KEY))
+@pytest.mark.parametrize("name", BASELINES)
 def test_makespan_and_avg_jct_within_ten_percent(name, ours, authors):
-    metrics, reference = ours[name].metrics, authors[AUTHORS_KEY[name]]
+    metrics, reference = ours[name].metrics, authors.policy(name)
     assert metrics["completed_jobs"] == 120
-    assert metrics["makespan_s"] == pytest.approx(reference["makespan_s"], rel=BAND)
-    assert metrics["avg_jct_s"] == pytest.approx(reference["avg_jct_s"], rel=BAND)
+    assert metrics["makespan_s"] == pytest.approx(reference.makespan_s, rel=BAND)
+    assert metrics["avg_jct_s"] == pytest.approx(reference.avg_jct_s, rel=BAND)
 
 
-@pytest.mark.parametrize("name", sorted(AUTHORS_KEY))
+@pytest.mark.parametrize("name", BASELINES)
 def test_per_job_jcts_rank_like_the_authors(name, ours, authors):
-    reference = np.asarray(authors[AUTHORS_KEY[name]]["jct_list_s"])
+    reference = np.asarray(authors.policy(name).jct_s)
     rho = spearmanr(ours[name].result.jct_s, reference).statistic
     assert rho >= 0.85, f"{name}: Spearman {rho:.3f}"
 
 
 def test_makespans_keep_the_authors_order_where_they_differ_by_over_three_percent(ours, authors):
-    names = sorted(AUTHORS_KEY)
+    names = BASELINES
     checked = 0
     for i, a in enumerate(names):
         for b in names[i + 1:]:
-            ref_a, ref_b = (authors[AUTHORS_KEY[n]]["makespan_s"] for n in (a, b))
+            ref_a, ref_b = (authors.policy(n).makespan_s for n in (a, b))
             if abs(ref_a - ref_b) / min(ref_a, ref_b) <= 0.03:
                 continue
             checked += 1
@@ -94,7 +85,7 @@ def test_makespans_keep_the_authors_order_where_they_differ_by_over_three_percen
 
 
 def test_gavel_new_arrivals_wait_for_the_second_recompute(ours):
-    # SPEC M1: jobs arriving at 172-1179 s first run at 1200 s while 26 of 32 GPUs idle
+    # docs/SEMANTICS.md M1: jobs arriving at 172-1179 s first run at 1200 s while 26 of 32 GPUs idle
     result = ours["gavel"].result
     first_run = {}
     for start, ids in zip(result.round_start_s.tolist(), result.round_job_ids, strict=True):

@@ -1,7 +1,8 @@
 """``shockwave-gym run`` through the installed console script, as a real subprocess.
 
-The acceptance run: FIFO replays the authors' canonical trace with their throughput table
-on 32 GPUs, and every one of the 120 jobs completes, reported through the JSON contract.
+The acceptance run: FIFO replays the authors' canonical trace (bundled as
+``authors-canonical-120``, whose default cluster is 32 GPUs) with the built-in V100 table,
+and every one of the 120 jobs completes, reported through the JSON contract.
 """
 
 from __future__ import annotations
@@ -17,16 +18,9 @@ import pytest
 
 from shockwave_gym.cli.run_command import RUN_JSON_KEYS
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-CANONICAL_TRACE = SHARED / "reference" / "canonical_120jobs.trace"
-AUTHORS_THROUGHPUTS = SHARED / "reference" / "v100_throughputs.json"
 SCRIPT = Path(sys.executable).parent / "shockwave-gym"
 
 pytestmark = pytest.mark.skipif(not SCRIPT.is_file(), reason=f"console script not installed at {SCRIPT}")
-needs_reference = pytest.mark.skipif(
-    not (CANONICAL_TRACE.is_file() and AUTHORS_THROUGHPUTS.is_file()),
-    reason=f"the authors' canonical trace / throughput table are not in {SHARED / 'reference'}",
-)
 
 # three small jobs valid under the built-in V100 table (TSV, the authors' 12 columns)
 SMALL_TRACE = "".join(
@@ -60,16 +54,14 @@ def small_trace(tmp_path: Path) -> Path:
     return path
 
 
-@needs_reference
 def test_fifo_replays_the_canonical_trace_through_the_json_contract(tmp_path):
-    proc = run_cli("--agent", "fifo", "--trace", str(CANONICAL_TRACE), "--gpus", "32",
-                   "--throughputs", str(AUTHORS_THROUGHPUTS), "--json", cwd=tmp_path)
+    proc = run_cli("--agent", "fifo", "--trace", "authors-canonical-120", "--json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert len(lines) == 1, proc.stdout  # exactly one JSON object, nothing else
     record = strict_json(lines[0])
     assert list(record)[: len(RUN_JSON_KEYS)] == list(RUN_JSON_KEYS)
-    assert record["agent"] == "fifo" and record["gpus"] == 32
+    assert record["agent"] == "fifo" and record["gpus"] == 32 and record["trace"] == "authors-canonical-120"
     assert record["num_jobs"] == 120 and record["completed_jobs"] == 120
     assert record["truncated"] is False
     for key in ("makespan_s", "avg_jct_s", "geomean_jct_s", "worst_ftf", "worst_ftf_themis", "wall_s"):

@@ -1,16 +1,17 @@
 """Job model: epochs, per-epoch batch-size schedules, durations and isolated time.
 
 The canonical-trace checks recompute every job's isolated time with an independent
-implementation written here from SPEC.md alone (its own TSV parsing, the authors' raw
-throughput JSON and GNS table, its own Accordion rules), then compare with the package and
-with the FTF denominators in the authors' result files.
+implementation written here from docs/SEMANTICS.md alone (its own TSV parsing of the bundled
+authors' trace, the bundled throughput CSV and GNS table read as raw files, its own Accordion
+rules), then compare with the package and with the FTF denominators in the authors' results.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import math
-from pathlib import Path
+from importlib import resources
 
 import numpy as np
 import pytest
@@ -25,20 +26,14 @@ from shockwave_gym.adaptation import (
 from shockwave_gym.errors import InputError
 from shockwave_gym.jobs import JobSpec, parse_job_type
 from shockwave_gym.profile import job_profile
+from shockwave_gym.reference import authors_canonical
 from shockwave_gym.simulator import SimConfig, Simulator
 from shockwave_gym.throughput import ThroughputTable
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-REFERENCE = SHARED / "reference"
-CANONICAL_TRACE = REFERENCE / "canonical_120jobs.trace"
-AUTHORS_THROUGHPUTS = REFERENCE / "v100_throughputs.json"
-AUTHORS_RESULTS = REFERENCE / "authors_canonical_results.json"
-AUTHORS_GNS = REFERENCE / "gns_batch_size_schedule.json"
-
-needs_reference = pytest.mark.skipif(
-    not all(p.is_file() for p in (CANONICAL_TRACE, AUTHORS_THROUGHPUTS, AUTHORS_RESULTS, AUTHORS_GNS)),
-    reason=f"the authors' reference files are not in {REFERENCE} (shared data absent)",
-)
+# the authors' data as bundled, read as raw files (not through the package's readers)
+CANONICAL_TRACE = resources.files("shockwave_gym.bundled_traces").joinpath("authors-canonical-120.trace")
+V100_CSV = resources.files("shockwave_gym").joinpath("data/v100_throughputs.csv")
+GNS_TABLE = resources.files("shockwave_gym").joinpath("data/gns_schedules.json")
 
 
 def spec(model: str, b0: int, epochs: int, mode: str, gang: int = 1) -> JobSpec:
@@ -154,9 +149,8 @@ def test_gns_unlisted_combination_never_changes():
     assert sizes_of(spec("Recommendation", 8192, 30, "gns")) == [8192] * 30
 
 
-@needs_reference
-def test_gns_table_is_the_authors_table():
-    reference = json.loads(AUTHORS_GNS.read_text())["schedules"]
+def test_gns_table_is_read_as_bundled():
+    reference = json.loads(GNS_TABLE.read_text())["schedules"]
     ours = {f"{m}|{b}|{g}": [list(p) for p in points] for (m, b, g), points in gns_change_points().items()}
     assert ours == reference
     for key, points in reference.items():
@@ -193,7 +187,7 @@ LARGEST = {"LM": 80, "ResNet-18": 256, "ResNet-50": 128, "Recommendation": 8192}
 
 
 def independent_schedule(model: str, b0: int, gang: int, epochs: int, mode: str, gns: dict) -> list[int]:
-    """SPEC.md's per-epoch batch sizes, written from the text without the package."""
+    """docs/SEMANTICS.md's per-epoch batch sizes, written from the text without the package."""
     if mode == "static":
         return [b0] * epochs
     if mode == "gns":
@@ -222,8 +216,9 @@ def independent_schedule(model: str, b0: int, gang: int, epochs: int, mode: str,
 
 
 def independent_isolated_times() -> tuple[list[dict], np.ndarray]:
-    rates = json.loads(AUTHORS_THROUGHPUTS.read_text())["v100"]
-    gns = json.loads(AUTHORS_GNS.read_text())["schedules"]
+    rows = csv.DictReader(line for line in V100_CSV.read_text().splitlines() if not line.startswith("#"))
+    rates = {(r["model"], int(r["batch_size"]), int(r["gang"])): float(r["iterations_per_s"]) for r in rows}
+    gns = json.loads(GNS_TABLE.read_text())["schedules"]
     rows, iso = [], []
     for line in CANONICAL_TRACE.read_text().splitlines():
         if not line.strip():
@@ -236,7 +231,7 @@ def independent_isolated_times() -> tuple[list[dict], np.ndarray]:
         sizes = independent_schedule(model, b0, gang, epochs, mode, gns)
         seconds = 0.0
         for b in sizes:
-            rate = rates[f"('{model} (batch size {b})', {gang})"]["null"]
+            rate = rates[(model, b, gang)]
             seconds += (DATASET[model] / b) / rate
         rows.append({"model": model, "b0": b0, "gang": gang, "mode": mode, "sizes": sizes,
                      "arrival": float(cols[11])})
@@ -248,14 +243,13 @@ def independent_isolated_times() -> tuple[list[dict], np.ndarray]:
 def canonical():
     from shockwave_gym.traces import load_trace
 
-    table = ThroughputTable.from_gavel_json(AUTHORS_THROUGHPUTS)
-    trace = load_trace(CANONICAL_TRACE, table, gpus=32)
+    table = ThroughputTable.builtin("v100")
+    trace = load_trace("authors-canonical-120", table, gpus=32)
     rows, iso = independent_isolated_times()
     order = np.argsort([r["arrival"] for r in rows], kind="stable")
     return trace, table, [rows[i] for i in order], iso[order]
 
 
-@needs_reference
 def test_canonical_isolated_time_of_every_job_matches_independent_calculation(canonical):
     trace, table, rows, iso = canonical
     assert len(trace.jobs) == 120
@@ -265,7 +259,6 @@ def test_canonical_isolated_time_of_every_job_matches_independent_calculation(ca
     np.testing.assert_allclose(sim.static.isolated_time_s, iso, rtol=1e-12)
 
 
-@needs_reference
 def test_canonical_isolated_times_hand_computed(canonical):
     trace, table, _, iso = canonical
     got = Simulator(trace.jobs, SimConfig(gpus=32), table).static.isolated_time_s
@@ -292,7 +285,6 @@ def test_canonical_isolated_times_hand_computed(canonical):
         assert got[job_id] == pytest.approx(seconds, abs=1e-3), job_id
 
 
-@needs_reference
 def test_canonical_total_gpu_seconds_is_about_635k(canonical):
     trace, table, _, iso = canonical
     gang = np.array([j.gang for j in trace.jobs])
@@ -300,17 +292,16 @@ def test_canonical_total_gpu_seconds_is_about_635k(canonical):
     assert total == pytest.approx(635_000, rel=0.005)
     assert total == pytest.approx(float((gang * iso).sum()), rel=1e-12)
     # the authors' cluster_util x 32 x makespan is ~632k for every policy (running rule)
-    for policy in json.loads(AUTHORS_RESULTS.read_text())["policies"].values():
-        assert total == pytest.approx(policy["cluster_util"] * 32 * policy["makespan_s"], rel=0.01)
+    for policy in authors_canonical().policies.values():
+        assert total == pytest.approx(policy.utilization * 32 * policy.makespan_s, rel=0.01)
 
 
-@needs_reference
 def test_canonical_matches_authors_ftf_denominators(canonical):
     trace, table, _, _ = canonical
     iso = Simulator(trace.jobs, SimConfig(gpus=32), table).static.isolated_time_s
     contention = 120 / 32  # N/G = 3.75
-    for name, policy in json.loads(AUTHORS_RESULTS.read_text())["policies"].items():
-        denominators = np.array(policy["jct_list_s"]) / (np.array(policy["ftf_list"]) * contention)
+    for name, policy in authors_canonical().policies.items():
+        denominators = np.array(policy.jct_s) / (np.array(policy.ftf) * contention)
         close = np.abs(denominators / iso - 1.0) < 1e-3
         assert close.sum() >= 110, name
         # the others are GNS jobs whose last epoch the authors left at the initial size
@@ -324,9 +315,15 @@ def test_canonical_matches_authors_ftf_denominators(canonical):
             assert denominators[j] == pytest.approx(artifact, rel=1e-4), (name, j)
 
 
-@needs_reference
 def test_builtin_table_carries_the_authors_v100_figures():
-    assert ThroughputTable.builtin_v100() == ThroughputTable.from_gavel_json(AUTHORS_THROUGHPUTS)
+    # the authors' figures used by the hand computations above, and their unschedulable entry
+    table = ThroughputTable.builtin("v100")
+    assert len(table) == 81
+    assert table.rate("LM", 10, 1) == 94.91094148
+    assert table.rate("ResNet-18", 32, 1) == 42.97497938
+    assert table.rate("Transformer", 64, 1) == 2.07543808
+    assert table.rate("Recommendation", 512, 1) == 169.3497942
+    assert not table.has("Transformer", 256, 1)
 
 
 # --- pluggable modes -----------------------------------------------------------------------

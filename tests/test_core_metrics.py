@@ -1,4 +1,4 @@
-"""Episode metrics on tiny episodes computed by hand (SPEC.md "Metrics"), and CSV export.
+"""Episode metrics on tiny episodes computed by hand (docs/SEMANTICS.md, "Metrics and finish-time fairness"), and CSV export.
 
 Jobs are static "Transformer (batch size 100)" jobs on a 100 it/s table: 1 s epochs, so a
 job of E epochs has exactly E seconds of isolated work.

@@ -1,5 +1,5 @@
 """Remaining-runtime predictor (Dirichlet over reachable batch sizes) and the view's
-oracle boundary (SPEC.md "What a scheduler may know").
+oracle boundary (docs/SEMANTICS.md, "What a scheduler may know").
 
 Hand-computed cases use a "Transformer (batch size 100)" job on a table with 100 it/s at
 batch 100 and at batch 200: an epoch lasts 1 s at 100 and 0.5 s at 200 (50 iterations).

@@ -1,4 +1,4 @@
-"""The shared Gavel round mechanism (SPEC.md M1-M4) on hand-computed sequences.
+"""The shared Gavel round mechanism (docs/SEMANTICS.md M1–M4) on hand-computed sequences.
 
 The first half drives :class:`GavelMechanism` directly; the second half runs the mechanism
 through the simulator on tiny traces whose every number can be checked by hand (a golden

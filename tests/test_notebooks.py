@@ -91,7 +91,7 @@ def test_checker_accepts_a_valid_agent_and_reports_idle_rounds(course_modules):
     assert report.table.loc["fifo (checked)"].equals(report.table.loc["fifo"])  # same agent, same episode
     assert report.idle_rounds == []  # FIFO with backfilling is work-conserving
     gavel = checker.check_agent(lambda: make_agent("gavel"), trace="teaching-12", baselines=())
-    # Gavel holds GPUs for jobs that arrived after its last allocation (SPEC M1/M4)
+    # Gavel holds GPUs for jobs that arrived after its last allocation (docs/SEMANTICS.md M1/M4)
     assert gavel.idle_rounds
     assert "idle" in gavel.summary()
 

@@ -24,14 +24,12 @@ from shockwave_agents.shockwave.solvers import (
     select_backend,
 )
 from shockwave_gym.errors import InputError
+from shockwave_gym.reference import authors_canonical
 from shockwave_gym.runner import run_episode
 from shockwave_gym.simulator import SimConfig
 from shockwave_gym.throughput import ThroughputTable
 from shockwave_gym.traces import BUNDLED_GPUS, GeneratorConfig, generate_trace, load_trace
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-CANONICAL_TRACE = SHARED / "reference" / "canonical_120jobs.trace"
-AUTHORS_THROUGHPUTS = SHARED / "reference" / "v100_throughputs.json"
 SCRIPT = Path(sys.executable).parent / "shockwave-gym"
 
 
@@ -222,16 +220,12 @@ def test_cli_json_includes_planner_stats(tmp_path):
     assert record["planner_stats"]["plans"] >= 1 and "solve_s" in record["planner_stats"]
 
 
-@pytest.mark.skipif(
-    not (CANONICAL_TRACE.is_file() and AUTHORS_THROUGHPUTS.is_file()),
-    reason=f"the authors' canonical trace / throughput table are not in {SHARED / 'reference'}",
-)
 def test_canonical_trace_matches_the_authors_figures():
-    throughputs = ThroughputTable.from_gavel_json(AUTHORS_THROUGHPUTS)
-    trace = load_trace(str(CANONICAL_TRACE), throughputs, gpus=32)
+    throughputs = ThroughputTable.builtin("v100")
+    trace = load_trace("authors-canonical-120", throughputs, gpus=32)
     outcome = run_episode(trace, make_agent("shockwave"), SimConfig(gpus=32), throughputs)
-    metrics = outcome.metrics
-    assert metrics["makespan_s"] == pytest.approx(24197.4, rel=0.10)
-    assert metrics["avg_jct_s"] == pytest.approx(9958.5, rel=0.10)
+    metrics, theirs = outcome.metrics, authors_canonical().policy("shockwave")
+    assert metrics["makespan_s"] == pytest.approx(theirs.makespan_s, rel=0.10)
+    assert metrics["avg_jct_s"] == pytest.approx(theirs.avg_jct_s, rel=0.10)
     assert metrics["worst_ftf"] <= 2.0
     assert metrics["unfair_fraction"] <= 0.10

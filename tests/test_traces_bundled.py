@@ -1,4 +1,5 @@
-"""Bundled traces: present, valid for their cluster, and reproducible from their recipes."""
+"""Bundled traces: present, valid for their cluster, and reproducible from their recipes
+(the authors' trace, which has none, is labelled as their data)."""
 
 from __future__ import annotations
 
@@ -15,9 +16,11 @@ from shockwave_gym.traces import (
     bundled_traces,
     load_trace,
 )
+from shockwave_gym.traces.bundled import AUTHORS_TRACES
 
 README = Path(__file__).resolve().parents[1] / "traces" / "README.md"
 EXPECTED_JOBS = {
+    "authors-canonical-120": 120,
     "canonical-analogue-120": 120,
     "teaching-12": 12,
     "scale-220": 220,
@@ -27,9 +30,13 @@ EXPECTED_JOBS = {
 
 
 def test_bundled_set_is_documented():
-    assert set(bundled_traces()) == set(BUNDLED_GPUS) == set(BUNDLED_RECIPES) == set(EXPECTED_JOBS)
+    assert set(bundled_traces()) == set(BUNDLED_GPUS) == set(EXPECTED_JOBS)
+    # every bundled trace is either ours (with a recipe) or the authors' (without one)
+    assert set(BUNDLED_RECIPES) | set(AUTHORS_TRACES) == set(EXPECTED_JOBS)
+    assert not set(BUNDLED_RECIPES) & set(AUTHORS_TRACES)
     package = importlib.resources.files("shockwave_gym.bundled_traces")
     assert package.joinpath("teaching-12.jsonl").is_file()
+    assert package.joinpath("authors-canonical-120.trace").is_file()
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED_JOBS))
@@ -40,7 +47,7 @@ def test_bundled_trace_loads_on_its_cluster(name):
     assert max(job.gang for job in trace.jobs) <= BUNDLED_GPUS[name]
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED_JOBS))
+@pytest.mark.parametrize("name", sorted(BUNDLED_RECIPES))
 def test_bundled_trace_regenerates_byte_for_byte(name, tmp_path, capsys):
     out = tmp_path / f"{name}.jsonl"
     assert main(["generate-trace", *BUNDLED_RECIPES[name], "--out", str(out)]) == 0
@@ -51,8 +58,19 @@ def test_bundled_trace_regenerates_byte_for_byte(name, tmp_path, capsys):
 def test_readme_lists_every_regeneration_command():
     text = README.read_text(encoding="utf-8")
     for name in EXPECTED_JOBS:
-        assert bundled_command(name) in text
         assert f"`{name}` | {EXPECTED_JOBS[name]} | {BUNDLED_GPUS[name]} |" in text
+    for name in BUNDLED_RECIPES:
+        assert bundled_command(name) in text
+    for name in AUTHORS_TRACES:
+        row = next(line for line in text.splitlines() if line.startswith(f"| `{name}` |"))
+        assert "the authors' data" in row and "not generated" in row
+
+
+def test_authors_trace_says_it_is_their_data():
+    for name in AUTHORS_TRACES:
+        command = bundled_command(name)
+        assert command.startswith("not generated, the authors' data")
+        assert "generate-trace" not in command and "bundle_reference_data.py" in command
 
 
 def test_teaching_trace_is_short():

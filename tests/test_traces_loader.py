@@ -18,11 +18,7 @@ from shockwave_gym.profile import job_profile
 from shockwave_gym.throughput import ThroughputTable
 from shockwave_gym.traces import Trace, load_trace, resolve_trace_path, save_trace, validate_trace
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-CANONICAL = SHARED / "reference" / "canonical_120jobs.trace"
-needs_canonical = pytest.mark.skipif(
-    not CANONICAL.is_file(), reason=f"{CANONICAL} absent (../shared is not checked out here)"
-)
+CANONICAL = "authors-canonical-120"  # the authors' canonical trace, bundled in their TSV format
 
 
 def tsv_row(job_type="ResNet-18 (batch size 32)", iterations=5000, gang=1, mode="static",
@@ -37,11 +33,10 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
     return path
 
 
-@needs_canonical
 def test_canonical_trace_loads_with_the_documented_mix():
     trace = load_trace(CANONICAL, gpus=32)
     jobs = trace.jobs
-    assert trace.num_jobs == 120 and trace.name == "canonical_120jobs"
+    assert trace.num_jobs == 120 and trace.name == "authors-canonical-120"
     assert (jobs[0].arrival_s, jobs[-1].arrival_s) == (0.0, 5011.0)
     assert Counter(j.gang for j in jobs) == {1: 92, 2: 20, 4: 8}
     assert Counter(j.mode for j in jobs) == {"accordion": 59, "gns": 57, "static": 4}
@@ -50,10 +45,9 @@ def test_canonical_trace_loads_with_the_documented_mix():
     }
     table = ThroughputTable.builtin_v100()
     gpu_s = sum(j.gang * job_profile(j, table).isolated_time_s for j in jobs)
-    assert gpu_s == pytest.approx(635_000, rel=0.01)  # SPEC.md's check
+    assert gpu_s == pytest.approx(635_000, rel=0.01)  # docs/SEMANTICS.md, "Throughput tables"
 
 
-@needs_canonical
 def test_canonical_round_trip_tsv_jsonl_tsv(tmp_path):
     original = load_trace(CANONICAL)
     save_trace(original, tmp_path / "c.jsonl")

@@ -1,7 +1,7 @@
 """The paper's six baselines: one shared Gavel round mechanism, one module per allocation rule.
 
 - :mod:`~shockwave_agents.gavel.mechanism` - recompute rule, credits and deficits,
-  priorities, sort key and backfilling selection (SPEC.md M1-M4), implemented once;
+  priorities, sort key and backfilling selection (docs/SEMANTICS.md M1–M4), implemented once;
 - :mod:`~shockwave_agents.gavel.gavel` (max-min fairness), :mod:`.themis` (finish-time
   fairness), :mod:`.allox`, :mod:`.ossp` (min total duration), :mod:`.mst` (max sum
   throughput), :mod:`.gandiva_fair` - the allocation rules.

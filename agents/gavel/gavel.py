@@ -11,7 +11,7 @@ Workloads" (Gavel, OSDI '20). Authors' policy key: ``max_min_fairness``.
 Deliberate difference: the authors solve the LP with cvxpy/ECOS. When ``G/N <= min sf`` the
 optimum is unique and equals this closed form; otherwise it is degenerate (1-GPU jobs get 1,
 multi-GPU jobs whatever the solver returns) and the closed form picks ``x_j = 1/sf_j``.
-SPEC.md measured the closed form within 0.05% JCT of the authors' runs.
+The closed form was measured within 0.05% JCT of the authors' runs (docs/SEMANTICS.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The shared Gavel round mechanism (SPEC.md M1-M4), implemented once for all six baselines.
+"""The shared Gavel round mechanism (docs/SEMANTICS.md M1–M4), implemented once for all six baselines.
 
 Every Gavel-family baseline computes a fractional allocation ``x_j`` in [0, 1] (the share of
 rounds job ``j`` should get); this module turns it into one job set per round, exactly as the

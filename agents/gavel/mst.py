@@ -11,10 +11,10 @@ policy key: ``max_sum_throughput_perf``.
 
 Deliberate difference: the authors solve the LP with cvxpy/ECOS; with a tied marginal class
 the optimum is degenerate and the solver's interior point splits it unevenly. The equal split
-is exact otherwise and measured -0.7% avg JCT against the authors (SPEC.md). On our
+is exact otherwise and measured -0.7% avg JCT against the authors (docs/SEMANTICS.md). On our
 simulator the closed form lands at +0.5% makespan / +2.5% avg JCT and the ECOS LP at -0.3% /
 +2.2%: the residual comes from the simulator (batch-size changes at profile epochs rather
-than the authors' late switch, SPEC.md R5), which moves raw rates and so MST's order.
+than the authors' late switch, docs/SEMANTICS.md R5), which moves raw rates and so MST's order.
 """
 
 from __future__ import annotations

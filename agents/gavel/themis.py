@@ -17,7 +17,7 @@ the Gavel/Shockwave authors' formulation (``FinishTimeFairness_Perf``). Authors'
 ``finish_time_fairness``.
 
 Deliberate differences: the optimum is degenerate and the solver's point decides the
-schedule. The authors used Gurobi; we use cvxpy with ECOS (no licence; SPEC.md measured ECOS
+schedule. The authors used Gurobi; we use cvxpy with ECOS (no licence; docs/SEMANTICS.md: ECOS is
 within +0.7% JCT / +1.25% makespan of the authors' files), with the program written in
 vectorised form (one expression over all jobs instead of one per job), which builds in
 milliseconds instead of seconds. A solver *error* (the authors' code would crash) also falls

@@ -3,7 +3,7 @@
 The defaults are the authors' canonical configuration (their ``tacc_32gpus`` settings: T = 20
 future rounds, k = 1e-3, lambda = 12, rho_max = 1, log breakpoints {0, .2, .4, .6, .8, 1}
 with log 0 read as log 1e-6, re-plan every 8 rounds), with the solver swapped for HiGHS and
-an absolute gap as SPEC.md advises. :meth:`ShockwaveConfig.normalized` gives our variant.
+an absolute gap (docs/SEMANTICS.md). :meth:`ShockwaveConfig.normalized` gives our variant.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ NOISE_MODES = ("sign", "uniform", "job")
 class ShockwaveConfig:
     """Every parameter of the Shockwave planner. Times are in seconds.
 
-    Planning program (SPEC.md "The Shockwave planner"):
+    Planning program (docs/SEMANTICS.md, "The Shockwave planner"):
 
     - ``planning_rounds`` (T): future rounds planned at each re-plan.
     - ``k``: weight of the makespan term ``k * max_j max(0, R_j - p_j * d_j)`` (R in seconds).

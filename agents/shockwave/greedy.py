@@ -11,7 +11,7 @@ Two simple round-by-round heuristics are built and the better one (by the exact 
 
 Both respect capacity and gang sizes (smaller jobs backfill GPUs a larger one cannot use) and
 never give a job more rounds than it can use. Neither respects the finish-time-fairness
-bounds, so a greedy plan is no incumbent for the constrained program (SPEC.md).
+bounds, so a greedy plan is no incumbent for the constrained program (docs/SEMANTICS.md).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Shockwave's view of remaining run time: the core predictor plus drift recalibration and
-a noise option (SPEC.md "Remaining runtime prediction").
+a noise option (docs/SEMANTICS.md, "Remaining-time predictor").
 
 - **Base**: the Dirichlet predictor (:func:`shockwave_gym.interface.predictor_for`), called through its
   ``predict(..., duration_scale=)`` hook; the core predictor is never modified.

@@ -1,7 +1,7 @@
 """The Shockwave planning program, built as numpy / scipy.sparse matrices.
 
 One :class:`PlanningInstance` describes a re-plan over the n active jobs and T future rounds
-(SPEC.md "The Shockwave planner"). :func:`build_program` turns it into a mixed-integer
+(docs/SEMANTICS.md, "The Shockwave planner"). :func:`build_program` turns it into a mixed-integer
 program ``minimise c.v`` subject to ``row_lo <= A v <= row_hi`` and column bounds, with the
 variables laid out as
 
@@ -26,7 +26,7 @@ relaxation of the schedule program with far fewer integers; when its optimal cou
 packed into rounds (:mod:`.packing`), that packing is optimal for the schedule program too.
 
 The objective (maximised) is ``sum_j nsw_coef w_j z_j - makespan_coef_per_s * round_s * m``.
-Coefficients are normalised so the largest is 1 (SPEC.md: ratio^100 priorities overflow a
+Coefficients are normalised so the largest is 1 (docs/SEMANTICS.md: ratio^100 priorities overflow a
 solver's coefficient range; HiGHS silently drops rows with coefficients >= 1e15), and a span
 wider than :data:`DYNAMIC_RANGE` is compressed in log space, keeping their order. :func:`evaluate_plan` computes the exact objective of
 any schedule (the best p for a given x is closed-form), used by the greedy plan, by tests

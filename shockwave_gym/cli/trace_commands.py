@@ -118,7 +118,7 @@ def add_parsers(subparsers) -> None:
     gen = subparsers.add_parser(
         "generate-trace",
         help="generate a synthetic trace (same arguments -> byte-identical file)",
-        description="Generate a trace with the authors' methodology (SPEC.md, 'The generator').",
+        description="Generate a trace with the authors' methodology (docs/TRACES.md, 'The generator').",
     )
     gen.add_argument("--jobs", type=positive_int, required=True, help="number of jobs")
     gen.add_argument("--seed", type=int, required=True, help="RNG seed (>= 0)")
@@ -136,7 +136,7 @@ def add_parsers(subparsers) -> None:
     val = subparsers.add_parser(
         "validate-trace",
         help="check a trace and list every problem (exit 2 if any)",
-        description="Check a trace file or bundled trace against SPEC.md's trace grammar.",
+        description="Check a trace file or bundled trace against the trace grammar (docs/TRACES.md).",
     )
     val.add_argument("trace", help="trace file or bundled trace name")
     val.add_argument("--gpus", type=positive_int, help="cluster size: every gang must fit")

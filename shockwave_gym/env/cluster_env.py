@@ -137,7 +137,15 @@ class ClusterEnv(gym.Env):
     - `terminated`: every job of the trace has completed. The final `info["metrics"]` holds
       the core's metrics (makespan_s, avg_jct_s, geomean_jct_s, worst_ftf, unfair_fraction,
       worst_ftf_themis, unfair_fraction_themis, utilization, rounds, ...; missing values
-      are NaN).
+      are NaN). Two finish-time-fairness variants are there. `worst_ftf` / `unfair_fraction`
+      are the paper's static-contention figures, rho_j = JCT_j / (isolated time_j x
+      max(1, N/G)) with N the jobs of the *whole trace*: they say whether a job beat a fixed
+      share set by the trace's size, not whether it got its share while it was there. They
+      mislead when N/G overstates the contention jobs meet: on a long trace at a load the
+      cluster sustains, most (eventually all) rho fall below 1 whatever the policy, and SRTF
+      shows 0% unfair even on the default trace (worst 0.75, against 2.19 and 45.8% unfair
+      Themis-style). `worst_ftf_themis` / `unfair_fraction_themis` replace N by the mean
+      number of active jobs over each job's lifetime; read both (docs/METRICS.md).
     - `truncated`: `max_rounds` rounds have run (default 100,000), or the registered
       `max_episode_steps` is reached. `max_episode_steps` counts env steps: rounds in the
       `select` and `priority` modes, sub-steps in `sequential` mode. Episodes truncated

@@ -1,10 +1,15 @@
 """Traces shipped with the package, and how a trace name resolves to a file.
 
 The bundled traces live in the repository's ``traces/`` directory, installed as the data
-package ``shockwave_gym.bundled_traces``. Each was made by our generator with the command
-in :data:`BUNDLED_RECIPES` (also listed in ``traces/README.md``); a test regenerates them
-byte for byte. Scale traces keep the canonical load per GPU: the arrival rate grows with
+package ``shockwave_gym.bundled_traces``. All but one were made by our generator with the
+command in :data:`BUNDLED_RECIPES` (also listed in ``traces/README.md``); a test regenerates
+them byte for byte. Scale traces keep the canonical load per GPU: the arrival rate grows with
 the cluster (90 jobs/h for 32 GPUs, 180 for 64, 360 for 128, 720 for 256).
+
+The exception is :data:`AUTHORS_TRACES`: ``authors-canonical-120`` is the Shockwave authors'
+own canonical trace (their data, MIT licence, see NOTICE), kept in their TSV format with its
+bytes unchanged. It has no generator recipe; ``scripts/bundle_reference_data.py`` (the
+maintainers' tool) copies it from the authors' files.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from shockwave_gym.errors import TraceError
 
 #: Cluster size (GPUs) each bundled trace is meant for.
 BUNDLED_GPUS: dict[str, int] = {
+    "authors-canonical-120": 32,
     "canonical-analogue-120": 32,
     "teaching-12": 4,
     "scale-220": 64,
@@ -25,8 +31,16 @@ BUNDLED_GPUS: dict[str, int] = {
     "scale-900": 256,
 }
 
-#: ``shockwave-gym generate-trace`` arguments that regenerate each bundled trace
-#: (followed by ``--out traces/<name>.jsonl``).
+#: Bundled traces that are the authors' data, not ours: name -> where it comes from.
+AUTHORS_TRACES: dict[str, str] = {
+    "authors-canonical-120": (
+        "the Shockwave authors' canonical_120jobs.trace from github.com/uw-mad-dash/shockwave "
+        "(MIT licence), bytes unchanged"
+    ),
+}
+
+#: ``shockwave-gym generate-trace`` arguments that regenerate each bundled trace we generated
+#: (followed by ``--out traces/<name>.jsonl``); the traces in :data:`AUTHORS_TRACES` have none.
 BUNDLED_RECIPES: dict[str, tuple[str, ...]] = {
     "canonical-analogue-120": (
         "--jobs", "120", "--seed", "120", "--arrival-rate-per-hour", "90",
@@ -55,7 +69,17 @@ _SUFFIXES = (".jsonl", ".trace", ".tsv")
 
 
 def bundled_command(name: str) -> str:
-    """The shell command that regenerates bundled trace ``name`` from the repository root."""
+    """How bundled trace ``name`` is remade, from the repository root.
+
+    For a trace we generated, the ``shockwave-gym generate-trace`` command that rewrites it
+    byte for byte. For the authors' data, a line saying so and naming the maintainers' tool
+    that copies it (it is not ours to regenerate).
+    """
+    if name in AUTHORS_TRACES:
+        return (
+            f"not generated, the authors' data: {AUTHORS_TRACES[name]}; maintainers re-copy it "
+            "with python scripts/bundle_reference_data.py"
+        )
     args = (*BUNDLED_RECIPES[name], "--out", f"traces/{name}.jsonl")
     return "shockwave-gym generate-trace " + shlex.join(args)
 

@@ -34,7 +34,7 @@ class Field:
     json_required: bool
 
 
-#: Columns in TSV order (SPEC.md, "Trace columns").
+#: Columns in TSV order (docs/TRACES.md, "The two formats").
 FIELDS: tuple[Field, ...] = (
     Field("job_type", "job_type", "str", True),
     Field("command", "command", "str", False),

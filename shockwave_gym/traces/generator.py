@@ -1,4 +1,4 @@
-"""Synthetic traces following the authors' methodology (SPEC.md, "The generator").
+"""Synthetic traces following the authors' methodology (docs/TRACES.md, "The generator").
 
 Each job is drawn independently, in this order, from one ``np.random.default_rng(seed)``
 (after all inter-arrival times have been drawn):

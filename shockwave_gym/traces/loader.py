@@ -3,7 +3,7 @@
 A trace *source* is a path or a bundled trace name (see :mod:`shockwave_gym.traces.bundled`).
 The format follows the extension: ``.jsonl`` is our JSON-lines format
 (:mod:`shockwave_gym.traces.jsonl`), anything else the authors' TSV format
-(:mod:`shockwave_gym.traces.tsv`). Both follow SPEC.md's trace grammar:
+(:mod:`shockwave_gym.traces.tsv`). Both follow one trace grammar (docs/TRACES.md, "What the loader checks"):
 
 * UTF-8 (a leading byte-order mark is allowed), ``\\n`` or ``\\r\\n`` line endings;
 * blank lines are skipped, and line numbers count every physical line from 1;

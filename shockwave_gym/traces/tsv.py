@@ -1,6 +1,6 @@
 """The authors' TSV trace format: twelve tab-separated fields per line, no header.
 
-Columns, in order (SPEC.md, "Trace columns")::
+Columns, in order (docs/TRACES.md, "The two formats")::
 
     job_type  command  working_dir  step_arg  needs_data_dir  total_iterations
     gang  mode  priority  slo  duration  arrival

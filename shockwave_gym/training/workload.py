@@ -23,7 +23,7 @@ from shockwave_gym.traces import GeneratorConfig, Trace, TraceSource, generate_t
 
 #: Training seeds are drawn at or above this; held-out seeds must stay below it.
 TRAIN_SEED_MIN = 2**32
-#: Multi-GPU gang proportions of the default mix (SPEC.md: 0.3 / 0.09 / 0.01 of 2 / 4 / 8).
+#: Multi-GPU gang proportions of the default mix (docs/TRACES.md, "The generator": 0.3 / 0.09 / 0.01 of 2 / 4 / 8).
 _MULTI_GPU_SHARES = {2: 0.3, 4: 0.09, 8: 0.01}
 
 
