@@ -26,7 +26,11 @@ import numpy as np
 from shockwave_agents.base import Agent, pack_in_order
 from shockwave_agents.shockwave.config import ShockwaveConfig
 from shockwave_agents.shockwave.fair_share import FairShareTracker
-from shockwave_agents.shockwave.instance import PlanningInstance, nsw_log_weights, objective_coefficients
+from shockwave_agents.shockwave.instance import (
+    PlanningInstance,
+    nsw_log_weights,
+    objective_coefficients,
+)
 from shockwave_agents.shockwave.licences import SolverFallbackWarning
 from shockwave_agents.shockwave.planner import Planner
 from shockwave_agents.shockwave.predictor import JobEstimates, ShockwavePredictor

@@ -19,10 +19,8 @@ from shockwave_agents.shockwave.quiet import stdout_to_stderr
 
 #: How a user supplies each solver's licence (the solvers read these locations themselves).
 HOW_TO_LICENSE = {
-    "mosek": "put the licence file at ~/mosek/mosek.lic or point the MOSEKLM_LICENSE_FILE "
-             "environment variable at it (free academic licences: https://www.mosek.com/products/academic-licenses/)",
-    "gurobi": "install a full licence (grbgetkey) or point the GRB_LICENSE_FILE environment variable "
-              "at gurobi.lic (free academic licences: https://www.gurobi.com/academia/)",
+    "mosek": "put the licence file at ~/mosek/mosek.lic or set MOSEKLM_LICENSE_FILE to its path",
+    "gurobi": "install a full licence with grbgetkey or set GRB_LICENSE_FILE to the path of gurobi.lic",
 }
 _MODULES = {"mosek": "mosek", "gurobi": "gurobipy"}
 #: Columns of the probe that tells a size-limited Gurobi licence (limit: 2,000) from a full one.
@@ -52,11 +50,10 @@ class LicenceCheck:
     def explain(self) -> str:
         """One sentence for a warning or a note: what is wrong and how to fix it."""
         if self.state is LicenceState.MISSING:
-            return (f"{self.solver} is installed but has no usable licence ({self.detail}); to use it, "
-                    f"{HOW_TO_LICENSE[self.solver]}")
+            return f"{self.solver} is installed but has no usable licence ({self.detail}): {HOW_TO_LICENSE[self.solver]}"
         if self.state is LicenceState.SIZE_LIMITED:
-            return (f"{self.solver}'s licence is size-limited ({self.detail}); Shockwave's programs "
-                    f"outgrow it, so a full licence is needed: {HOW_TO_LICENSE[self.solver]}")
+            return (f"{self.solver}'s licence is size-limited ({self.detail}), too small for Shockwave's "
+                    f"larger programs: {HOW_TO_LICENSE[self.solver]}")
         if self.state is LicenceState.NOT_INSTALLED:
             return f"{self.solver} is not installed"
         return f"{self.solver} is licensed"
@@ -79,8 +76,8 @@ def _check_mosek() -> LicenceCheck:
             env.checkoutlicense(mosek.feature.pts)
             env.checkinlicense(mosek.feature.pts)
     except mosek.Error as exc:
-        code = getattr(exc.errno, "name", str(exc.errno))
-        words = f"{code}: {exc.msg}" if getattr(exc, "msg", "") else str(code)
+        code = str(exc.errno).removeprefix("rescode.")
+        words = f"MOSEK {code}: {exc.msg}" if getattr(exc, "msg", "") else f"MOSEK {code}"
         return LicenceCheck("mosek", LicenceState.MISSING, words)
     return LicenceCheck("mosek", LicenceState.USABLE)
 
@@ -100,7 +97,8 @@ def _check_gurobi() -> LicenceCheck:
         model.optimize()
     except gurobipy.GurobiError as exc:
         state = LicenceState.SIZE_LIMITED if exc.errno == SIZE_LIMIT_ERRNO else LicenceState.MISSING
-        return LicenceCheck("gurobi", state, f"Gurobi error {exc.errno}: {exc}")
+        words = str(exc).split(";")[0]  # drops the advertising link
+        return LicenceCheck("gurobi", state, f"Gurobi error {exc.errno}: {words}")
     finally:
         model.dispose()
     return LicenceCheck("gurobi", LicenceState.USABLE)

@@ -96,7 +96,7 @@ def _licensed_skip(name: str, preference: str) -> tuple[str | None, str | None]:
     if check.state is LicenceState.MISSING:
         return check.explain(), check.explain()
     if check.state is LicenceState.SIZE_LIMITED and preference != name:
-        why = f"{check.explain()}; solver=auto uses it only with a licence that takes any program"
+        why = f"{check.explain()} (solver=gurobi uses it for the programs it can take)"
         return why, why
     if not backend_works(name):
         return f"{name} failed a test solve", f"{name} failed a test solve"
