@@ -12,9 +12,13 @@ import numpy as np
 import pytest
 
 from shockwave_agents import make_agent
+from shockwave_agents.shockwave import solvers
 from shockwave_agents.shockwave.agent import PlannerWarning, ShockwaveAgent
 from shockwave_agents.shockwave.config import ShockwaveConfig
-from shockwave_agents.shockwave.planner import PlanInputs, Planner
+from shockwave_agents.shockwave.instance import PlanningInstance
+from shockwave_agents.shockwave.licences import LicenceCheck, LicenceState
+from shockwave_agents.shockwave.planner import Planner
+from shockwave_agents.shockwave.record import PlanPath
 from shockwave_agents.shockwave.solvers import (
     ERROR,
     NO_SOLUTION,
@@ -118,16 +122,18 @@ def test_a_crashing_highs_is_caught(teaching, monkeypatch):
     assert outcome.agent_stats["planner_stats"]["paths"]["fallback"] == outcome.agent_stats["planner_stats"]["plans"]
 
 
-def generous_inputs(n: int = 6) -> PlanInputs:
-    """Inputs whose fairness constraints are satisfiable (targets far in the future)."""
+def generous_inputs(n: int = 6, target_s: float = 1e6) -> PlanningInstance:
+    """An instance whose fairness constraints are satisfiable (targets far in the future)."""
     rng = np.random.default_rng(0)
     total = rng.integers(10, 40, size=n).astype(float)
     mean_epoch = rng.uniform(30, 90, size=n)
-    return PlanInputs(
+    config = ShockwaveConfig.authors()
+    return PlanningInstance(
         job_ids=np.arange(n), gang=np.ones(n, dtype=np.int64), epochs_total=total,
-        epochs_done=np.zeros(n), mean_epoch_s=mean_epoch, remaining_s=total * mean_epoch,
-        finish_target_s=np.full(n, 1e6), arrival_s=np.zeros(n), share=0.5, now_s=0.0, gpus=3,
-        round_s=120.0,
+        epochs_done=np.zeros(n), mean_epoch_s=mean_epoch, remaining_s=total * mean_epoch, gpus=3,
+        rounds=config.planning_rounds, round_s=120.0, nsw_coef=1.0 / (n * config.planning_rounds),
+        makespan_coef_per_s=config.k, finish_target_s=np.full(n, target_s), arrival_s=np.zeros(n),
+        share=0.5, now_s=0.0,
     )
 
 
@@ -149,34 +155,34 @@ class NoIncumbentFirst:
 def test_constrained_program_is_tried_first_and_relaxed_on_timeout_without_incumbent():
     config = ShockwaveConfig.authors()
     feasible = Planner(config, HighsBackend()).plan(generous_inputs())
-    assert feasible.record["path"] == "feasible" and feasible.record["constrained_status"] == "optimal"
+    assert feasible.record.path is PlanPath.CONSTRAINED and feasible.record.constrained_status == "optimal"
+    assert feasible.record.constrained_skipped is None
     relaxed = Planner(config, NoIncumbentFirst()).plan(generous_inputs())
-    assert relaxed.record["constrained_status"] == NO_SOLUTION
-    assert relaxed.record["path"] == "relaxed"
+    assert relaxed.record.constrained_status == NO_SOLUTION
+    assert relaxed.record.path is PlanPath.RELAXED
     for planned in relaxed.rounds:
         assert planned.size <= 3
 
 
 def test_impossible_fairness_targets_go_straight_to_the_relaxed_path():
-    inputs = generous_inputs()
-    inputs.finish_target_s[:] = 100.0  # before the end of the planning horizon
+    inputs = generous_inputs(target_s=100.0)  # before the end of the planning horizon
     outcome = Planner(ShockwaveConfig.authors(), HighsBackend()).plan(inputs)
-    assert outcome.record["path"] == "relaxed" and "horizon end" in outcome.record["constrained"]
-    assert outcome.record["late_jobs"] == 6
+    assert outcome.record.path is PlanPath.RELAXED and "horizon end" in outcome.record.constrained_skipped
+    assert outcome.record.constrained_status is None and outcome.record.late_jobs == 6
+    assert outcome.record.as_dict()["path"] == "relaxed"
 
 
-def test_backend_selection_by_trying():
-    backend, note = select_backend("auto")
-    assert backend.name in ("highs", "cvxpy-mosek", "cvxpy-gurobi") and backend.name != "greedy"
-    backend, note = select_backend("greedy")
-    assert isinstance(backend, GreedyOnlyBackend)
-    backend, note = select_backend("cvxpy-highs")
-    assert backend.name == "cvxpy-highs" and note == ""
-    try:
-        import mosek  # noqa: F401
-    except ImportError:
-        backend, note = select_backend("mosek")
-        assert backend.name == "highs" and "mosek unavailable" in note
+def test_backend_selection_by_trying(monkeypatch):
+    assert select_backend("auto").backend.name in ("highs", "mosek", "gurobi")
+    assert isinstance(select_backend("greedy").backend, GreedyOnlyBackend)
+    choice = select_backend("cvxpy-highs")
+    assert choice.backend.name == "cvxpy-highs" and choice.note == "" and choice.warning is None
+    # a licensed solver that is not installed: HiGHS, a note, and no warning
+    monkeypatch.setattr(solvers, "check_licence", lambda name: LicenceCheck(name, LicenceState.NOT_INSTALLED))
+    choice = select_backend("mosek")
+    assert choice.backend.name == "highs" and choice.warning is None
+    assert choice.note == "solver=mosek: mosek is not installed; using highs"
+    assert select_backend("auto").note == ""
 
 
 def test_cvxpy_backend_plans_like_the_direct_one(teaching):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from shockwave_agents.shockwave.planner import FairShareTracker, momentum_finish_target
+from shockwave_agents.shockwave.fair_share import FairShareTracker, momentum_finish_target
 from shockwave_agents.shockwave.predictor import (
     ShockwavePredictor,
     apply_noise,

@@ -17,19 +17,19 @@ import scipy.sparse as sp
 
 from shockwave_agents.shockwave.config import ShockwaveConfig
 from shockwave_agents.shockwave.cvxpy_backend import solve_instance_reference
-from shockwave_agents.shockwave.packing import build_rank_program, pack_counts, rank_greedily
-from shockwave_agents.shockwave.planner import Planner
-from shockwave_agents.shockwave.program import (
+from shockwave_agents.shockwave.instance import PlanningInstance
+from shockwave_agents.shockwave.mip import (
     DYNAMIC_RANGE,
     MipProgram,
-    PlanningInstance,
     ProgramError,
-    build_program,
-    evaluate_plan,
+    ProgramForm,
     normalised_coefficients,
-    piecewise_log,
-    schedule_from_vector,
 )
+from shockwave_agents.shockwave.objective import evaluate_plan, piecewise_log
+from shockwave_agents.shockwave.packing import build_rank_program, pack_counts, rank_greedily
+from shockwave_agents.shockwave.planner import Planner
+from shockwave_agents.shockwave.program import build_program, schedule_from_vector
+from shockwave_agents.shockwave.record import PlanRecord
 from shockwave_agents.shockwave.solvers import INFEASIBLE, OPTIMAL, HighsBackend
 
 
@@ -102,9 +102,10 @@ def test_both_program_forms_reach_the_brute_force_optimum(case, backend):
     assert result.objective == pytest.approx(best, abs=tolerance(instance))
     # the planner's path: counts program, then packing (or the schedule program if needed)
     planner = Planner(ShockwaveConfig(), backend)
-    record = {"warnings": [], "solves": 0, "solve_s": 0.0, "build_s": 0.0, "time_limit_hits": 0}
-    x_counts, counts_result = planner._solve(instance, record, warm=instance.min_epochs is None)
-    assert counts_result.status == OPTIMAL and record["form"] in ("counts", "schedule")
+    record = PlanRecord(jobs=instance.num_jobs, solver=backend.name)
+    attempt = planner._solve(instance, record, warm=instance.min_epochs is None)
+    x_counts, counts_result = attempt.schedule, attempt.result
+    assert counts_result.status == OPTIMAL and record.form in (ProgramForm.COUNTS, ProgramForm.SCHEDULE)
     assert evaluate_plan(instance, x_counts).feasible
     assert evaluate_plan(instance, x_counts).objective == pytest.approx(best, abs=tolerance(instance))
     assert counts_result.bound >= best - tolerance(instance)  # a valid bound for the schedule program
@@ -133,11 +134,11 @@ def test_cvxpy_direct_and_planner_agree_on_larger_instances(seed, backend):
     assert counts.objective >= value - tolerance(instance)
     # ... and the planner (counts, packing, schedule program if the counts do not pack) is exact
     planner = Planner(ShockwaveConfig(), backend)
-    record = {"warnings": [], "solves": 0, "solve_s": 0.0, "build_s": 0.0, "time_limit_hits": 0}
-    x, _ = planner._solve(instance, record, warm=True)
+    record = PlanRecord(jobs=instance.num_jobs, solver=backend.name)
+    x = planner._solve(instance, record, warm=True).schedule
     assert evaluate_plan(instance, x).objective == pytest.approx(value, abs=tolerance(instance))
     if counts.objective > value + tolerance(instance):  # no packing of those counts exists
-        assert record["form"] == "schedule"
+        assert record.form is ProgramForm.SCHEDULE
 
 
 def test_piecewise_log_is_exact_at_breakpoints_and_below_log_between():
@@ -170,7 +171,7 @@ def test_huge_priorities_are_normalised_into_a_safe_range(backend):
     log_weights = np.array([100 * math.log(5.0), 0.0, 0.0, 12 * math.log(1.2)])
     heavy = PlanningInstance(**{**instance.__dict__, "log_weights": log_weights})
     program = build_program(heavy)
-    z = program.c[program.layout["z"]:program.layout["z"] + 4]
+    z = program.c[program.layout.z:program.layout.z + 4]
     assert np.all(np.isfinite(program.c)) and np.max(np.abs(program.c)) == pytest.approx(1.0)
     assert np.min(np.abs(z)) >= 1.0 / DYNAMIC_RANGE * (1 - 1e-9)
     assert np.argmin(z) == 0  # heaviest job has the most negative cost (minimisation)

@@ -11,5 +11,10 @@ from shockwave_agents.shockwave.agent import (
     make_shockwave_normalized,
 )
 from shockwave_agents.shockwave.config import ShockwaveConfig
+from shockwave_agents.shockwave.licences import SolverFallbackWarning
+from shockwave_agents.shockwave.record import PlanPath, PlanRecord
 
-__all__ = ["ShockwaveAgent", "ShockwaveConfig", "make_shockwave", "make_shockwave_normalized"]
+__all__ = [
+    "PlanPath", "PlanRecord", "ShockwaveAgent", "ShockwaveConfig", "SolverFallbackWarning",
+    "make_shockwave", "make_shockwave_normalized",
+]

@@ -7,6 +7,8 @@ At each round boundary the agent
   current plan has run out;
 - on arrivals/completions first records a new fair-share finish estimate for every active
   job, ``arrival + (work done + predicted remaining) / min(1, G / J)``;
+- builds the re-plan's :class:`~.instance.PlanningInstance` once, from the view and the
+  predictor's estimates, and hands it to the :class:`~.planner.Planner`;
 - runs the plan's set for this round (jobs that finished are dropped) and gives GPUs left
   over to unplanned jobs, longest predicted remaining time first, if their gang fits.
 
@@ -23,8 +25,16 @@ import numpy as np
 
 from shockwave_agents.base import Agent, pack_in_order
 from shockwave_agents.shockwave.config import ShockwaveConfig
-from shockwave_agents.shockwave.planner import FairShareTracker, PlanInputs, Planner
-from shockwave_agents.shockwave.predictor import ShockwavePredictor
+from shockwave_agents.shockwave.fair_share import FairShareTracker
+from shockwave_agents.shockwave.instance import (
+    PlanningInstance,
+    nsw_log_weights,
+    objective_coefficients,
+)
+from shockwave_agents.shockwave.licences import SolverFallbackWarning
+from shockwave_agents.shockwave.planner import Planner
+from shockwave_agents.shockwave.predictor import JobEstimates, ShockwavePredictor
+from shockwave_agents.shockwave.record import PlanRecord
 from shockwave_agents.shockwave.solvers import select_backend
 from shockwave_agents.shockwave.stats import summarise_plans
 
@@ -43,7 +53,7 @@ class ShockwaveAgent(Agent):
         if name is not None:
             self.name = name
         self._backend_override = backend
-        self.plan_records: list[dict] = []
+        self.plan_records: list[PlanRecord] = []
         self.backend_note = ""
 
     # --- episode state -------------------------------------------------------------------
@@ -53,7 +63,10 @@ class ShockwaveAgent(Agent):
         if self._backend_override is not None:
             backend, self.backend_note = self._backend_override, ""
         else:
-            backend, self.backend_note = select_backend(cfg.solver, cfg.threads)
+            choice = select_backend(cfg.solver, cfg.threads)
+            backend, self.backend_note = choice.backend, choice.note
+            if choice.warning:
+                warnings.warn(choice.warning, SolverFallbackWarning, stacklevel=2)
         self.planner = Planner(cfg, backend)
         self.predictor = ShockwavePredictor(cfg.noise, cfg.noise_mode, cfg.drift_threshold, seed)
         self.fair_share = FairShareTracker()
@@ -93,33 +106,38 @@ class ShockwaveAgent(Agent):
             return float(view.round_index * view.round_s)
         return float(view.time_s)
 
-    def _replan(self, view, active: np.ndarray, *, reestimate: bool) -> None:
+    def _instance(self, view, active: np.ndarray, estimates: JobEstimates, targets: np.ndarray) -> PlanningInstance:
+        """The re-plan's instance, built once from the view and the estimates."""
         cfg = self.config
-        estimates = self.predictor.estimate(view, active)
-        share = min(1.0, view.gpus / active.size)
-        if reestimate:
-            finish_s = view.arrival_s[active] + (estimates.work_done_s + estimates.remaining_s) / share
-            self.fair_share.record(view.round_index, active, finish_s)
-        targets = self.fair_share.targets(view.round_index, active, cfg.share_momentum)
+        gang = np.asarray(view.gang[active], dtype=np.int64)
         loss = np.zeros(active.size)
         if view.round_index >= 1:
             loss = np.where(view.ran_last_round[active], 0.0, float(view.restart_overhead_s))
-        inputs = PlanInputs(
-            job_ids=active, gang=np.asarray(view.gang[active], dtype=np.int64),
-            epochs_total=view.num_epochs[active].astype(np.float64),
+        nsw_coef, makespan_coef = objective_coefficients(cfg, gang, estimates.remaining_s, view.round_s)
+        return PlanningInstance(
+            job_ids=active, gang=gang, epochs_total=view.num_epochs[active].astype(np.float64),
             epochs_done=np.minimum(view.epoch_progress[active], view.num_epochs[active]).astype(np.float64),
-            mean_epoch_s=estimates.mean_epoch_s, remaining_s=estimates.remaining_s,
+            mean_epoch_s=estimates.mean_epoch_s, remaining_s=estimates.remaining_s, gpus=view.gpus,
+            rounds=cfg.planning_rounds, round_s=view.round_s, nsw_coef=nsw_coef, makespan_coef_per_s=makespan_coef,
+            log_weights=nsw_log_weights(cfg, gang), round0_loss_s=loss if cfg.restart_in_program else None,
+            log_breakpoints=cfg.log_breakpoints, log_zero_floor=cfg.log_zero_floor,
             finish_target_s=targets, arrival_s=view.arrival_s[active].astype(np.float64),
-            share=share, now_s=self._clock_s(view), gpus=view.gpus,
-            round_s=view.round_s, restart_loss_s=loss,
-            round0_loss_s=loss if cfg.restart_in_program else None,
+            share=min(1.0, view.gpus / active.size), now_s=self._clock_s(view), restart_loss_s=loss,
         )
-        outcome = self.planner.plan(inputs)
+
+    def _replan(self, view, active: np.ndarray, *, reestimate: bool) -> None:
+        estimates = self.predictor.estimate(view, active)
+        if reestimate:
+            share = min(1.0, view.gpus / active.size)
+            finish_s = view.arrival_s[active] + (estimates.work_done_s + estimates.remaining_s) / share
+            self.fair_share.record(view.round_index, active, finish_s)
+        targets = self.fair_share.targets(view.round_index, active, self.config.share_momentum)
+        outcome = self.planner.plan(self._instance(view, active, estimates, targets))
         record = outcome.record
-        record.update(round=int(view.round_index), time_s=float(view.time_s))
-        for message in record["warnings"]:
+        record.round, record.time_s = int(view.round_index), float(view.time_s)
+        for message in record.warnings:
             warnings.warn(f"shockwave round {view.round_index}: {message}", PlannerWarning, stacklevel=3)
-        if cfg.record_plans:
+        if self.config.record_plans:
             self.plan_records.append(record)
         self._plan = outcome.rounds
         self._plan_start = view.round_index
@@ -146,9 +164,13 @@ class ShockwaveAgent(Agent):
     def stats(self) -> dict:
         summary = summarise_plans(self.plan_records)
         summary["variant"] = self.name
-        summary["solver"] = self.planner.backend.name if hasattr(self, "planner") else None
+        planner = getattr(self, "planner", None)
+        summary["solver"] = planner.backend.name if planner is not None else None
         if self.backend_note:
             summary["solver_note"] = self.backend_note
+        reason = getattr(planner.backend, "first_reason", None) if planner is not None else None
+        if reason:
+            summary["solver_fallback_reason"] = reason
         summary["config"] = self.config.as_dict()
         return {"planner_stats": summary}
 

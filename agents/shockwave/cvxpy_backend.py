@@ -1,10 +1,10 @@
-"""cvxpy formulations: a backend for licensed MOSEK / Gurobi, and an independent reference.
+"""cvxpy formulations: the MOSEK backend, and an independent reference for the tests.
 
-:class:`CvxpyBackend` solves any :class:`~.program.MipProgram` (the same matrices the HiGHS
-path uses) through cvxpy with the named solver. :func:`solve_instance_reference` writes the
-planning program afresh from its definition (cvxpy's ``max`` and ``pos`` atoms, the log
-pieces as cvxpy constraints), without our matrix builder, so tests can check that both reach
-the same optimum. cvxpy is imported lazily.
+:class:`CvxpyBackend` solves any :class:`~.mip.MipProgram` (the same matrices the HiGHS path
+uses) through cvxpy with the named solver: MOSEK (when licensed) and HiGHS (the reference).
+:func:`solve_instance_reference` writes the planning program afresh from its definition
+(cvxpy's ``max`` and ``pos`` atoms, the log pieces as cvxpy constraints), without our matrix
+builder, so tests can check that both reach the same optimum. cvxpy is imported lazily.
 """
 
 from __future__ import annotations
@@ -14,18 +14,11 @@ import time
 
 import numpy as np
 
-from shockwave_agents.shockwave.program import MipProgram, PlanningInstance
-from shockwave_agents.shockwave.solvers import (
-    ERROR,
-    FEASIBLE,
-    INFEASIBLE,
-    NO_SOLUTION,
-    OPTIMAL,
-    SolveResult,
-    _rounded,
-    check_solution,
-    new_highs,
-)
+from shockwave_agents.shockwave.highs_backend import new_highs
+from shockwave_agents.shockwave.instance import PlanningInstance
+from shockwave_agents.shockwave.mip import MipProgram
+from shockwave_agents.shockwave.quiet import stdout_to_stderr
+from shockwave_agents.shockwave.results import SolveResult, SolveStatus, check_solution, rounded
 
 
 def _solver_options(solver: str, time_limit_s: float, abs_gap: float, threads: int, rel_gap: float = 0.0) -> dict:
@@ -46,83 +39,92 @@ def _solver_options(solver: str, time_limit_s: float, abs_gap: float, threads: i
     return {}
 
 
-def _status(problem, has_values: bool) -> str:
+def _status(problem, has_values: bool) -> SolveStatus:
     import cvxpy as cp
 
     if problem.status == cp.OPTIMAL and has_values:
-        return OPTIMAL
+        return SolveStatus.OPTIMAL
     if problem.status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
-        return INFEASIBLE
+        return SolveStatus.INFEASIBLE
     if problem.status in (cp.OPTIMAL_INACCURATE, cp.USER_LIMIT) and has_values:
-        return FEASIBLE
+        return SolveStatus.FEASIBLE
     if problem.status in (cp.USER_LIMIT,):
-        return NO_SOLUTION
-    return ERROR
+        return SolveStatus.NO_SOLUTION
+    return SolveStatus.ERROR
+
+
+def _cvxpy_problem(program: MipProgram):
+    """(problem, integer variable, continuous variable) of ``program`` in cvxpy."""
+    import cvxpy as cp
+
+    ints = program.integer
+    x_int = cp.Variable(int(ints.sum()), integer=True)
+    x_cont = cp.Variable(int((~ints).sum()))
+    expr = program.A[:, ints] @ x_int + program.A[:, ~ints] @ x_cont
+    constraints = []
+    hi, lo = np.isfinite(program.row_hi), np.isfinite(program.row_lo)
+    if hi.any():
+        constraints.append(expr[np.flatnonzero(hi)] <= program.row_hi[hi])
+    if lo.any():
+        constraints.append(expr[np.flatnonzero(lo)] >= program.row_lo[lo])
+    for var, mask in ((x_int, ints), (x_cont, ~ints)):
+        low, up = program.col_lo[mask], program.col_hi[mask]
+        if np.isfinite(low).any():
+            constraints.append(var[np.flatnonzero(np.isfinite(low))] >= low[np.isfinite(low)])
+        if np.isfinite(up).any():
+            constraints.append(var[np.flatnonzero(np.isfinite(up))] <= up[np.isfinite(up)])
+    objective = cp.Minimize(program.c[ints] @ x_int + program.c[~ints] @ x_cont)
+    return cp.Problem(objective, constraints), x_int, x_cont
 
 
 class CvxpyBackend:
-    """A :class:`~.program.MipProgram` solved through cvxpy with ``solver``."""
+    """A :class:`~.mip.MipProgram` solved through cvxpy with ``solver``."""
 
     def __init__(self, solver: str, threads: int = 1):
         self.solver = solver
         self.threads = threads
-        self.name = f"cvxpy-{solver.lower()}"
+        self.name = f"cvxpy-{solver.lower()}" if solver == "HIGHS" else solver.lower()
 
     def solve(
         self, program: MipProgram, *, time_limit_s: float, warm_start: np.ndarray | None = None
     ) -> SolveResult:
-        import cvxpy as cp
-
         start = time.perf_counter()
         try:
             if self.solver == "HIGHS":
                 new_highs()  # absorbs HiGHS' one-time stdout banner
-            ints = program.integer
-            x_int = cp.Variable(int(ints.sum()), integer=True)
-            x_cont = cp.Variable(int((~ints).sum()))
-            expr = program.A[:, ints] @ x_int + program.A[:, ~ints] @ x_cont
-            constraints = []
-            hi, lo = np.isfinite(program.row_hi), np.isfinite(program.row_lo)
-            if hi.any():
-                constraints.append(expr[np.flatnonzero(hi)] <= program.row_hi[hi])
-            if lo.any():
-                constraints.append(expr[np.flatnonzero(lo)] >= program.row_lo[lo])
-            for var, mask in ((x_int, ints), (x_cont, ~ints)):
-                low, up = program.col_lo[mask], program.col_hi[mask]
-                if np.isfinite(low).any():
-                    constraints.append(var[np.flatnonzero(np.isfinite(low))] >= low[np.isfinite(low)])
-                if np.isfinite(up).any():
-                    constraints.append(var[np.flatnonzero(np.isfinite(up))] <= up[np.isfinite(up)])
-            objective = cp.Minimize(program.c[ints] @ x_int + program.c[~ints] @ x_cont)
-            problem = cp.Problem(objective, constraints)
+            problem, x_int, x_cont = _cvxpy_problem(program)
             if warm_start is not None:
-                x_int.value = np.asarray(warm_start)[ints]
-                x_cont.value = np.asarray(warm_start)[~ints]
-            problem.solve(
-                solver=self.solver, warm_start=warm_start is not None, verbose=False,
-                **_solver_options(self.solver, time_limit_s, program.abs_gap, self.threads, program.rel_gap),
-            )
-            elapsed = time.perf_counter() - start
-            has_values = x_int.value is not None and x_cont.value is not None
-            status = _status(problem, has_values)
-            if status not in (OPTIMAL, FEASIBLE):
-                return SolveResult(status, self.name, elapsed, message=f"cvxpy status {problem.status}")
-            vector = np.zeros(program.num_cols)
-            vector[ints], vector[~ints] = x_int.value, x_cont.value
-            vector = _rounded(program, vector)
-            issue = check_solution(program, vector, tol=1e-5)
-            if issue is not None:
-                return SolveResult(ERROR, self.name, elapsed, message=f"{self.solver} returned an invalid point: {issue}")
-            value = program.unscaled(float(program.c @ vector))
-            return SolveResult(status, self.name, elapsed, vector, value, value if status == OPTIMAL else None)
+                x_int.value = np.asarray(warm_start)[program.integer]
+                x_cont.value = np.asarray(warm_start)[~program.integer]
+            with stdout_to_stderr():
+                problem.solve(
+                    solver=self.solver, warm_start=warm_start is not None, verbose=False,
+                    **_solver_options(self.solver, time_limit_s, program.abs_gap, self.threads, program.rel_gap),
+                )
+            return self._result(problem, x_int, x_cont, program, time.perf_counter() - start)
         except Exception as exc:  # includes missing licences and solver crashes
-            return SolveResult(ERROR, self.name, time.perf_counter() - start, message=f"{type(exc).__name__}: {exc}")
+            return SolveResult(SolveStatus.ERROR, self.name, time.perf_counter() - start,
+                               message=f"{type(exc).__name__}: {exc}")
+
+    def _result(self, problem, x_int, x_cont, program: MipProgram, elapsed: float) -> SolveResult:
+        has_values = x_int.value is not None and x_cont.value is not None
+        status = _status(problem, has_values)
+        if status not in (SolveStatus.OPTIMAL, SolveStatus.FEASIBLE):
+            return SolveResult(status, self.name, elapsed, message=f"cvxpy status {problem.status}")
+        vector = np.zeros(program.num_cols)
+        vector[program.integer], vector[~program.integer] = x_int.value, x_cont.value
+        vector = rounded(program, vector)
+        issue = check_solution(program, vector, tol=1e-5)
+        if issue is not None:
+            return SolveResult(SolveStatus.ERROR, self.name, elapsed, message=f"{self.solver} returned an invalid point: {issue}")
+        value = program.unscaled(float(program.c @ vector))
+        return SolveResult(status, self.name, elapsed, vector, value, value if status == SolveStatus.OPTIMAL else None)
 
 
 def solve_instance_reference(instance: PlanningInstance, solver: str = "HIGHS", time_limit_s: float = 60.0):
     """Solve ``instance`` from its definition with cvxpy; returns (status, objective, x).
 
-    The objective is the unscaled maximised one of :func:`~.program.evaluate_plan`.
+    The objective is the unscaled maximised one of :func:`~.objective.evaluate_plan`.
     """
     import cvxpy as cp
 
@@ -149,7 +151,8 @@ def solve_instance_reference(instance: PlanningInstance, solver: str = "HIGHS", 
         instance.nsw_coef * (weights @ log_utility) - instance.makespan_coef_per_s * max_remaining
     )
     problem = cp.Problem(objective, constraints)
-    problem.solve(solver=solver, **_solver_options(solver, time_limit_s, 1e-9, 1))
+    with stdout_to_stderr():
+        problem.solve(solver=solver, **_solver_options(solver, time_limit_s, 1e-9, 1))
     if problem.status != cp.OPTIMAL:
         return problem.status, None, None
     return problem.status, float(problem.value), np.round(x.value).astype(bool)

@@ -1,7 +1,7 @@
 """Greedy plans: the solver's warm start, and the fallback when no solver delivers a plan.
 
 Two simple round-by-round heuristics are built and the better one (by the exact objective,
-:func:`~.program.evaluate_plan`) is returned:
+:func:`~.objective.evaluate_plan`) is returned:
 
 - *priority / longest-remaining-first*: in each round, jobs in order of priority weight, then
   of predicted remaining time after the rounds already given to them. This attacks the
@@ -19,7 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 from shockwave_agents.base import pack_in_order
-from shockwave_agents.shockwave.program import PlanningInstance, evaluate_plan, piecewise_log
+from shockwave_agents.shockwave.instance import PlanningInstance
+from shockwave_agents.shockwave.objective import evaluate_plan, piecewise_log
 
 
 def rounds_needed(instance: PlanningInstance) -> np.ndarray:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from shockwave_agents.shockwave.program import MipProgram, normalised_coefficients
+from shockwave_agents.shockwave.mip import MipProgram, normalised_coefficients
 
 
 def pack_counts(
@@ -99,7 +99,6 @@ def build_rank_program(
         c=raw / top, A=A, row_lo=np.concatenate([np.full(span, -np.inf), counts_f]),
         row_hi=np.concatenate([capacity, counts_f]), col_lo=np.zeros(nx), col_hi=np.ones(nx),
         integer=np.ones(nx, dtype=bool), objective_unit=-top, abs_gap=1e-6, rel_gap=rel_gap,
-        layout={"n": k, "T": span, "first": first},
     )
     program.check_safe()
     return program, movable, first

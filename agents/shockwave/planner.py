@@ -1,6 +1,7 @@
 """One Shockwave re-plan: the constrained program, the relaxed path, re-ranking, fallback.
 
-Given the active jobs' estimates and fair-share finish targets F_j, :meth:`Planner.plan`
+Given a :class:`~.instance.PlanningInstance` (the active jobs, their estimates and fair-share
+finish targets F_j), :meth:`Planner.plan`
 
 1. builds the constrained program: the finish-time-fairness constraint of each job,
    ``horizon_end + max(0, R_j - p_j d_j) / share <= rho_max * F_j``, is a lower bound on its
@@ -15,94 +16,83 @@ Given the active jobs' estimates and fair-share finish targets F_j, :meth:`Plann
    earlier (the authors' second program);
 4. if no solver produced a plan, uses the greedy plan and records a warning.
 
-Every step's status is recorded in the returned :class:`PlanOutcome`'s ``record``.
+Every step's status is recorded in the returned :class:`~.record.PlanOutcome`'s
+:class:`~.record.PlanRecord`.
 """
 
 from __future__ import annotations
 
-import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from shockwave_agents.shockwave.config import ShockwaveConfig
 from shockwave_agents.shockwave.greedy import greedy_plan
+from shockwave_agents.shockwave.instance import PlanningInstance
+from shockwave_agents.shockwave.mip import MipProgram, ProgramError, ProgramForm
+from shockwave_agents.shockwave.objective import evaluate_plan
 from shockwave_agents.shockwave.packing import build_rank_program, pack_counts, rank_greedily
 from shockwave_agents.shockwave.program import (
-    PlanningInstance,
-    ProgramError,
     build_program,
     counts_from_vector,
-    evaluate_plan,
     program_vector,
     schedule_from_vector,
 )
-from shockwave_agents.shockwave.solvers import INFEASIBLE, NO_SOLUTION
+from shockwave_agents.shockwave.record import PlanOutcome, PlanPath, PlanRecord
+from shockwave_agents.shockwave.results import SolveResult, SolveStatus
 
-FEASIBLE_PATH, RELAXED_PATH, FALLBACK_PATH = "feasible", "relaxed", "fallback"
-
-
-@dataclass
-class PlanInputs:
-    """What a re-plan needs about the active jobs (arrays in ``job_ids`` order)."""
-
-    job_ids: np.ndarray
-    gang: np.ndarray
-    epochs_total: np.ndarray
-    epochs_done: np.ndarray
-    mean_epoch_s: np.ndarray
-    remaining_s: np.ndarray
-    finish_target_s: np.ndarray  # F_j
-    arrival_s: np.ndarray
-    share: float  # min(1, G / J)
-    now_s: float  # the planner's clock (round index * round_s for the authors)
-    gpus: int
-    round_s: float
-    restart_loss_s: np.ndarray | None = None  # overhead each job pays if it runs next round
-    round0_loss_s: np.ndarray | None = None  # the same, when modelled inside the program
+#: Statuses after which the constrained program is relaxed without a warning.
+_EXPECTED_FAILURES = (SolveStatus.INFEASIBLE, SolveStatus.NO_SOLUTION)
 
 
-@dataclass
-class PlanOutcome:
-    """The plan (job ids per future round) and what it took to make it."""
-
-    rounds: list[np.ndarray]
-    record: dict = field(default_factory=dict)
-
-
-def objective_coefficients(config: ShockwaveConfig, inputs: PlanInputs) -> tuple[float, float]:
-    """(nsw_coef, makespan_coef_per_s) of the objective variant.
-
-    ``authors``: (1 / (J T), k): the published objective. ``normalized``: the mean log
-    utility (1 / J, or per GPU with ``gang_weighted_nsw``) against ``makespan_weight`` times
-    the max remaining time as a share of the longest predicted remaining time, so both terms
-    are O(1).
-    """
-    n = inputs.job_ids.size
-    if config.objective == "authors":
-        return 1.0 / (n * config.planning_rounds), config.k
-    reference_s = max(float(np.max(inputs.remaining_s)), inputs.round_s)
-    members = float(inputs.gang.sum()) if config.gang_weighted_nsw else float(n)
-    return 1.0 / members, config.makespan_weight / reference_s
-
-
-def priority_log_weights(config: ShockwaveConfig, inputs: PlanInputs) -> tuple[np.ndarray, np.ndarray]:
+def priority_log_weights(config: ShockwaveConfig, instance: PlanningInstance) -> tuple[np.ndarray, np.ndarray]:
     """(log priority per job, projected ratio per job) for the relaxed path.
 
     ``ratio_basis="finish_time"`` (the authors) divides absolute times, projected finish /
     F_j; ``"jct"`` divides the same quantities measured from each job's arrival (projected
     JCT / target JCT), so a late arrival's delay counts as much as an early one's.
     """
-    projected = inputs.now_s + inputs.remaining_s / inputs.share
-    target = inputs.finish_target_s
+    projected = instance.now_s + instance.remaining_s / instance.share
+    target = instance.finish_target_s
     if config.ratio_basis == "jct":
-        projected, target = projected - inputs.arrival_s, target - inputs.arrival_s
+        projected, target = projected - instance.arrival_s, target - instance.arrival_s
     ratio = projected / np.maximum(target, 1e-9)
     late = ratio > config.rho_max
-    exponent = np.where(inputs.remaining_s < inputs.round_s, config.lam_urgent, config.lam)
+    exponent = np.where(instance.remaining_s < instance.round_s, config.lam_urgent, config.lam)
     log_w = np.where(late, exponent * np.log(np.maximum(ratio, 1e-300)), 0.0)
     return np.minimum(log_w, config.priority_log_cap), ratio
+
+
+def fairness_lower_bounds(config: ShockwaveConfig, instance: PlanningInstance) -> tuple[np.ndarray | None, str]:
+    """Minimum planned epochs implied by the fairness constraints, or (None, reason)."""
+    horizon_end_s = instance.now_s + instance.round_s * config.planning_rounds
+    allowed_s = (config.rho_max * instance.finish_target_s - horizon_end_s) * instance.share
+    if np.any(allowed_s < 0):
+        return None, f"horizon end exceeds rho_max * F_j for {int(np.sum(allowed_s < 0))} job(s)"
+    lower = np.maximum(0.0, (instance.remaining_s - allowed_s) / instance.mean_epoch_s)
+    if np.any(lower > np.maximum(instance.epochs_total - instance.epochs_done, 0.0) + 1e-9):
+        return None, "a job would need more epochs than it has left"
+    return lower, ""
+
+
+@dataclass
+class Attempt:
+    """One program solved: the counts form first, the schedule form if the counts do not pack.
+
+    ``result`` is None when the program could not be built; ``greedy`` is the warm start (the
+    relaxed path's fallback plan); ``solver_nsw`` the NSW term of the solver's point, in the
+    solver's objective units, for the gap's share.
+    """
+
+    schedule: np.ndarray | None = None
+    result: SolveResult | None = None
+    greedy: np.ndarray | None = None
+    solver_nsw: float | None = None
+
+    @property
+    def status(self) -> SolveStatus:
+        return self.result.status if self.result is not None else SolveStatus.ERROR
 
 
 class Planner:
@@ -114,149 +104,134 @@ class Planner:
         #: The instance behind the last plan (for inspection and benchmarks).
         self.last_instance: PlanningInstance | None = None
 
-    def _instance(self, inputs: PlanInputs, log_weights=None, min_epochs=None) -> PlanningInstance:
-        nsw_coef, makespan_coef = objective_coefficients(self.config, inputs)
-        if self.config.gang_weighted_nsw:
-            gang_log = np.log(inputs.gang.astype(np.float64))
-            log_weights = gang_log if log_weights is None else log_weights + gang_log
-        return PlanningInstance(
-            job_ids=inputs.job_ids, gang=inputs.gang, epochs_total=inputs.epochs_total,
-            epochs_done=inputs.epochs_done, mean_epoch_s=inputs.mean_epoch_s,
-            remaining_s=inputs.remaining_s, gpus=inputs.gpus, rounds=self.config.planning_rounds,
-            round_s=inputs.round_s, nsw_coef=nsw_coef, makespan_coef_per_s=makespan_coef,
-            log_weights=log_weights, min_epochs=min_epochs, round0_loss_s=inputs.round0_loss_s,
-            log_breakpoints=self.config.log_breakpoints, log_zero_floor=self.config.log_zero_floor,
-        )
-
-    def fairness_lower_bounds(self, inputs: PlanInputs) -> tuple[np.ndarray | None, str]:
-        """Minimum planned epochs implied by the fairness constraints, or (None, reason)."""
-        horizon_end_s = inputs.now_s + inputs.round_s * self.config.planning_rounds
-        allowed_s = (self.config.rho_max * inputs.finish_target_s - horizon_end_s) * inputs.share
-        if np.any(allowed_s < 0):
-            return None, f"horizon end exceeds rho_max * F_j for {int(np.sum(allowed_s < 0))} job(s)"
-        lower = np.maximum(0.0, (inputs.remaining_s - allowed_s) / inputs.mean_epoch_s)
-        if np.any(lower > np.maximum(inputs.epochs_total - inputs.epochs_done, 0.0) + 1e-9):
-            return None, "a job would need more epochs than it has left"
-        return lower, ""
-
-    def plan(self, inputs: PlanInputs) -> PlanOutcome:
-        cfg = self.config
+    def plan(self, instance: PlanningInstance) -> PlanOutcome:
+        if instance.finish_target_s is None or instance.arrival_s is None:
+            raise ValueError("planning needs finish_target_s and arrival_s on the instance")
         start = time.perf_counter()
-        n = inputs.job_ids.size
-        record = {"jobs": int(n), "solver": self.backend.name, "warnings": [], "solves": 0,
-                  "solve_s": 0.0, "build_s": 0.0, "rank_s": 0.0, "time_limit_hits": 0}
-        x = None
-        instance = None
-        lower, reason = self.fairness_lower_bounds(inputs)
-        record["constrained"] = reason or "attempted"
-        if lower is not None:
-            instance = self._instance(inputs, min_epochs=lower)
-            x, result = self._solve(instance, record, warm=False)
-            record["constrained_status"] = result.status if result is not None else "error"
-            if x is not None:
-                record["path"] = FEASIBLE_PATH
-                if cfg.rank_on_feasible_path:
-                    x = self._rank(instance, x, np.zeros(n), record, inputs)
-            elif result is not None and result.status not in (INFEASIBLE, NO_SOLUTION):
-                record["warnings"].append(f"constrained solve failed ({result.message}); relaxing")
-        log_weights = None
+        record = PlanRecord(jobs=instance.num_jobs, solver=self.backend.name)
+        x, used, attempt = self._constrained_path(instance, record)
         if x is None:
-            log_weights, ratio = priority_log_weights(cfg, inputs)
-            record["late_jobs"] = int(np.sum(ratio > cfg.rho_max))
-            record["max_ratio"] = float(np.max(ratio))
-            instance = self._instance(inputs, log_weights=log_weights)
-            x, result = self._solve(instance, record, warm=True)
-            record["relaxed_status"] = result.status if result is not None else "error"
-            if x is not None:
-                record["path"] = RELAXED_PATH
-                x = self._rank(instance, x, log_weights, record, inputs)
-            else:
-                message = result.message if result is not None else "program build failed"
-                record["warnings"].append(f"relaxed solve gave no plan ({message}); using the greedy plan")
-                x = record.pop("_greedy")
-                record["path"] = FALLBACK_PATH
-        record.pop("_greedy", None)
-        self.last_instance = instance
-        value = evaluate_plan(instance, x)
-        record.update(objective=value.objective, nsw_term=value.nsw_term, makespan_term=value.makespan_term)
-        gap, nsw = record.get("gap"), record.pop("_solver_nsw", None)
+            x, used, attempt = self._relaxed_path(instance, record)
+        self.last_instance = used
+        value = evaluate_plan(used, x)
+        record.objective, record.nsw_term, record.makespan_term = value.objective, value.nsw_term, value.makespan_term
+        nsw = attempt.solver_nsw
         # a share of an (almost) zero NSW term, e.g. every job done within the plan, says nothing
-        record["gap_share_of_nsw"] = (gap / abs(nsw)) if gap is not None and nsw and abs(nsw) > 1e-9 else None
-        record["total_s"] = time.perf_counter() - start
-        rounds = [inputs.job_ids[x[:, t]] for t in range(x.shape[1])]
+        if record.gap is not None and nsw and abs(nsw) > 1e-9:
+            record.gap_share_of_nsw = record.gap / abs(nsw)
+        record.total_s = time.perf_counter() - start
+        rounds = [instance.job_ids[x[:, t]] for t in range(x.shape[1])]
         return PlanOutcome(rounds, record)
 
-    def _solve(self, instance: PlanningInstance, record: dict, *, warm: bool):
-        """Solve ``instance``; returns (schedule or None, SolveResult or None).
+    def _constrained_path(self, instance: PlanningInstance, record: PlanRecord):
+        """(schedule or None, instance solved, attempt) of the program with fairness bounds."""
+        lower, reason = fairness_lower_bounds(self.config, instance)
+        if lower is None:
+            record.constrained_skipped = reason
+            return None, None, None
+        variant = instance.constrained(lower)
+        attempt = self._solve(variant, record, warm=False)
+        record.constrained_status = attempt.status
+        if attempt.schedule is None:
+            if attempt.result is not None and attempt.result.status not in _EXPECTED_FAILURES:
+                record.warnings.append(f"constrained solve failed ({attempt.result.message}); relaxing")
+            return None, variant, attempt
+        record.path = PlanPath.CONSTRAINED
+        x = attempt.schedule
+        if self.config.rank_on_feasible_path:
+            x = self._rank(variant, x, np.zeros(instance.num_jobs), record)
+        return x, variant, attempt
 
-        The aggregated counts program is solved first; if its counts pack into rounds the
-        packing is optimal for the schedule program as well. Otherwise the schedule program
-        is solved, warm-started from the best schedule at hand.
-        """
+    def _relaxed_path(self, instance: PlanningInstance, record: PlanRecord):
+        """(schedule, instance solved, attempt) of the relaxed program, or the greedy plan."""
+        log_weights, ratio = priority_log_weights(self.config, instance)
+        record.late_jobs = int(np.sum(ratio > self.config.rho_max))
+        record.max_ratio = float(np.max(ratio))
+        variant = instance.prioritised(log_weights)
+        attempt = self._solve(variant, record, warm=True)
+        record.relaxed_status = attempt.status
+        if attempt.schedule is not None:
+            record.path = PlanPath.RELAXED
+            return self._rank(variant, attempt.schedule, log_weights, record), variant, attempt
+        message = attempt.result.message if attempt.result is not None else "program build failed"
+        record.warnings.append(f"relaxed solve gave no plan ({message}); using the greedy plan")
+        record.path = PlanPath.FALLBACK
+        return attempt.greedy, variant, attempt
+
+    def _solve(self, instance: PlanningInstance, record: PlanRecord, *, warm: bool) -> Attempt:
+        """Solve ``instance``. The aggregated counts program is solved first; if its counts pack
+        into rounds the packing is optimal for the schedule program as well. Otherwise the
+        schedule program is solved, warm-started from the best schedule at hand."""
         t0 = time.perf_counter()
-        greedy = greedy_plan(instance) if warm else None
-        record["_greedy"] = greedy
+        attempt = Attempt(greedy=greedy_plan(instance) if warm else None)
         try:
-            counts_program = build_program(instance, self._abs_gap(instance), form="counts")
+            program = build_program(instance, self._abs_gap(instance), form=ProgramForm.COUNTS)
         except ProgramError as exc:
-            record["warnings"].append(f"program not built: {exc}")
-            record["build_s"] += time.perf_counter() - t0
-            return None, None
-        record["build_s"] += time.perf_counter() - t0
-        record.update(variables=instance.num_jobs * instance.rounds + 2 * instance.num_jobs + 1,
-                      counts_variables=counts_program.num_cols)
-        if greedy is not None:
-            record["greedy_objective"] = evaluate_plan(instance, greedy).objective
-        start = program_vector(instance, greedy, counts_program) if greedy is not None else None
-        result = self._run(counts_program, start, record)
-        if not result.has_solution:
-            return None, result
-        counts, round0 = counts_from_vector(counts_program, result.vector)
+            record.warnings.append(f"program not built: {exc}")
+            record.build_s += time.perf_counter() - t0
+            return attempt
+        record.build_s += time.perf_counter() - t0
+        record.variables = instance.num_jobs * instance.rounds + 2 * instance.num_jobs + 1
+        record.counts_variables = program.num_cols
+        if attempt.greedy is not None:
+            record.greedy_objective = evaluate_plan(instance, attempt.greedy).objective
+        attempt.result = self._run(program, self._warm_start(instance, attempt, program), record)
+        if not attempt.result.has_solution:
+            return attempt
+        counts, round0 = counts_from_vector(program, attempt.result.vector)
         x = pack_counts(counts, instance.gang, instance.gpus, instance.rounds, round0)
-        if x is not None:
-            record["form"] = "counts"
-            self._record_gap(counts_program, result, record)
-            return x, result
-        # the counts do not pack: solve the schedule program itself
-        record["form"] = "schedule"
+        if x is None:
+            return self._solve_schedule_form(instance, attempt, record)
+        record.form = ProgramForm.COUNTS
+        return self._accept(attempt, program, x, record)
+
+    def _solve_schedule_form(self, instance: PlanningInstance, attempt: Attempt, record: PlanRecord) -> Attempt:
+        """The counts did not pack: solve the schedule program itself."""
+        record.form = ProgramForm.SCHEDULE
         t1 = time.perf_counter()
-        program = build_program(instance, self._abs_gap(instance), form="schedule")
-        record["build_s"] += time.perf_counter() - t1
-        start = program_vector(instance, greedy, program) if greedy is not None else None
-        result = self._run(program, start, record)
-        if not result.has_solution:
-            return None, result
-        self._record_gap(program, result, record)
-        return schedule_from_vector(program, result.vector), result
+        program = build_program(instance, self._abs_gap(instance), form=ProgramForm.SCHEDULE)
+        record.build_s += time.perf_counter() - t1
+        attempt.result = self._run(program, self._warm_start(instance, attempt, program), record)
+        if not attempt.result.has_solution:
+            return attempt
+        return self._accept(attempt, program, schedule_from_vector(program, attempt.result.vector), record)
 
     @staticmethod
-    def _record_gap(program, result, record: dict) -> None:
-        """Proven absolute gap, and the NSW term, both in the solver's objective units (the
-        instance's own units unless a huge priority span was compressed)."""
-        record["gap"], record["bound"] = result.gap, result.bound
-        z0, n = program.layout["z"], program.layout["n"]
-        record["_solver_nsw"] = float(-program.c[z0:z0 + n] @ result.vector[z0:z0 + n]) * program.objective_unit
+    def _warm_start(instance: PlanningInstance, attempt: Attempt, program: MipProgram) -> np.ndarray | None:
+        return program_vector(instance, attempt.greedy, program) if attempt.greedy is not None else None
+
+    @staticmethod
+    def _accept(attempt: Attempt, program: MipProgram, x: np.ndarray, record: PlanRecord) -> Attempt:
+        """Keep ``x``, with the proven absolute gap and the NSW term, both in the solver's
+        objective units (the instance's own units unless a huge priority span was compressed)."""
+        result = attempt.result
+        record.gap, record.bound = result.gap, result.bound
+        z0, n = program.layout.z, program.layout.n
+        attempt.solver_nsw = float(-program.c[z0:z0 + n] @ result.vector[z0:z0 + n]) * program.objective_unit
+        attempt.schedule = x
+        return attempt
 
     def _abs_gap(self, instance: PlanningInstance) -> float:
         """Absolute gap in objective units: ``mip_abs_gap`` unit-weight log utilities."""
         return self.config.mip_abs_gap * instance.nsw_coef
 
-    def _run(self, program, start, record: dict):
+    def _run(self, program: MipProgram, start: np.ndarray | None, record: PlanRecord) -> SolveResult:
         result = self.backend.solve(program, time_limit_s=self.config.time_limit_s, warm_start=start)
-        record["solves"] += 1
-        record["solve_s"] += result.solve_s
-        record["status"] = result.status
-        if result.status in (NO_SOLUTION, "feasible"):
-            record["time_limit_hits"] += 1
+        record.solves += 1
+        record.solve_s += result.solve_s
+        record.status = result.status
+        if result.status in (SolveStatus.NO_SOLUTION, SolveStatus.FEASIBLE):
+            record.time_limit_hits += 1
+        if result.fallback_reason is not None:
+            record.solver_fallbacks += 1
         return result
 
-    def _rank(self, instance: PlanningInstance, x: np.ndarray, log_weights: np.ndarray, record: dict,
-              inputs: PlanInputs) -> np.ndarray:
+    def _rank(self, instance: PlanningInstance, x: np.ndarray, log_weights: np.ndarray, record: PlanRecord) -> np.ndarray:
         """The re-ranking program; keeps ``x`` if it cannot improve or fails."""
         t0 = time.perf_counter()
         round0_cost = None
-        if self.config.restart_aware and inputs.restart_loss_s is not None:
-            round0_cost = inputs.restart_loss_s / inputs.round_s
+        if self.config.restart_aware and instance.restart_loss_s is not None:
+            round0_cost = instance.restart_loss_s / instance.round_s
         built = build_rank_program(instance.gang, x, log_weights, instance.gpus,
                                    keep_round0=bool(np.any(instance.loss_s > 0)), round0_cost=round0_cost)
         if built is None:
@@ -266,45 +241,14 @@ class Planner:
         start = x if greedy is None else greedy
         warm = start[movable, first:].astype(np.float64).ravel()
         result = self.backend.solve(program, time_limit_s=self.config.rank_time_limit_s, warm_start=warm)
-        record["rank_s"] += time.perf_counter() - t0
-        record["rank_status"] = result.status
+        record.rank_s += time.perf_counter() - t0
+        record.rank_status = result.status
+        if result.fallback_reason is not None:
+            record.solver_fallbacks += 1
         if not result.has_solution:
-            if result.status not in (NO_SOLUTION,):
-                record["warnings"].append(f"re-ranking failed ({result.message}); keeping the solver's order")
+            if result.status != SolveStatus.NO_SOLUTION:
+                record.warnings.append(f"re-ranking failed ({result.message}); keeping the solver's order")
             return x
         ranked = x.copy()
         ranked[movable, first:] = result.vector.reshape(movable.size, x.shape[1] - first) > 0.5
         return ranked
-
-
-def momentum_finish_target(series: list[tuple[int, float]], round_index: int, momentum: float) -> float:
-    """F_j: ``momentum`` x the time-weighted mean of past fair-share finish estimates (each
-    weighted by the rounds it stood until the next one, or until now) + the rest x the latest.
-    """
-    rounds = np.array([r for r, _ in series] + [round_index], dtype=np.float64)
-    values = np.array([v for _, v in series], dtype=np.float64)
-    windows = np.diff(rounds)
-    total = windows.sum()
-    average = float(values @ (windows / total)) if total > 0 else float(values[-1])
-    return momentum * average + (1.0 - momentum) * float(values[-1])
-
-
-class FairShareTracker:
-    """Per-job series of fair-share finish estimates, re-estimated on arrivals/completions."""
-
-    def __init__(self) -> None:
-        self.series: dict[int, list[tuple[int, float]]] = {}
-
-    def record(self, round_index: int, job_ids: np.ndarray, estimates_s: np.ndarray) -> None:
-        for job, value in zip(job_ids.tolist(), estimates_s.tolist(), strict=True):
-            if math.isfinite(value):
-                self.series.setdefault(job, []).append((round_index, value))
-
-    def targets(self, round_index: int, job_ids: np.ndarray, momentum: float) -> np.ndarray:
-        return np.array([
-            momentum_finish_target(self.series[j], round_index, momentum) for j in job_ids.tolist()
-        ])
-
-    def forget(self, job_ids) -> None:
-        for job in job_ids:
-            self.series.pop(int(job), None)

@@ -6,6 +6,8 @@ from collections import Counter
 
 import numpy as np
 
+from shockwave_agents.shockwave.record import PlanPath, PlanRecord
+
 #: Warnings quoted verbatim in the summary (the count is always given).
 MAX_QUOTED_WARNINGS = 5
 
@@ -22,34 +24,36 @@ def _distribution(values: list[float]) -> dict:
     }
 
 
-def summarise_plans(records: list[dict]) -> dict:
+def _size(values: list[int]) -> dict:
+    return {"mean": float(np.mean(values)) if values else None, "max": int(max(values, default=0))}
+
+
+def summarise_plans(records: list[PlanRecord]) -> dict:
     """Counts, paths and timing/gap distributions over every plan of an episode.
 
     Times are seconds of wall clock: ``solve_s`` is the main MIP solves (constrained and
     relaxed), ``rank_s`` the re-ranking solves, ``plan_s`` everything a re-plan took.
     ``gap_abs`` is the proven absolute gap of each main solve (objective units) and
     ``gap_share_of_nsw`` that gap as a share of the plan's NSW (log-utility) term.
+    ``solver_fallbacks`` counts solves a licensed solver could not take (HiGHS solved them).
     """
-    paths = Counter(r.get("path", "unknown") for r in records)
-    gaps = [r["gap"] for r in records if r.get("gap") is not None]
-    shares = [r["gap_share_of_nsw"] for r in records if r.get("gap_share_of_nsw") is not None]
-    warnings = [w for r in records for w in r.get("warnings", [])]
-    statuses = Counter(r.get("status", "none") for r in records)
+    paths = Counter(r.path for r in records)
+    statuses = Counter(r.status.value if r.status is not None else "none" for r in records)
+    warnings = [w for r in records for w in r.warnings]
     return {
         "plans": len(records),
-        "paths": {name: paths.get(name, 0) for name in ("feasible", "relaxed", "fallback")},
+        "paths": {path.value: paths.get(path, 0) for path in PlanPath},
         "statuses": dict(statuses),
-        "time_limit_hits": int(sum(r.get("time_limit_hits", 0) for r in records)),
-        "jobs": {"mean": float(np.mean([r["jobs"] for r in records])) if records else None,
-                 "max": int(max((r["jobs"] for r in records), default=0))},
-        "variables": {"mean": float(np.mean([r.get("variables", 0) for r in records])) if records else None,
-                      "max": int(max((r.get("variables", 0) for r in records), default=0))},
-        "solve_s": _distribution([r["solve_s"] for r in records]),
-        "build_s": _distribution([r["build_s"] for r in records]),
-        "rank_s": _distribution([r["rank_s"] for r in records]),
-        "plan_s": _distribution([r["total_s"] for r in records]),
-        "gap_abs": _distribution(gaps),
-        "gap_share_of_nsw": _distribution(shares),
+        "time_limit_hits": int(sum(r.time_limit_hits for r in records)),
+        "solver_fallbacks": int(sum(r.solver_fallbacks for r in records)),
+        "jobs": _size([r.jobs for r in records]),
+        "variables": _size([r.variables or 0 for r in records]),
+        "solve_s": _distribution([r.solve_s for r in records]),
+        "build_s": _distribution([r.build_s for r in records]),
+        "rank_s": _distribution([r.rank_s for r in records]),
+        "plan_s": _distribution([r.total_s for r in records]),
+        "gap_abs": _distribution([r.gap for r in records if r.gap is not None]),
+        "gap_share_of_nsw": _distribution([r.gap_share_of_nsw for r in records if r.gap_share_of_nsw is not None]),
         "warnings": len(warnings),
         "warning_examples": warnings[:MAX_QUOTED_WARNINGS],
     }

@@ -1,0 +1,114 @@
+"""One re-plan's instance: the active jobs' facts and estimates, the planner's context, and the
+objective's terms, built once by the agent from the view.
+
+The constrained and relaxed programs of a re-plan differ only in two terms, the lower bounds
+on planned epochs that the fairness constraints imply and the relaxed path's priority
+weights; :meth:`PlanningInstance.constrained` and :meth:`PlanningInstance.prioritised` give
+those variants of the same instance.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from shockwave_agents.shockwave.config import ShockwaveConfig
+
+
+@dataclass(frozen=True)
+class PlanningInstance:
+    """Inputs of one re-plan. Per-job arrays have length n, in the order of ``job_ids``.
+
+    Program terms: ``log_weights`` are natural logs of the NSW weights (0 = weight 1), so
+    ratio^100 priorities never overflow. ``min_epochs`` is the lower bound on planned epochs
+    that the finish-time-fairness constraints imply (None: 0). ``round0_loss_s`` is the run
+    time a job loses if it runs in the first planned round, when the program models it
+    (restart overhead; None: 0).
+
+    Planner context (None / defaults when only the program is wanted): ``finish_target_s``
+    (F_j), ``arrival_s``, ``share`` = min(1, G / J), ``now_s`` (the planner's clock) and
+    ``restart_loss_s``, the overhead each job pays if it runs next round (for re-ranking).
+    """
+
+    job_ids: np.ndarray
+    gang: np.ndarray
+    epochs_total: np.ndarray
+    epochs_done: np.ndarray
+    mean_epoch_s: np.ndarray
+    remaining_s: np.ndarray
+    gpus: int
+    rounds: int
+    round_s: float
+    nsw_coef: float
+    makespan_coef_per_s: float
+    log_weights: np.ndarray | None = None
+    min_epochs: np.ndarray | None = None
+    round0_loss_s: np.ndarray | None = None
+    log_breakpoints: tuple[float, ...] = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
+    log_zero_floor: float = 1e-6
+    finish_target_s: np.ndarray | None = None
+    arrival_s: np.ndarray | None = None
+    share: float = 1.0
+    now_s: float = 0.0
+    restart_loss_s: np.ndarray | None = None
+
+    @property
+    def num_jobs(self) -> int:
+        return int(self.job_ids.size)
+
+    @property
+    def max_epochs(self) -> np.ndarray:
+        """Upper bound on planned epochs: the epochs left."""
+        return np.maximum(self.epochs_total - self.epochs_done, 0.0)
+
+    @property
+    def lower_epochs(self) -> np.ndarray:
+        return np.zeros(self.num_jobs) if self.min_epochs is None else self.min_epochs
+
+    @property
+    def loss_s(self) -> np.ndarray:
+        return np.zeros(self.num_jobs) if self.round0_loss_s is None else self.round0_loss_s
+
+    @property
+    def weights_log(self) -> np.ndarray:
+        return np.zeros(self.num_jobs) if self.log_weights is None else self.log_weights
+
+    def segments(self) -> tuple[np.ndarray, np.ndarray]:
+        """Slopes a_i and intercepts c_i of the piecewise-linear log's pieces."""
+        points = np.asarray(self.log_breakpoints)
+        values = np.log(np.maximum(points, self.log_zero_floor))
+        slopes = np.diff(values) / np.diff(points)
+        return slopes, values[:-1] - slopes * points[:-1]
+
+    def constrained(self, min_epochs: np.ndarray) -> PlanningInstance:
+        """The constrained program's instance: planned epochs bounded below by ``min_epochs``."""
+        return replace(self, min_epochs=min_epochs)
+
+    def prioritised(self, priority_log: np.ndarray) -> PlanningInstance:
+        """The relaxed program's instance: NSW weights multiplied by exp(``priority_log``)."""
+        weights = priority_log if self.log_weights is None else priority_log + self.log_weights
+        return replace(self, log_weights=weights)
+
+
+def objective_coefficients(
+    config: ShockwaveConfig, gang: np.ndarray, remaining_s: np.ndarray, round_s: float
+) -> tuple[float, float]:
+    """(nsw_coef, makespan_coef_per_s) of the objective variant, for the jobs given.
+
+    ``authors``: (1 / (J T), k): the published objective. ``normalized``: the mean log
+    utility (1 / J, or per GPU with ``gang_weighted_nsw``) against ``makespan_weight`` times
+    the max remaining time as a share of the longest predicted remaining time, so both terms
+    are O(1).
+    """
+    n = gang.size
+    if config.objective == "authors":
+        return 1.0 / (n * config.planning_rounds), config.k
+    reference_s = max(float(np.max(remaining_s)), round_s)
+    members = float(gang.sum()) if config.gang_weighted_nsw else float(n)
+    return 1.0 / members, config.makespan_weight / reference_s
+
+
+def nsw_log_weights(config: ShockwaveConfig, gang: np.ndarray) -> np.ndarray | None:
+    """Log NSW weights before priorities: log(gang) with ``gang_weighted_nsw``, else None (1)."""
+    return np.log(gang.astype(np.float64)) if config.gang_weighted_nsw else None
