@@ -1,38 +1,63 @@
-# Two commands on a fresh machine: `make demo` and `make test`. Each creates .venv and
-# installs what it needs. CPU torch is pinned and installed first: a loose `torch`
-# requirement would pull a multi-GB CUDA build.
+# Two commands on a fresh machine: `make demo` and `make test`. Both use one .venv, and each
+# extras set has its own stamp, so whichever runs second installs only the difference.
+# - demo: the package alone. Every agent in the demo, the learned ones too, decides with
+#   numpy: no torch, no stable-baselines3, no Ray.
+# - test (and lint, bench): CPU-only torch first, then .[$(EXTRAS)], which then finds torch
+#   satisfied. scripts/install_cpu_torch.py picks the torch wheel: a plain
+#   `pip install torch` on Linux resolves a CUDA build with ~20 nvidia-*/cuda-* packages.
+#   It takes a CPU wheel from the pip configuration's local sources, else from
+#   $(TORCH_INDEX), and refuses (exit 1) rather than install a GPU build.
+# docs/INSTALL.md has the figures and the lines for installing by hand.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
-PIP := $(VENV)/bin/pip
-TORCH_PIN := torch==2.13.0
-EXTRAS ?= rl,dev,ray
-STAMP := $(VENV)/.installed
+PIP := $(PY) -m pip
+TORCH_VERSION := 2.13.0
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+EXTRAS ?= rl,dev,ray,gurobi,mosek
+LOG := $(VENV)/install.log
+DEMO_STAMP := $(VENV)/.installed-demo
+TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: install demo test lint bench clean
+.PHONY: install install-demo demo test lint bench clean
 
-install: $(STAMP)
+install: $(TEST_STAMP)
 
-$(STAMP): pyproject.toml setup.py
+install-demo: $(DEMO_STAMP)
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+$(DEMO_STAMP): pyproject.toml setup.py | $(PY)
 	@start=$$(date +%s); \
-	test -x $(PY) || $(PYTHON) -m venv $(VENV) || exit 1; \
-	echo "installing $(TORCH_PIN) (CPU) and .[$(EXTRAS)] into $(VENV) ..."; \
-	$(PIP) install -q $(TORCH_PIN) > $(VENV)/install.log 2>&1 || { tail -30 $(VENV)/install.log; exit 1; }; \
-	$(PIP) install -q -e '.[$(EXTRAS)]' >> $(VENV)/install.log 2>&1 || { tail -30 $(VENV)/install.log; exit 1; }; \
-	$(PY) -c "import shockwave_gym, shockwave_agents, torch; assert torch.__version__.startswith('2.13.0'), torch.__version__" || exit 1; \
-	echo "install: $$(( $$(date +%s) - start )) s"; \
+	echo "installing . (the demo needs no extras) into $(VENV) ..."; \
+	$(PIP) install -q -e . >> $(LOG) 2>&1 || { tail -30 $(LOG); exit 1; }; \
+	$(PY) -c "import shockwave_gym, shockwave_agents" || exit 1; \
+	echo "install (demo): $$(( $$(date +%s) - start )) s"; \
 	touch $@
 
-demo: install
+$(TEST_STAMP): pyproject.toml setup.py scripts/install_cpu_torch.py | $(PY)
+	@start=$$(date +%s); \
+	echo "installing torch==$(TORCH_VERSION) (CPU only) into $(VENV) ..."; \
+	$(PY) scripts/install_cpu_torch.py --python $(PY) --version $(TORCH_VERSION) \
+		--index-url $(TORCH_INDEX) --log $(LOG) || { tail -30 $(LOG); exit 1; }; \
+	echo "installing .[$(EXTRAS)] into $(VENV) ..."; \
+	$(PIP) install -q -e '.[$(EXTRAS)]' >> $(LOG) 2>&1 || { tail -30 $(LOG); exit 1; }; \
+	$(PY) scripts/install_cpu_torch.py --python $(PY) --version $(TORCH_VERSION) --check || exit 1; \
+	$(PY) -c "import shockwave_gym, shockwave_agents" || exit 1; \
+	echo "install (test): $$(( $$(date +%s) - start )) s"; \
+	touch $@
+
+demo: $(DEMO_STAMP)
 	$(VENV)/bin/shockwave-gym compare --agents all --traces canonical-analogue-120 --seeds 0 --out demo_out
 
-test: install
+test: $(TEST_STAMP)
 	$(PY) -m pytest -n 2 -q
 
-lint: install
-	$(VENV)/bin/ruff check shockwave_gym agents tests benchmarks
+lint: $(TEST_STAMP)
+	$(VENV)/bin/ruff check shockwave_gym agents tests benchmarks scripts
 
-bench: install
+bench: $(TEST_STAMP)
 	for b in benchmarks/*.py; do echo "== $$b"; $(PY) $$b; done
 
 clean:
