@@ -104,7 +104,7 @@ def evaluate(
         max_rounds=max_rounds, oracle=oracle, single_seed=single_seed,
     )
     if gantt is not None:
-        _gantt_cell(gantt, cells, refs[0].label)  # fail on a bad choice before running
+        _gantt_cell(gantt, cells, refs[0].label, single_seed)  # fail on a bad choice before running
     store = CellStore(out) if out is not None else None
     with store.locked() if store is not None else nullcontext():
         if single_seed:
@@ -113,7 +113,7 @@ def evaluate(
         records = {} if store is None or force else _saved_records(store, cells)
         pending = sorted((c for c in cells if c.key_hash not in records), key=lambda c: -c.cost_hint)
         errors = _run(pending, records, store, backend, workers, progress, total=len(cells))
-        results = _finish(cells, refs, records, store, reference, figures, gantt, command)
+        results = _finish(cells, refs, records, store, reference, figures, gantt, command, single_seed)
     if errors:
         raise CellsFailed(errors, results)
     return results
@@ -136,14 +136,14 @@ def _saved_records(store: CellStore, cells: list[Cell]) -> dict[str, dict]:
 
 
 def _finish(cells: list[Cell], refs: list, records: dict, store: CellStore | None, reference: str,
-            figures: bool, gantt: tuple | None, command: str) -> pd.DataFrame:
+            figures: bool, gantt: tuple | None, command: str, single_seed: list[str]) -> pd.DataFrame:
     """The results frame of the finished cells; with a store, also the tables and figures."""
     finished = [records[c.key_hash] for c in cells if c.key_hash in records]
     results = pd.DataFrame([record["row"] for record in finished])
     ref_name, note = choose_reference([r.label for r in refs], reference)
     results.attrs.update(reference=ref_name, reference_note=note)
     if store is not None and finished:
-        _write_outputs(store, cells, records, results, ref_name, note, figures, gantt, command)
+        _write_outputs(store, cells, records, results, ref_name, note, figures, gantt, command, single_seed)
     return results
 
 
@@ -170,7 +170,8 @@ def _run(pending: list[Cell], records: dict, store: CellStore | None, backend: s
 
 
 def _write_outputs(store: CellStore, cells: list[Cell], records: dict, results: pd.DataFrame,
-                   reference: str, note: str, figures: bool, gantt: tuple | None, command: str) -> None:
+                   reference: str, note: str, figures: bool, gantt: tuple | None, command: str,
+                   single_seed: list[str]) -> None:
     finished = [c for c in cells if c.key_hash in records]
     episodes = {
         (c.trace.name, c.agent.label, c.seed): result_from_json(records[c.key_hash]["result"])
@@ -188,19 +189,23 @@ def _write_outputs(store: CellStore, cells: list[Cell], records: dict, results: 
         from shockwave_gym.harness.figures import write_figures
 
         try:
-            gantt_cell = _gantt_cell(gantt, finished, reference)
+            gantt_cell = _gantt_cell(gantt, finished, reference, single_seed)
         except InputError:  # the chosen cell failed (reported by CellsFailed): use the default
             gantt_cell = _gantt_cell(None, finished, reference)
         write_figures(results, jobs, summary, episodes, reference, store.out / "figures",
                       gantt_cell=gantt_cell)
 
 
-def _gantt_cell(gantt: tuple | None, finished: list[Cell], reference: str) -> tuple[str, str, int]:
+def _gantt_cell(gantt: tuple | None, finished: list[Cell], reference: str,
+                single_seed: Iterable[str] = ()) -> tuple[str, str, int]:
     """(trace, agent, seed) for the Gantt chart; unspecified parts default to the reference
-    agent (or the first), the first trace and the first seed."""
+    agent (or the first), the first trace and the first seed. Any seed names the one cell of
+    an agent in ``single_seed``."""
     agent, trace, seed = (tuple(gantt or ()) + (None, None, None))[:3]
     agents = [c.agent.label for c in finished]
     agent = agent or (reference if reference in agents else agents[0])
+    if agent in single_seed:
+        seed = None
     for cell in finished:
         if cell.agent.label == agent and (trace is None or cell.trace.name == trace) and (seed is None or cell.seed == int(seed)):
             return cell.trace.name, agent, cell.seed
