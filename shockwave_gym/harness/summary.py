@@ -47,7 +47,7 @@ _FORMATS = dict(RATIOED) | {column: fmt for column, _, fmt in EXTRA}
 LEGEND = (
     "ρ = JCT / (isolated time × contention); unfair = share of jobs with ρ > 1.05.",
     "static: contention max(1, N/G), the paper's (N jobs in the trace, G GPUs).",
-    "Themis: as static, with N = the mean number of jobs active during the job's life.",
+    "Themis: as static, with N = the mean count of jobs active in the job's life.",
     "n: seeds run (an agent that does not use the seed runs once).",
 )
 
@@ -119,19 +119,25 @@ def summary_markdown(table: pd.DataFrame, reference: str, note: str = "", *, com
     return "\n".join(lines) + "\n"
 
 
+#: Agent names up to this long always stay on one line; longer ones fold.
+NAME_WIDTH = 24
+
+
 def _block(title: str, headings: list[str], rows: list[list[str]], bold: list[bool]):
-    """A rich table without vertical rules: the agent column folds a too-long name rather
-    than cutting it; number columns never shrink."""
+    """A rich table without vertical rules, two spaces between columns. Number columns are
+    as wide as their longest cell and never cut; an agent name longer than
+    :data:`NAME_WIDTH` folds onto a second line rather than being cut."""
     from rich import box
     from rich.table import Table
 
     out = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False,
-                pad_edge=False)
+                pad_edge=False, padding=(0, 0, 0, 1))
     for index, heading in enumerate(headings):
-        cells = [heading.split("\n")[-1], *(row[index] for row in rows)] if index else []
-        out.add_column(heading, justify="left" if index == 0 else "right",
-                       overflow="fold" if index == 0 else "ellipsis", no_wrap=index > 0,
-                       min_width=max(map(len, cells)) if index else None)
+        longest = max(len(text) for text in [*heading.split("\n"), *(row[index] for row in rows)])
+        if index == 0:
+            out.add_column(heading, overflow="fold", min_width=min(longest, NAME_WIDTH))
+        else:
+            out.add_column(heading, justify="right", no_wrap=True, min_width=longest)
     for row, strong in zip(rows, bold, strict=True):
         out.add_row(*row, style="bold" if strong else None)
     return out
