@@ -24,7 +24,7 @@ import shockwave_gym
 from shockwave_gym.cli import main
 from shockwave_gym.cli.run_command import RUN_JSON_KEYS
 from shockwave_gym.errors import InputError
-from shockwave_gym.harness import CellsFailed, evaluate
+from shockwave_gym.harness import CellsFailed, HarnessWarning, evaluate
 from shockwave_gym.harness.records import ID_COLUMNS
 
 AGENTS = helpers.three_agents()
@@ -67,7 +67,7 @@ def test_results_csv_schema_one_row_per_cell(compared):
     for column in (*RUN_JSON_KEYS, *helpers.METRIC_COLUMNS, "seed", "wall_s", "decision_wall_s",
                    "version_shockwave_gym", "version_numpy", "version_python", "key_hash"):
         assert column in header, column
-    assert [(r["agent"], int(r["seed"])) for r in rows] == [(a, s) for a in AGENTS for s in helpers.SEEDS]
+    assert [(r["agent"], int(r["seed"])) for r in rows] == helpers.expected_cells(AGENTS)
     for row in rows:
         assert row["trace"] == helpers.TRACE and int(row["gpus"]) == helpers.GPUS
         assert int(row["num_jobs"]) == int(row["completed_jobs"]) == 12 and row["truncated"] == "False"
@@ -85,30 +85,32 @@ def test_results_equal_individual_run_commands(compared, tmp_path):
     jobs = read_csv(out / "jobs.csv")
     assert len(jobs) == len(rows) * 12
     assert {"trace", "agent", "seed", "job_id", "jct_s", "isolated_time_s", "ftf", "ftf_themis"} <= set(jobs[0])
+    assert set(rows) == set(helpers.expected_cells(AGENTS))
     for agent in AGENTS:
         for seed in helpers.SEEDS:
+            # an agent run once stands for every seed: each seed's own run must equal it
+            shown = seed if agent in helpers.SEEDED else helpers.SEEDS[0]
             jobs_csv = tmp_path / f"{agent}-{seed}.csv"
             code, stdout, stderr = run_cli(["run", "--agent", agent, "--trace", helpers.TRACE,
                                             "--seed", str(seed), "--json", "--jobs-csv", str(jobs_csv)])
             assert code == 0, stderr
             single = json.loads(stdout)
-            row = rows[(agent, seed)]
+            row = rows[(agent, shown)]
             for key in helpers.COMPARED:
                 assert float(row[key]) == single[key], (agent, seed, key)  # exact: repr round trip
-            mine = [j for j in jobs if j["agent"] == agent and int(j["seed"]) == seed]
+            mine = [j for j in jobs if j["agent"] == agent and int(j["seed"]) == shown]
             theirs = read_csv(jobs_csv)
             for column in ("job_id", "jct_s", "isolated_time_s", "ftf"):
                 assert [float(j[column]) for j in mine] == [float(j[column]) for j in theirs], column
-    # Seeds reach the agents: the random-order agent (when used) differs between seeds.
-    if "test-random" in AGENTS:
-        assert rows[("test-random", 0)]["avg_jct_s"] != rows[("test-random", 1)]["avg_jct_s"]
+    # Seeds reach the agents: the random-order agent differs between seeds.
+    assert rows[("test-random", 0)]["avg_jct_s"] != rows[("test-random", 1)]["avg_jct_s"]
 
 
 def test_rerun_skips_every_finished_cell_and_force_recomputes(compared):
     out, _, _ = compared
     before = records(out)
     results_before = (out / "results.csv").read_bytes()
-    assert len(before) == len(AGENTS) * len(helpers.SEEDS)
+    assert len(before) == len(helpers.expected_cells(AGENTS))
     code, _, stderr = run_cli(compare_argv(out))
     assert code == 0
     assert f"resuming: {len(before)} of {len(before)} cells already saved" in stderr
@@ -129,7 +131,8 @@ def test_evaluate_api_matches_the_cli_and_writes_nothing_without_out(compared, t
     out, _, _ = compared
     monkeypatch.chdir(tmp_path)
     assert shockwave_gym.evaluate is evaluate
-    frame = evaluate(AGENTS, helpers.TRACE, seeds=helpers.SEEDS, workers=1, progress=False)
+    with pytest.warns(HarnessWarning, match=r"seeds 0, 1 make no difference for fifo, \w+ on teaching-12"):
+        frame = evaluate(AGENTS, helpers.TRACE, seeds=helpers.SEEDS, workers=1, progress=False)
     assert list(tmp_path.iterdir()) == []
     assert frame.attrs["reference"] == "fifo" and "not among the results" in frame.attrs["reference_note"]
     cli = pd.read_csv(out / "results.csv")
@@ -143,8 +146,9 @@ def test_reference_agent_is_used_when_present(tmp_path):
     summary = (tmp_path / "summary.md").read_text()
     assert f"**{AGENTS[1]}**" in summary and "Note:" not in summary
     line = next(text for text in summary.splitlines() if text.startswith(f"| {helpers.TRACE} | {AGENTS[1]} |"))
-    # each headline cell reads "(×1.00)", or "(×n/a)" where the reference's own value is 0
-    assert line.count("(×1.00)") + line.count("0.0% (×n/a)") == 4, line
+    # each ratio cell (makespan, JCT, both FTF variants' worst and unfair) reads "(×1.00)",
+    # or "(×n/a)" where the reference's own value is 0
+    assert line.count("(×1.00)") + line.count("0.0% (×n/a)") == 6, line
 
 
 def test_failing_cell_is_reported_and_the_others_are_kept(tmp_path):
@@ -181,7 +185,8 @@ def test_corrupt_or_foreign_records_are_recomputed(tmp_path):
     evaluate("fifo", helpers.TRACE, seeds=0, workers=1, out=tmp_path, progress=False, figures=False)
     (path,) = records(tmp_path)
     path.write_text('{"key_hash": "trunc')
-    evaluate("fifo", helpers.TRACE, seeds=0, workers=1, out=tmp_path, progress=False, figures=False)
+    with pytest.warns(HarnessWarning, match=f"cell record {path} is damaged"):
+        evaluate("fifo", helpers.TRACE, seeds=0, workers=1, out=tmp_path, progress=False, figures=False)
     assert json.loads(path.read_text())["row"]["agent"] == "fifo"
     # other settings are other cells: a second record beside the first
     evaluate("fifo", helpers.TRACE, gpus=8, seeds=0, workers=1, out=tmp_path, progress=False, figures=False)

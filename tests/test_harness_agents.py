@@ -113,11 +113,21 @@ SLOW_EQUIVALENT = {"slow_fifo": FifoAgent, "slow_lifo": LifoAgent, "slow_random"
 
 
 def three_agents() -> list[str]:
-    """fifo plus two cheap agents: built-ins that exist, else the registered variants."""
+    """fifo, a cheap built-in (else the registered LIFO) and the seeded random order: two
+    agents that ignore the seed (run once) and one that uses it (run per seed)."""
     have = available_agents()
-    others = [name for name in CHEAP_BUILTINS if name in have][:2]
-    others += ["test-lifo", "test-random"][: 2 - len(others)]
-    return ["fifo", *others]
+    cheap = [name for name in CHEAP_BUILTINS if name in have][:1] or ["test-lifo"]
+    return ["fifo", *cheap, "test-random"]
+
+
+#: Agents of these tests that use the seed (``test-random``) or do not declare that they
+#: ignore it (the module:factory ``slow_*`` variants): the harness runs them once per seed.
+SEEDED = {"test-random", "slow_fifo", "slow_lifo", "slow_random"}
+
+
+def expected_cells(agents, seeds=SEEDS) -> list[tuple[str, int]]:
+    """(agent, seed) rows in report order: every seed for a seeded agent, else the first."""
+    return [(a, s) for a in agents for s in (seeds if a in SEEDED else seeds[:1])]
 
 
 def module_spec(attr: str) -> str:

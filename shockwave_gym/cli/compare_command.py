@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 import sys
+import warnings
 
 from shockwave_gym.cli.run_command import add_common_episode_arguments
 
@@ -24,7 +25,7 @@ def add_parsers(subparsers) -> None:
     )
     parser.add_argument("--traces", nargs="+", required=True, metavar="TRACE", help="bundled trace names or trace files")
     parser.add_argument("--gpus", type=int, default=None, help="cluster size (default: each bundled trace's; required for files)")
-    parser.add_argument("--seeds", nargs="+", type=int, default=[0], metavar="SEED", help="seeds passed to the agents (default 0)")
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0], metavar="SEED", help="seeds passed to the agents (default 0); an agent that ignores the seed runs once")
     add_common_episode_arguments(parser)
     parser.add_argument("--workers", type=int, default=None, help="parallel worker processes (default 2; 1 = in this process)")
     parser.add_argument("--backend", choices=("process", "ray"), default="process", help="where cells run (ray needs the 'ray' extra)")
@@ -59,7 +60,7 @@ def compare(args) -> int:
     from rich.console import Console
 
     from shockwave_gym.errors import InputError
-    from shockwave_gym.harness import CellsFailed, evaluate
+    from shockwave_gym.harness import CellsFailed, HarnessWarning, evaluate
     from shockwave_gym.harness.summary import print_summary, summarise
 
     gantt = None
@@ -75,17 +76,23 @@ def compare(args) -> int:
     agent_options = parse_per_agent_options(args.agent_opt)
     command = "shockwave-gym " + shlex.join(sys.argv[1:]) if sys.argv[1:2] == ["compare"] else ""
     failed, results = None, None
-    try:
-        results = evaluate(
-            args.agents, args.traces, gpus=args.gpus, seeds=args.seeds, throughputs=args.throughputs,
-            workers=args.workers, out=args.out, backend=args.backend, force=args.force,
-            reference=args.reference, round_s=args.round_s, restart_overhead_s=args.restart_overhead_s,
-            max_rounds=args.max_rounds, figures=not args.no_figures, gantt=gantt,
-            progress=False if args.quiet else None, command=command,
-            agent_options=agent_options or None,
-        )
-    except CellsFailed as exc:
-        failed, results = exc, exc.results
+    with warnings.catch_warnings():  # the harness's warnings: every one, as one plain line
+        warnings.simplefilter("always", HarnessWarning)
+        shown = warnings.showwarning
+        warnings.showwarning = lambda message, category, *rest: (
+            print(f"shockwave-gym: warning: {message}", file=sys.stderr)
+            if issubclass(category, HarnessWarning) else shown(message, category, *rest))
+        try:
+            results = evaluate(
+                args.agents, args.traces, gpus=args.gpus, seeds=args.seeds, throughputs=args.throughputs,
+                workers=args.workers, out=args.out, backend=args.backend, force=args.force,
+                reference=args.reference, round_s=args.round_s, restart_overhead_s=args.restart_overhead_s,
+                max_rounds=args.max_rounds, figures=not args.no_figures, gantt=gantt,
+                progress=False if args.quiet else None, command=command,
+                agent_options=agent_options or None,
+            )
+        except CellsFailed as exc:
+            failed, results = exc, exc.results
     console = Console()
     if not console.is_terminal:
         console = Console(width=160)  # logs and pipes: do not squeeze the table to 80 columns

@@ -4,9 +4,12 @@ One module per concept:
 
 * :mod:`~shockwave_gym.harness.grid` - user inputs -> the cell grid;
 * :mod:`~shockwave_gym.harness.cells` - one cell and how to run it;
+* :mod:`~shockwave_gym.harness.seeding` - which cells depend on the seed;
 * :mod:`~shockwave_gym.harness.records` - a finished cell as JSON, and its table rows;
+* :mod:`~shockwave_gym.harness.validate` - is a stored record whole, and this cell's;
 * :mod:`~shockwave_gym.harness.backends` - process pool (default) or Ray;
-* :mod:`~shockwave_gym.harness.store` - the output directory, atomic writes, resume;
+* :mod:`~shockwave_gym.harness.lifeline` - pool workers die with the harness;
+* :mod:`~shockwave_gym.harness.store` - the output directory, its lock, atomic writes, resume;
 * :mod:`~shockwave_gym.harness.progress` - live progress;
 * :mod:`~shockwave_gym.harness.summary` - the table relative to a reference agent;
 * :mod:`~shockwave_gym.harness.figures` - the PNG figures;
@@ -22,7 +25,7 @@ Example::
 
 from __future__ import annotations
 
-__all__ = ["CellsFailed", "evaluate"]
+__all__ = ["CellsFailed", "HarnessWarning", "evaluate"]
 
 
 def __getattr__(name: str):

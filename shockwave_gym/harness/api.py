@@ -3,8 +3,9 @@ wrapper around it)."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping
-from contextlib import closing
+from contextlib import closing, nullcontext
 from pathlib import Path
 
 import pandas as pd
@@ -23,10 +24,16 @@ from shockwave_gym.harness.grid import (
 )
 from shockwave_gym.harness.progress import Progress
 from shockwave_gym.harness.records import result_from_json
-from shockwave_gym.harness.store import CellStore
+from shockwave_gym.harness.seeding import seed_free_labels, seeds_note
+from shockwave_gym.harness.store import CellStore, DamagedRecord
 from shockwave_gym.harness.summary import choose_reference, summarise, summary_markdown
 from shockwave_gym.metrics import jobs_table
 from shockwave_gym.throughput import ThroughputTable
+
+
+class HarnessWarning(UserWarning):
+    """Something the user should know about a run that still goes ahead: a damaged cell
+    record (recomputed), or seeds that make no difference (run once)."""
 
 
 class CellsFailed(RuntimeError):
@@ -75,6 +82,12 @@ def evaluate(
       ``results.csv``, ``jobs.csv``, ``summary.md`` and (``figures=True``) PNGs under
       ``out/figures/``. ``gantt=(agent, trace, seed)`` picks the Gantt cell (parts may be
       omitted). Without ``out`` nothing is written and nothing is reused.
+    - A saved record is checked before it is reused; a damaged one is recomputed, with a
+      :class:`HarnessWarning` naming its file. ``out`` is locked for the whole call: a
+      second call on the same ``out`` while one runs raises
+      :class:`~shockwave_gym.errors.InputError` naming the running process.
+    - An agent whose decisions do not depend on the seed (:mod:`~.seeding`) runs the first
+      seed only, with one :class:`HarnessWarning` naming those agents.
     - The result's ``attrs`` hold ``reference`` (the agent used for normalising: ``reference``
       if evaluated, else the first agent) and ``reference_note``.
 
@@ -83,25 +96,54 @@ def evaluate(
     """
     table = resolve_throughputs(throughputs)
     refs = resolve_agents(agents, agent_options)
+    seed_list = resolve_seeds(seeds)
+    loaded = resolve_traces(traces, gpus, table)
+    single_seed = seed_free_labels(refs) if len(seed_list) > 1 else []
     cells = build_cells(
-        refs, resolve_traces(traces, gpus, table), resolve_seeds(seeds), table,
-        round_s=round_s, restart_overhead_s=restart_overhead_s, max_rounds=max_rounds, oracle=oracle,
+        refs, loaded, seed_list, table, round_s=round_s, restart_overhead_s=restart_overhead_s,
+        max_rounds=max_rounds, oracle=oracle, single_seed=single_seed,
     )
     if gantt is not None:
-        _gantt_cell(gantt, cells, refs[0].label)  # fail on a bad choice before running
+        _gantt_cell(gantt, cells, refs[0].label, single_seed)  # fail on a bad choice before running
     store = CellStore(out) if out is not None else None
-    records = {} if store is None or force else {c.key_hash: r for c in cells if (r := store.load(c))}
-    pending = sorted((c for c in cells if c.key_hash not in records), key=lambda c: -c.cost_hint)
-    errors = _run(pending, records, store, backend, workers, progress, total=len(cells))
+    with store.locked() if store is not None else nullcontext():
+        if single_seed:
+            note = seeds_note(single_seed, [trace.name for trace, _ in loaded], seed_list)
+            warnings.warn(note, HarnessWarning, stacklevel=2)
+        records = {} if store is None or force else _saved_records(store, cells)
+        pending = sorted((c for c in cells if c.key_hash not in records), key=lambda c: -c.cost_hint)
+        errors = _run(pending, records, store, backend, workers, progress, total=len(cells))
+        results = _finish(cells, refs, records, store, reference, figures, gantt, command, single_seed)
+    if errors:
+        raise CellsFailed(errors, results)
+    return results
 
+
+def _saved_records(store: CellStore, cells: list[Cell]) -> dict[str, dict]:
+    """Records of the cells saved in ``store``; a damaged one is left out (so it is
+    recomputed) with a warning naming its file."""
+    records = {}
+    for cell in cells:
+        try:
+            record = store.load(cell)
+        except DamagedRecord as damaged:
+            warnings.warn(f"cell record {damaged.path} is damaged ({damaged.problem}); recomputing "
+                          "that cell", HarnessWarning, stacklevel=3)
+            continue
+        if record is not None:
+            records[cell.key_hash] = record
+    return records
+
+
+def _finish(cells: list[Cell], refs: list, records: dict, store: CellStore | None, reference: str,
+            figures: bool, gantt: tuple | None, command: str, single_seed: list[str]) -> pd.DataFrame:
+    """The results frame of the finished cells; with a store, also the tables and figures."""
     finished = [records[c.key_hash] for c in cells if c.key_hash in records]
     results = pd.DataFrame([record["row"] for record in finished])
     ref_name, note = choose_reference([r.label for r in refs], reference)
     results.attrs.update(reference=ref_name, reference_note=note)
     if store is not None and finished:
-        _write_outputs(store, cells, records, results, ref_name, note, figures, gantt, command)
-    if errors:
-        raise CellsFailed(errors, results)
+        _write_outputs(store, cells, records, results, ref_name, note, figures, gantt, command, single_seed)
     return results
 
 
@@ -128,7 +170,8 @@ def _run(pending: list[Cell], records: dict, store: CellStore | None, backend: s
 
 
 def _write_outputs(store: CellStore, cells: list[Cell], records: dict, results: pd.DataFrame,
-                   reference: str, note: str, figures: bool, gantt: tuple | None, command: str) -> None:
+                   reference: str, note: str, figures: bool, gantt: tuple | None, command: str,
+                   single_seed: list[str]) -> None:
     finished = [c for c in cells if c.key_hash in records]
     episodes = {
         (c.trace.name, c.agent.label, c.seed): result_from_json(records[c.key_hash]["result"])
@@ -146,19 +189,23 @@ def _write_outputs(store: CellStore, cells: list[Cell], records: dict, results: 
         from shockwave_gym.harness.figures import write_figures
 
         try:
-            gantt_cell = _gantt_cell(gantt, finished, reference)
+            gantt_cell = _gantt_cell(gantt, finished, reference, single_seed)
         except InputError:  # the chosen cell failed (reported by CellsFailed): use the default
             gantt_cell = _gantt_cell(None, finished, reference)
         write_figures(results, jobs, summary, episodes, reference, store.out / "figures",
                       gantt_cell=gantt_cell)
 
 
-def _gantt_cell(gantt: tuple | None, finished: list[Cell], reference: str) -> tuple[str, str, int]:
+def _gantt_cell(gantt: tuple | None, finished: list[Cell], reference: str,
+                single_seed: Iterable[str] = ()) -> tuple[str, str, int]:
     """(trace, agent, seed) for the Gantt chart; unspecified parts default to the reference
-    agent (or the first), the first trace and the first seed."""
+    agent (or the first), the first trace and the first seed. Any seed names the one cell of
+    an agent in ``single_seed``."""
     agent, trace, seed = (tuple(gantt or ()) + (None, None, None))[:3]
     agents = [c.agent.label for c in finished]
     agent = agent or (reference if reference in agents else agents[0])
+    if agent in single_seed:
+        seed = None
     for cell in finished:
         if cell.agent.label == agent and (trace is None or cell.trace.name == trace) and (seed is None or cell.seed == int(seed)):
             return cell.trace.name, agent, cell.seed

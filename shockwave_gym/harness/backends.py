@@ -6,7 +6,8 @@ only the cells still running. All backends run the same :func:`~.cells.run_cell`
 results are identical.
 
 - ``process`` (default): a ``spawn`` process pool of ``workers`` processes (no threads or
-  locks inherited from the caller); ``workers=1`` runs in this process.
+  locks inherited from the caller); ``workers=1`` runs in this process. Workers die with
+  the caller, even if it is killed with SIGKILL (:mod:`~.lifeline`).
 - ``ray``: one Ray task per cell. Ray is an optional extra, imported only here. A local Ray
   is started with ``workers`` CPUs (and shut down afterwards) unless Ray is already
   initialised or ``RAY_ADDRESS`` names a cluster to join.
@@ -23,6 +24,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 from shockwave_gym.errors import InputError
 from shockwave_gym.harness.cells import Cell, check_sendable, init_worker, run_cell
+from shockwave_gym.harness.lifeline import die_with_parent
 
 BACKENDS = ("process", "ray")
 
@@ -61,7 +63,9 @@ def _serial(cells: list[Cell]) -> Iterator[tuple[Cell, dict]]:
         yield cell, run_cell(cell)
 
 
-def _pool_worker_init() -> None:
+def _pool_worker_init(parent_pid: int) -> None:
+    # A killed parent cannot stop its pool: the worker dies with it instead (no orphans).
+    die_with_parent(parent_pid)
     # Ctrl-C reaches the whole process group; let only the parent react, and stop workers
     # itself, so that a half-finished cell never reports a spurious KeyboardInterrupt.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -70,7 +74,8 @@ def _pool_worker_init() -> None:
 
 def _process_pool(cells: list[Cell], workers: int) -> Iterator[tuple[Cell, dict]]:
     context = multiprocessing.get_context("spawn")
-    executor = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_pool_worker_init)
+    executor = ProcessPoolExecutor(max_workers=workers, mp_context=context,
+                                   initializer=_pool_worker_init, initargs=(os.getpid(),))
     finished = False
     try:
         pending = {executor.submit(run_cell, cell): cell for cell in cells}

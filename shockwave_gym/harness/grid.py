@@ -6,7 +6,7 @@ a clear :class:`~shockwave_gym.errors.InputError` instead of inside a worker.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 
 from shockwave_gym.errors import InputError
 from shockwave_gym.harness.cells import AgentRef, Cell, agent_ref, throughputs_digest, trace_digest
@@ -120,8 +120,11 @@ def build_cells(
     restart_overhead_s: float = 20.0,
     max_rounds: int | None = None,
     oracle: bool = False,
+    single_seed: Collection[str] = (),
 ) -> list[Cell]:
-    """The grid in report order: trace, then agent, then seed."""
+    """The grid in report order: trace, then agent, then seed. Agents labelled in
+    ``single_seed`` (their cells do not depend on the seed: :mod:`~.seeding`) get the first
+    seed only."""
     if max_rounds is not None and max_rounds < 1:
         raise InputError(f"max_rounds must be >= 1, got {max_rounds}")
     cells = []
@@ -130,7 +133,7 @@ def build_cells(
         config = SimConfig(gpus=gpus, round_s=round_s, restart_overhead_s=restart_overhead_s)
         trace_sha256 = trace_digest(trace)
         for agent in agents:
-            for seed in seeds:
+            for seed in seeds[:1] if agent.label in single_seed else seeds:
                 cells.append(Cell(
                     agent=agent, trace=trace, gpus=gpus, seed=seed, config=config,
                     throughputs=throughputs, max_rounds=max_rounds or DEFAULT_MAX_ROUNDS,
