@@ -2,8 +2,8 @@
 
     .venv/bin/python benchmarks/harness_workers.py
 
-Grid: the cheap built-in agents that exist (up to four) x canonical-analogue-120 x 2 seeds,
-no output directory. Prints one JSON object; ``speedup`` = in-process wall / pool wall
+Grid: the cheap built-in agents that exist (up to four) x canonical-analogue-120 x seeds 0 and 1
+(seed-free agents run once, so one cell each), no output directory. Prints one JSON object; ``speedup`` = in-process wall / pool wall
 (the pool pays for starting its ``spawn`` workers). Timings on a shared 2-core machine are
 noisy: ``load_avg_1min`` says how busy it was.
 """
@@ -37,7 +37,8 @@ def main() -> None:
         "benchmark": "harness_workers",
         "trace": TRACE,
         "agents": agents,
-        "cells": len(agents) * len(SEEDS),
+        # seed-free agents run one seed only (the harness says so), so count the rows
+        "cells": len(serial_makespans),
         "baseline": "workers=1 (cells run in this process)",
         "serial_wall_s": round(serial_s, 3),
         "pool_workers": DEFAULT_WORKERS,

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from shockwave_gym.config import DEFAULT_RESTART_OVERHEAD_S, DEFAULT_ROUND_S
 from shockwave_gym.errors import InputError
 from shockwave_gym.harness.backends import run_cells
 from shockwave_gym.harness.cells import Cell
@@ -62,8 +63,8 @@ def evaluate(
     reference: str = "shockwave",
     *,
     agent_options: Mapping[str, dict] | None = None,
-    round_s: float = 120.0,
-    restart_overhead_s: float = 20.0,
+    round_s: float = DEFAULT_ROUND_S,
+    restart_overhead_s: float = DEFAULT_RESTART_OVERHEAD_S,
     max_rounds: int | None = None,
     oracle: bool = False,
     figures: bool = True,

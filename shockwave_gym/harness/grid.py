@@ -8,9 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping
 
+from shockwave_gym.config import (
+    DEFAULT_MAX_ROUNDS,
+    DEFAULT_RESTART_OVERHEAD_S,
+    DEFAULT_ROUND_S,
+    require_positive_int,
+)
 from shockwave_gym.errors import InputError
 from shockwave_gym.harness.cells import AgentRef, Cell, agent_ref, throughputs_digest, trace_digest
-from shockwave_gym.runner import DEFAULT_MAX_ROUNDS
 from shockwave_gym.simulator import SimConfig
 from shockwave_gym.throughput import ThroughputTable
 from shockwave_gym.traces import Trace
@@ -116,8 +121,8 @@ def build_cells(
     seeds: list[int],
     throughputs: ThroughputTable,
     *,
-    round_s: float = 120.0,
-    restart_overhead_s: float = 20.0,
+    round_s: float = DEFAULT_ROUND_S,
+    restart_overhead_s: float = DEFAULT_RESTART_OVERHEAD_S,
     max_rounds: int | None = None,
     oracle: bool = False,
     single_seed: Collection[str] = (),
@@ -125,8 +130,8 @@ def build_cells(
     """The grid in report order: trace, then agent, then seed. Agents labelled in
     ``single_seed`` (their cells do not depend on the seed: :mod:`~.seeding`) get the first
     seed only."""
-    if max_rounds is not None and max_rounds < 1:
-        raise InputError(f"max_rounds must be >= 1, got {max_rounds}")
+    if max_rounds is not None:
+        max_rounds = require_positive_int(max_rounds, "max_rounds")
     cells = []
     table_sha256 = throughputs_digest(throughputs)
     for trace, gpus in traces:
