@@ -164,10 +164,10 @@ def read_meta(path: str | Path) -> dict:
 
 def check_algo_mode(algo, action_mode, where: str | Path) -> None:
     """``algo`` and ``action_mode`` name a slot policy this version can run."""
-    if algo not in ACTION_MODES_BY_ALGO:
+    if not isinstance(algo, str) or algo not in ACTION_MODES_BY_ALGO:
         raise PolicyFileError(where, "algo", f"must be one of {', '.join(ACTION_MODES_BY_ALGO)}, got {algo!r}")
     modes = ACTION_MODES_BY_ALGO[algo]
-    if action_mode not in modes:
+    if not isinstance(action_mode, str) or action_mode not in modes:
         raise PolicyFileError(where, "action_mode", f"must be one of {', '.join(modes)} for algo {algo!r}, got {action_mode!r}")
 
 
