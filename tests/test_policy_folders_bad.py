@@ -22,7 +22,13 @@ import pytest
 
 from shockwave_agents import make_agent
 from shockwave_agents.learned.pretrained import pretrained_path
-from shockwave_agents.learned.weights import MAX_SLOTS, PolicyFileError, UntrustedFileWarning, load_network, load_sb3_zip
+from shockwave_agents.learned.weights import (
+    MAX_SLOTS,
+    PolicyFileError,
+    UntrustedFileWarning,
+    load_network,
+    load_sb3_zip,
+)
 from shockwave_gym.errors import InputError
 
 SHIPPED = pretrained_path("ppo")
