@@ -82,7 +82,7 @@ def test_train_save_reload_and_evaluate_through_the_harness(tmp_path, algo, mode
     weights_row = harness_row(out, f"{algo}-weights", str(out))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        agent = make_agent("ppo", path=str(out / "model.zip"))
+        agent = make_agent("ppo", path=str(out / "model.zip"), trust=True)
     assert any(issubclass(w.category, UntrustedFileWarning) for w in caught)
     assert agent.action_mode == mode
     # the zip and the weights-only pair hold the same network

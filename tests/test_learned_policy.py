@@ -183,7 +183,7 @@ def test_training_and_held_out_seeds_are_disjoint():
     assert [t.jobs for t in first] == [t.jobs for t in again]
 
 
-def test_sb3_zip_loads_only_with_a_warning(tmp_path):
+def test_sb3_zip_loads_only_when_trusted_and_with_a_warning(tmp_path):
     from stable_baselines3 import PPO
 
     from shockwave_agents.learned.policy import SlotPolicy
@@ -191,14 +191,16 @@ def test_sb3_zip_loads_only_with_a_warning(tmp_path):
     env = gym.make("shockwave_gym/Generated-v0", trace=held_out_traces([3], num_jobs=6)[0], gpus=8, max_jobs=6)
     model = PPO(SlotPolicy, env, n_steps=16, batch_size=16, policy_kwargs={"embed_dim": 8, "hidden_dim": 16}, device="cpu")
     model.save(tmp_path / "model.zip")
+    with pytest.raises(InputError, match="without trust"):
+        load_sb3_zip(tmp_path / "model.zip", max_jobs=9)
     with pytest.warns(UntrustedFileWarning, match="arbitrary code"):
-        policy, meta = load_sb3_zip(tmp_path / "model.zip", max_jobs=9)
+        policy, meta = load_sb3_zip(tmp_path / "model.zip", max_jobs=9, trust=True)
     assert (meta["algo"], meta["action_mode"], policy.max_jobs) == ("ppo", "priority", 9)
     (tmp_path / "other.zip").write_bytes(b"not a zip")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UntrustedFileWarning)
         with pytest.raises(InputError, match="not an SB3 model zip"):
-            load_sb3_zip(tmp_path / "other.zip")
+            load_sb3_zip(tmp_path / "other.zip", trust=True)
 
 
 def test_behaviour_cloning_fits_the_teacher_labels():

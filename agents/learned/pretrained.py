@@ -5,10 +5,16 @@ with numpy (torch and SB3 are not needed). Without ``path`` they load the weight
 in ``shockwave_agents/pretrained/`` (``<name>.npz`` + ``<name>.json``; its README gives the
 commands that reproduced them). With ``path`` they load your own policy: a
 ``policy.npz``/``policy.json`` pair or the directory holding it (what ``shockwave-gym
-train`` writes), or an SB3 ``model.zip`` (unpickled by SB3, with a warning)::
+train`` writes), or an SB3 ``model.zip``, which is refused unless you also pass
+``trust=true`` (SB3 unpickles it, and unpickling a crafted file runs its code)::
 
     shockwave-gym run --agent ppo --trace teaching-12
     shockwave-gym run --agent ppo --agent-opt path=runs/ppo --trace teaching-12
+    shockwave-gym run --agent ppo --agent-opt path=runs/ppo/model.zip --agent-opt trust=true --trace teaching-12
+
+A malformed policy (bad JSON, unknown ``algo``, NaN weights, wrong shapes, ``max_jobs``
+outside 1..65,536, ...) is one :class:`~shockwave_gym.errors.InputError` naming the file and
+the field (see :mod:`~shockwave_agents.learned.weights`).
 
 ``max_jobs`` rebuilds the network with another number of observation slots (the weights
 do not depend on it); by default the agent uses the slots it was trained with, and jobs
@@ -39,21 +45,23 @@ def pretrained_path(name: str) -> Path:
     return path
 
 
-def load_agent(path: str | Path, *, name: str = "learned", max_jobs: int | None = None):
+def load_agent(path: str | Path, *, name: str = "learned", max_jobs: int | None = None, trust: bool = False):
     """A :class:`PolicyAgent` from a saved policy (weights-only pair, its directory, or an
-    SB3 zip). ``agent.policy_path`` and ``agent.policy_meta`` tell where it came from."""
+    SB3 zip, the last only with ``trust=True``). ``agent.policy_path`` and
+    ``agent.policy_meta`` tell where it came from."""
     from shockwave_agents.learned.adapter import PolicyAgent
     from shockwave_agents.learned.inference import NumpySlotNetwork
     from shockwave_agents.learned.weights import load_network, load_sb3_zip
 
+    if not isinstance(path, (str, Path)) or not str(path):
+        raise InputError(f"agent option path: expected a file or directory name, got {path!r}")
+    if not isinstance(trust, bool):
+        raise InputError(f"agent option trust: expected true or false, got {trust!r}")
     path = Path(path)
     if not path.exists() and not path.with_suffix(".npz").exists():
         raise InputError(f"{path}: no such policy file or directory")
     if path.suffix == ".zip":
-        import torch
-
-        torch.set_num_threads(1)
-        policy, meta = load_sb3_zip(path, max_jobs=max_jobs)
+        policy, meta = load_sb3_zip(path, max_jobs=max_jobs, trust=trust)  # refuses before importing torch
         network = NumpySlotNetwork.from_policy(policy)
     else:
         network, meta = load_network(path, max_jobs=max_jobs)
@@ -62,11 +70,14 @@ def load_agent(path: str | Path, *, name: str = "learned", max_jobs: int | None 
     return agent
 
 
-def make_ppo(path: str | Path | None = None, max_jobs: int | None = None):
-    """The shipped PPO scheduler (trained with RL on generated traces), or ``path``'s."""
-    return load_agent(path or pretrained_path("ppo"), name="ppo", max_jobs=max_jobs)
+def make_ppo(path: str | Path | None = None, max_jobs: int | None = None, trust: bool = False):
+    """The shipped PPO scheduler (trained with RL on generated traces), or ``path``'s
+    (``trust=True`` to allow an SB3 ``.zip``, which runs the unpickler)."""
+    return load_agent(pretrained_path("ppo") if path is None else path, name="ppo", max_jobs=max_jobs, trust=trust)
 
 
-def make_shockwave_distilled(path: str | Path | None = None, max_jobs: int | None = None):
-    """The shipped behaviour clone of Shockwave (millisecond decisions), or ``path``'s."""
-    return load_agent(path or pretrained_path("shockwave-distilled"), name="shockwave-distilled", max_jobs=max_jobs)
+def make_shockwave_distilled(path: str | Path | None = None, max_jobs: int | None = None, trust: bool = False):
+    """The shipped behaviour clone of Shockwave (millisecond decisions), or ``path``'s
+    (``trust=True`` to allow an SB3 ``.zip``, which runs the unpickler)."""
+    return load_agent(pretrained_path("shockwave-distilled") if path is None else path, name="shockwave-distilled",
+                      max_jobs=max_jobs, trust=trust)

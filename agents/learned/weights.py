@@ -10,10 +10,17 @@ A saved policy is two files with a common stem:
   names) plus free-form ``training`` notes (the command, reward, steps, ...).
 
 No parameter depends on the slot count, so a policy may be rebuilt for another
-``max_jobs``. SB3 ``.zip`` files written by ``shockwave-gym train`` (``model.zip``) also
-load, through SB3 itself, with an :class:`UntrustedFileWarning`: SB3 unpickles part of a zip
-with cloudpickle, which can run arbitrary code, so load only zips you made or trust.
-``shockwave-gym train`` always writes the weights-only pair next to ``model.zip``.
+``max_jobs``. SB3 ``.zip`` files written by ``shockwave-gym train`` (``model.zip``) load,
+through SB3 itself, only with an explicit ``trust=True`` (agent option ``trust=true``,
+``shockwave-gym train --trust``): SB3 unpickles part of a zip with cloudpickle, which can run
+arbitrary code, so load only zips you made. ``shockwave-gym train`` always writes the
+weights-only pair next to ``model.zip``.
+
+Loading checks the pair against each other and refuses, with one :class:`PolicyFileError`
+naming the file and the field (JSON key or array name): a missing or malformed JSON, an
+unknown ``algo`` or ``action_mode``, ``max_jobs`` outside 1..:data:`MAX_SLOTS`,
+``embed_dim``/``hidden_dim`` outside 1..:data:`MAX_WIDTH`, missing, extra, non-float or
+wrongly shaped arrays, and NaN or infinite weights.
 """
 
 from __future__ import annotations
@@ -41,8 +48,34 @@ _MODE_BY_HEAD = {"score": "priority", "binary": "select", "bernoulli": "select",
 _ALIASES = ("pi_features_extractor.", "vf_features_extractor.")
 
 
+#: Largest accepted ``max_jobs`` (observation slots). Far above any real cluster's queue
+#: (the bundled traces have at most 900 jobs); each decision allocates O(max_jobs) floats,
+#: so a value like 10**12 is a typo, refused rather than exhausting memory.
+MAX_SLOTS = 65_536
+#: Largest accepted ``embed_dim`` / ``hidden_dim`` (shipped policies use 32..128).
+MAX_WIDTH = 4_096
+#: The algorithms and the action modes each can drive.
+ACTION_MODES_BY_ALGO = {"ppo": ("priority", "select", "sequential"), "maskable_ppo": ("select", "sequential")}
+
+
 class UntrustedFileWarning(UserWarning):
     """Loading this file runs the unpickler; only load files you trust."""
+
+
+class PolicyFileError(InputError):
+    """A saved policy is malformed: ``file: field: message`` (the field is a JSON key or an
+    array name in the ``.npz``)."""
+
+    def __init__(self, file: str | Path, field: str, message: str):
+        self.file, self.field, self.message = str(file), field, message
+        super().__init__(f"{self.file}: {field}: {message}")
+
+    def __reduce__(self):
+        return (type(self), (self.file, self.field, self.message))
+
+
+class UntrustedZipError(InputError):
+    """An SB3 ``.zip`` was given without ``trust``: loading it would unpickle (run code)."""
 
 
 def build_policy(algo: str, action_mode: str, max_jobs: int, *, embed_dim: int = 64, hidden_dim: int = 128):
@@ -99,13 +132,15 @@ def read_meta(path: str | Path) -> dict:
     if not meta_path.is_file():
         raise InputError(f"{meta_path}: policy description not found (expected next to the .npz weights)")
     try:
-        meta = json.loads(meta_path.read_text())
-    except json.JSONDecodeError as exc:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"{meta_path}: not valid JSON ({exc})") from None
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise InputError(f"{meta_path}: not a {FORMAT} description")
+    if not isinstance(meta, dict):
+        raise InputError(f"{meta_path}: not a {FORMAT} description (expected a JSON object, got {type(meta).__name__})")
+    if meta.get("format") != FORMAT:
+        raise PolicyFileError(meta_path, "format", f"must be {FORMAT!r}, got {meta.get('format')!r}")
     if meta.get("format_version") != FORMAT_VERSION:
-        raise InputError(f"{meta_path}: format_version {meta.get('format_version')!r} is not supported (expected {FORMAT_VERSION})")
+        raise PolicyFileError(meta_path, "format_version", f"{meta.get('format_version')!r} is not supported (expected {FORMAT_VERSION})")
     if meta.get("job_features") != list(JOB_FEATURE_NAMES) or meta.get("cluster_features") != list(CLUSTER_FEATURE_NAMES):
         raise InputError(
             f"{meta_path}: the policy was trained on other observation features "
@@ -119,8 +154,77 @@ def read_meta(path: str | Path) -> dict:
         )
     for key in ("algo", "action_mode", "embed_dim", "hidden_dim", "max_jobs"):
         if key not in meta:
-            raise InputError(f"{meta_path}: missing {key!r}")
+            raise PolicyFileError(meta_path, key, "missing")
+    check_algo_mode(meta["algo"], meta["action_mode"], meta_path)
+    for key in ("embed_dim", "hidden_dim"):
+        _bounded_int(meta[key], MAX_WIDTH, meta_path, key)
+    check_max_jobs(meta["max_jobs"], meta_path)
     return meta
+
+
+def check_algo_mode(algo, action_mode, where: str | Path) -> None:
+    """``algo`` and ``action_mode`` name a slot policy this version can run."""
+    if not isinstance(algo, str) or algo not in ACTION_MODES_BY_ALGO:
+        raise PolicyFileError(where, "algo", f"must be one of {', '.join(ACTION_MODES_BY_ALGO)}, got {algo!r}")
+    modes = ACTION_MODES_BY_ALGO[algo]
+    if not isinstance(action_mode, str) or action_mode not in modes:
+        raise PolicyFileError(where, "action_mode", f"must be one of {', '.join(modes)} for algo {algo!r}, got {action_mode!r}")
+
+
+def check_max_jobs(value, where: str | Path, field: str = "max_jobs") -> int:
+    """``value`` as an observation-slot count in 1..:data:`MAX_SLOTS`, else
+    :class:`PolicyFileError` naming ``where`` (a file) and ``field``."""
+    return _bounded_int(value, MAX_SLOTS, where, field)
+
+
+def _bounded_int(value, limit: int, where: str | Path, field: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= limit:
+        raise PolicyFileError(where, field, f"must be an integer in 1..{limit:,}, got {value!r}")
+    return int(value)
+
+
+def expected_shapes(meta: dict) -> dict[str, tuple[int, ...]]:
+    """The state-dict arrays (name -> shape) of the network ``meta`` describes."""
+    embed, hidden = int(meta["embed_dim"]), int(meta["hidden_dim"])
+    job_in = len(JOB_FEATURE_NAMES) + 1 + len(CLUSTER_FEATURE_NAMES)
+    shapes: dict[str, tuple[int, ...]] = {}
+    if meta["algo"] == "ppo" and meta["action_mode"] == "priority":
+        shapes["log_std"] = (1,)  # the Gaussian's shared log-std
+    for name, width in (("job_mlp", job_in), ("context_mlp", 2 * embed + len(CLUSTER_FEATURE_NAMES)),
+                        ("mix_mlp", 2 * embed)):
+        prefix = f"features_extractor.{name}"
+        shapes.update({f"{prefix}.0.weight": (hidden, width), f"{prefix}.0.bias": (hidden,),
+                       f"{prefix}.2.weight": (embed, hidden), f"{prefix}.2.bias": (embed,)})
+    shapes.update({"mlp_extractor.value_mlp.0.weight": (hidden, 2 * embed), "mlp_extractor.value_mlp.0.bias": (hidden,)})
+    outs = 2 if head_kind_for(meta["algo"], meta["action_mode"]) == "binary" else 1
+    shapes.update({"action_net.slot_out.weight": (outs, embed), "action_net.slot_out.bias": (outs,)})
+    if meta["action_mode"] == "sequential":
+        shapes.update({"action_net.end_out.weight": (1, embed), "action_net.end_out.bias": (1,)})
+    shapes.update({"value_net.weight": (1, hidden), "value_net.bias": (1,)})
+    return shapes
+
+
+def check_state(state: dict[str, np.ndarray], meta: dict, weights_path: str | Path) -> None:
+    """Every array ``meta``'s network needs is present, float, of the right shape and finite;
+    no other array is present. Raises :class:`PolicyFileError` naming the array."""
+    expected = expected_shapes(meta)
+    meta_name = Path(weights_path).with_suffix(".json").name
+    described = (f"weights do not fit the described network ({meta_name}: algo {meta['algo']!r}, action_mode "
+                 f"{meta['action_mode']!r}, embed_dim {meta['embed_dim']}, hidden_dim {meta['hidden_dim']})")
+    for key, shape in expected.items():
+        if key not in state:
+            raise PolicyFileError(weights_path, key, f"missing: {described}")
+        value = state[key]
+        if not np.issubdtype(value.dtype, np.floating):
+            raise PolicyFileError(weights_path, key, f"must hold floats, got dtype {value.dtype}")
+        if value.shape != shape:
+            raise PolicyFileError(weights_path, key, f"shape {value.shape}, expected {shape}: {described}")
+        bad = int(np.size(value) - np.count_nonzero(np.isfinite(value)))
+        if bad:
+            raise PolicyFileError(weights_path, key, f"{bad} non-finite value(s) (NaN or inf); weights must be finite")
+    extra = sorted(set(state) - set(expected))
+    if extra:
+        raise PolicyFileError(weights_path, extra[0], f"unexpected array: {described}")
 
 
 def read_state(path: str | Path) -> dict[str, np.ndarray]:
@@ -130,17 +234,29 @@ def read_state(path: str | Path) -> dict[str, np.ndarray]:
         raise InputError(f"{weights_path}: policy weights not found")
     try:
         with np.load(weights_path, allow_pickle=False) as data:
+            if not hasattr(data, "files"):  # a bare .npy array, not an archive
+                raise ValueError("a single array, not an .npz archive")
             return {key: data[key] for key in data.files}
-    except (ValueError, OSError, zipfile.BadZipFile) as exc:  # truncated, or object arrays
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:  # truncated, or object arrays
         raise InputError(f"{weights_path}: not a weights-only .npz ({exc})") from None
+
+
+def read_checked(path: str | Path) -> tuple[dict, dict[str, np.ndarray]]:
+    """(description, weight arrays) of a saved policy, both checked against each other."""
+    meta = read_meta(path)
+    weights_path = _stem(path).with_suffix(".npz")
+    state = read_state(path)
+    check_state(state, meta, weights_path)
+    return meta, state
 
 
 def load_network(path: str | Path, *, max_jobs: int | None = None) -> tuple[NumpySlotNetwork, dict]:
     """(numpy network, description) of a saved policy, for ``max_jobs`` slots (default: the
     slots it was trained with). Needs neither torch nor SB3."""
-    meta = read_meta(path)
-    state = read_state(path)
+    meta, state = read_checked(path)
     kind = head_kind_for(meta["algo"], meta["action_mode"])
+    if max_jobs is not None:
+        check_max_jobs(max_jobs, _stem(path).with_suffix(".json"), "max_jobs (agent option)")
     try:
         network = NumpySlotNetwork(state, kind, int(meta["max_jobs"] if max_jobs is None else max_jobs))
     except (KeyError, ValueError) as exc:
@@ -148,15 +264,17 @@ def load_network(path: str | Path, *, max_jobs: int | None = None) -> tuple[Nump
     return network, meta
 
 
-def load_policy(path: str | Path, *, max_jobs: int | None = None) -> tuple[object, dict]:
+def load_policy(path: str | Path, *, max_jobs: int | None = None, trust: bool = False) -> tuple[object, dict]:
     """(torch policy, description) of a saved policy, rebuilt for ``max_jobs`` slots (for
-    fine-tuning or inspection). A ``.zip`` goes to :func:`load_sb3_zip`."""
+    fine-tuning or inspection). A ``.zip`` goes to :func:`load_sb3_zip` (refused unless
+    ``trust``)."""
     import torch
 
     if Path(path).suffix == ".zip":
-        return load_sb3_zip(path, max_jobs=max_jobs)
-    meta = read_meta(path)
-    state = read_state(path)
+        return load_sb3_zip(path, max_jobs=max_jobs, trust=trust)
+    meta, state = read_checked(path)
+    if max_jobs is not None:
+        check_max_jobs(max_jobs, _stem(path).with_suffix(".json"), "max_jobs (requested)")
     policy = build_policy(meta["algo"], meta["action_mode"], int(meta["max_jobs"] if max_jobs is None else max_jobs),
                           embed_dim=int(meta["embed_dim"]), hidden_dim=int(meta["hidden_dim"]))
     tensors = {key: torch.from_numpy(np.array(value)) for key, value in state.items()}
@@ -171,12 +289,26 @@ def load_policy(path: str | Path, *, max_jobs: int | None = None) -> tuple[objec
     return policy.eval(), meta
 
 
-def load_sb3_zip(path: str | Path, *, max_jobs: int | None = None) -> tuple[object, dict]:
-    """(torch policy, description) from an SB3 zip of a slot policy, with an
-    :class:`UntrustedFileWarning` (SB3 unpickles parts of it)."""
+def load_sb3_zip(path: str | Path, *, max_jobs: int | None = None, trust: bool = False) -> tuple[object, dict]:
+    """(torch policy, description) from an SB3 zip of a slot policy.
+
+    SB3 unpickles parts of the zip, and unpickling can run any code the file's author chose,
+    so this refuses with :class:`UntrustedZipError` unless ``trust`` is true (agent option
+    ``trust=true``; ``shockwave-gym train --init-from X.zip --trust``); trusted loads still
+    warn (:class:`UntrustedFileWarning`). No check of the bytes can tell a genuine zip from a
+    crafted one, so there is none short of that explicit choice."""
     path = Path(path)
     if not path.is_file():
         raise InputError(f"{path}: file not found")
+    if trust is not True:
+        raise UntrustedZipError(
+            f"{path}: refusing to load an SB3 .zip without trust: loading it unpickles part of the "
+            "file, which can run arbitrary code. Load the weights-only policy.npz/.json written next to "
+            "it by `shockwave-gym train` instead, or, for a zip you made yourself, pass the agent option "
+            "trust=true (shockwave-gym train: --trust)"
+        )
+    if max_jobs is not None:
+        check_max_jobs(max_jobs, path, "max_jobs (requested)")
     warnings.warn(
         f"loading {path} through stable-baselines3, which unpickles parts of the zip and can "
         "run arbitrary code: load only zips you made or trust. The weights-only policy.npz/.json "
@@ -209,7 +341,9 @@ def load_sb3_zip(path: str | Path, *, max_jobs: int | None = None) -> tuple[obje
 
 def _zip_policy_class_name(path: Path) -> str:
     """The policy class named in an SB3 zip, read from the pickle's bytes without
-    unpickling (a global reference is plain ``module`` and ``name`` text in the opcodes)."""
+    unpickling (a global reference is plain ``module`` and ``name`` text in the opcodes).
+    This only picks PPO or MaskablePPO for a *trusted* zip: a crafted pickle can contain
+    these names and still run code, so it is no safety check (``trust`` is)."""
     try:
         with zipfile.ZipFile(path) as archive:
             data = json.loads(archive.read("data"))

@@ -63,6 +63,10 @@ def add_parsers(subparsers) -> None:
     parser.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
     parser.add_argument("--jobs-csv", metavar="CSV", help="also write per-job results here")
     parser.add_argument("--timeline-csv", metavar="CSV", help="also write the per-round timeline here")
+    # progress lines and SIGINT/SIGTERM partial results: shockwave_gym/cli/episode_control.py
+    parser.add_argument("--progress-every-s", type=float, default=10.0, metavar="S",
+                        help="when stderr is not a terminal, print a progress line every S seconds (default 10; 0: none). "
+                        "SIGINT/SIGTERM stop the run, write partial results and exit 130/143")
     parser.set_defaults(func=run)
 
     agents = subparsers.add_parser("agents", help="list the available agents")
@@ -102,11 +106,14 @@ def run(args) -> int:
     trace = load_trace(args.trace, throughputs, gpus=gpus)
     config = SimConfig(gpus=gpus, round_s=args.round_s, restart_overhead_s=args.restart_overhead_s)
     agent = make_agent(args.agent, **parse_agent_options(args.agent_opt))
-    outcome = run_episode(
-        trace, agent, config, throughputs, seed=args.seed,
-        max_rounds=DEFAULT_MAX_ROUNDS if args.max_rounds is None else args.max_rounds,
-        oracle=args.oracle,
-    )
+    from shockwave_gym.cli.episode_control import EpisodeControl  # progress + interruption
+
+    with EpisodeControl(args.progress_every_s) as control:
+        outcome = run_episode(
+            trace, agent, config, throughputs, seed=args.seed,
+            max_rounds=DEFAULT_MAX_ROUNDS if args.max_rounds is None else args.max_rounds,
+            oracle=args.oracle, **control.hooks(),
+        )
     record = {"agent": args.agent, "trace": trace.name, **outcome.metrics}
     record["wall_s"] = time.perf_counter() - start
     record["episode_wall_s"] = outcome.wall_s
@@ -116,15 +123,16 @@ def run(args) -> int:
         record.setdefault(key, value)  # agent statistics never overwrite the metrics
     ordered = {key: record[key] for key in RUN_JSON_KEYS}
     ordered.update({k: v for k, v in record.items() if k not in ordered})
+    control.annotate(ordered)  # interrupted: "partial": true, "signal"
     if args.jobs_csv:
-        to_csv(jobs_table(outcome.result), args.jobs_csv)
+        to_csv(control.finished_jobs(jobs_table(outcome.result)), args.jobs_csv)
     if args.timeline_csv:
         to_csv(timeline_table(outcome.result), args.timeline_csv)
     if args.json:
         sys.stdout.write(json.dumps(ordered, allow_nan=False) + "\n")
     else:
         print(format_table(ordered))
-    return 0
+    return control.exit_code  # 0, or 130 / 143 after SIGINT / SIGTERM
 
 
 def format_table(record: dict) -> str:

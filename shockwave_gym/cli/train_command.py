@@ -82,7 +82,11 @@ def add_parsers(subparsers) -> None:
     group.add_argument("--ent-coef", type=float, default=0.0, help="entropy bonus")
     group.add_argument("--gamma", type=float, default=0.99, help="discount")
     group.add_argument("--log-std-init", type=float, default=-0.5, help="PPO: initial log-std of the priority scores")
-    group.add_argument("--init-from", default=None, help="start from these weights (policy.npz/.json pair or its directory)")
+    group.add_argument("--init-from", default=None, help="start from these weights (policy.npz/.json pair or its directory; "
+                       "an SB3 .zip only with --trust)")
+    group.add_argument("--trust", action="store_true",
+                       help="allow --init-from to be an SB3 .zip: loading it unpickles the file, which can run "
+                       "arbitrary code, so only for zips you made yourself")
     group = parser.add_argument_group("evaluation and checkpoints")
     group.add_argument("--eval-every", type=int, default=10_000, help="evaluate on held-out traces every N steps")
     group.add_argument("--eval-seeds", type=int, nargs="+", default=[1001, 1002, 1003], help="held-out trace seeds (< 2**32)")
@@ -125,7 +129,7 @@ def train_command(args) -> int:
         batch_size=args.batch_size, n_epochs=args.n_epochs, learning_rate=args.learning_rate,
         gamma=args.gamma, ent_coef=args.ent_coef, log_std_init=args.log_std_init, eval_every=args.eval_every,
         eval_seeds=tuple(args.eval_seeds), checkpoint_every=args.checkpoint_every,
-        init_from=args.init_from, progress_every_s=args.progress_every_s, command=command,
+        init_from=args.init_from, trust_init=args.trust, progress_every_s=args.progress_every_s, command=command,
     )
     report = train(config)
     _print_summary(args.out, report["final"]["mean"], report["fifo"])

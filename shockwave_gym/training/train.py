@@ -73,6 +73,8 @@ class TrainConfig:
     eval_seeds: tuple[int, ...] = (1001, 1002, 1003)
     checkpoint_every: int = 50_000
     init_from: str | None = None
+    #: Allow ``init_from`` to be an SB3 ``.zip`` (unpickled: it can run code). CLI ``--trust``.
+    trust_init: bool = False
     progress_every_s: float = 15.0
     command: str = ""
 
@@ -86,6 +88,12 @@ class TrainConfig:
         require_positive_ints(self, ("timesteps", "envs", "n_steps", "batch_size", "n_epochs", "eval_every", "checkpoint_every"))
         if self.max_jobs is None:
             self.max_jobs = self.workload.max_num_jobs
+        if self.init_from and str(self.init_from).endswith(".zip") and self.trust_init is not True:
+            raise InputError(
+                f"--init-from {self.init_from}: refusing an SB3 .zip without --trust: loading it unpickles "
+                "part of the file, which can run arbitrary code. Start from the weights-only policy.npz/.json "
+                "next to it, or pass --trust for a zip you made yourself"
+            )
 
     def to_dict(self) -> dict:
         data = dataclasses.asdict(self)
@@ -136,7 +144,7 @@ def build_model(config: TrainConfig, env):
     if config.init_from:
         from shockwave_agents.learned.weights import load_policy
 
-        start, meta = load_policy(config.init_from, max_jobs=config.max_jobs)
+        start, meta = load_policy(config.init_from, max_jobs=config.max_jobs, trust=config.trust_init)
         if start.head_kind != model.policy.head_kind or (meta["embed_dim"], meta["hidden_dim"]) != (config.embed_dim, config.hidden_dim):
             raise InputError(
                 f"--init-from {config.init_from}: a {meta['action_mode']} policy with embed/hidden "
