@@ -76,18 +76,6 @@ def list_agents(args) -> int:
     return 0
 
 
-def resolve_gpus(trace_arg: str, gpus: int | None) -> int:
-    from shockwave_gym.traces import BUNDLED_GPUS
-
-    if gpus is not None:
-        if gpus < 1:
-            raise InputError(f"--gpus must be >= 1, got {gpus}")
-        return gpus
-    if trace_arg in BUNDLED_GPUS:
-        return BUNDLED_GPUS[trace_arg]
-    raise InputError(f"--gpus is required for {trace_arg!r} (only bundled traces have a default)")
-
-
 def run(args) -> int:
     from shockwave_agents import make_agent
     from shockwave_gym.metrics import jobs_table, timeline_table, to_csv
@@ -95,6 +83,7 @@ def run(args) -> int:
     from shockwave_gym.simulator import SimConfig
     from shockwave_gym.throughput import ThroughputTable
     from shockwave_gym.traces import load_trace
+    from shockwave_gym.traces.bundled import resolve_gpus
 
     start = time.perf_counter()
     gpus = resolve_gpus(args.trace, args.gpus)
