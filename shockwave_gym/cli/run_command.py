@@ -7,6 +7,7 @@ import json
 import sys
 import time
 
+from shockwave_gym.cli.guard import check_output_file
 from shockwave_gym.errors import InputError
 
 #: Keys of the ``--json`` object, in order (the contract other tools rely on).
@@ -43,6 +44,20 @@ def positive_int(text: str) -> int:
     return value
 
 
+def seed_int(text: str) -> int:
+    """argparse type: a seed, by the one rule of :mod:`shockwave_gym.seeds`."""
+    from shockwave_gym.seeds import seed_problem
+
+    try:
+        value = int(text)
+    except ValueError:
+        value = text
+    problem = seed_problem(value)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"seed {problem}")
+    return value
+
+
 def add_common_episode_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments shared by ``run`` and ``compare``: cluster and round settings."""
     parser.add_argument("--throughputs", metavar="JSON", help="Gavel-format throughput file (default: built-in V100 table)")
@@ -57,12 +72,12 @@ def add_parsers(subparsers) -> None:
     parser.add_argument("--trace", required=True, help="bundled trace name or path (.trace TSV or .jsonl)")
     parser.add_argument("--gpus", type=int, default=None, help="cluster size (default: the bundled trace's)")
     add_common_episode_arguments(parser)
-    parser.add_argument("--seed", type=int, default=0, help="seed passed to the agent (default 0)")
+    parser.add_argument("--seed", type=seed_int, default=0, help="seed passed to the agent (default 0)")
     parser.add_argument("--agent-opt", action="append", default=[], metavar="KEY=VALUE", help="agent option (repeatable)")
     parser.add_argument("--oracle", action="store_true", help="let the agent see hidden future information (ablations)")
     parser.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
-    parser.add_argument("--jobs-csv", metavar="CSV", help="also write per-job results here")
-    parser.add_argument("--timeline-csv", metavar="CSV", help="also write the per-round timeline here")
+    parser.add_argument("--jobs-csv", metavar="CSV", help="also write per-job results here (checked before the run)")
+    parser.add_argument("--timeline-csv", metavar="CSV", help="also write the per-round timeline here (checked before the run)")
     parser.set_defaults(func=run)
 
     agents = subparsers.add_parser("agents", help="list the available agents")
@@ -86,6 +101,8 @@ def run(args) -> int:
     from shockwave_gym.traces.bundled import resolve_gpus
 
     start = time.perf_counter()
+    check_output_file(args.jobs_csv, "--jobs-csv")
+    check_output_file(args.timeline_csv, "--timeline-csv")
     gpus = resolve_gpus(args.trace, args.gpus)
     throughputs = ThroughputTable.load(args.throughputs)
     trace = load_trace(args.trace, throughputs, gpus=gpus)
