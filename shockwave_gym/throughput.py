@@ -19,7 +19,7 @@ from importlib import resources
 from pathlib import Path
 
 from shockwave_gym.errors import InputError
-from shockwave_gym.jobs import parse_job_type
+from shockwave_gym.jobs import GANG_SIZES, parse_job_type
 
 #: GPU types with a built-in table (``data/<type>_throughputs.csv``).
 BUILTIN_GPU_TYPES: tuple[str, ...] = ("k80", "p100", "v100")
@@ -27,6 +27,65 @@ BUILTIN_GPU_TYPES: tuple[str, ...] = ("k80", "p100", "v100")
 
 class ThroughputError(InputError):
     """A throughput file is malformed, or a configuration has no usable rate."""
+
+
+#: Longest key of a Gavel throughput file that is parsed at all.
+_MAX_KEY_CHARS = 200
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _gavel_key(key: str, where: str) -> tuple[str, int]:
+    """``"('<job type>', gang)"`` -> ``(job type, gang)``; a gang must be 1, 2, 4 or 8."""
+    shape = "must be \"('<Model> (batch size <B>)', <gang>)\""
+    if len(key) > _MAX_KEY_CHARS:
+        raise ThroughputError(f"{where}: key of {len(key)} characters {shape}")
+    try:
+        value = ast.literal_eval(key)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        raise ThroughputError(f"{where}: key {key!r} {shape}") from None
+    if not (isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str)):
+        raise ThroughputError(f"{where}: key {key!r} {shape}")
+    gang = value[1]
+    if isinstance(gang, bool) or not isinstance(gang, int) or gang not in GANG_SIZES:
+        sizes = ", ".join(map(str, GANG_SIZES))
+        raise ThroughputError(f"{where}: gang {gang!r} in key {key!r} must be one of {sizes}")
+    return value[0], gang
+
+
+def gavel_rates(data: object, file: str, worker_type: str) -> dict[tuple[str, int, int], float]:
+    """Isolated rates of ``worker_type`` in parsed Gavel JSON ``data``, structure checked.
+
+    Layout: ``{worker type: {key: {"null": rate, <co-location key>: [..]}}}``. Job types
+    without a batch size (A3C, CycleGAN) are skipped; every other problem raises
+    :class:`ThroughputError` naming ``file`` and the key path.
+    """
+    if not isinstance(data, dict):
+        raise ThroughputError(f"{file}: top level must be an object keyed by worker type, got {type(data).__name__}")
+    if worker_type not in data:
+        raise ThroughputError(f"{file}: no worker type {worker_type!r} (found: {', '.join(sorted(data)) or 'none'})")
+    table = data[worker_type]
+    if not isinstance(table, dict):
+        raise ThroughputError(f"{file}: {worker_type}: must be an object keyed by job type, got {type(table).__name__}")
+    rates = {}
+    for key, entry in table.items():
+        job_type, gang = _gavel_key(key, f"{file}: {worker_type}")
+        where = f"{file}: {worker_type} -> {key}"
+        if not isinstance(entry, dict) or "null" not in entry:
+            raise ThroughputError(f"{where}: must be an object with an isolated 'null' rate")
+        try:
+            model, batch_size = parse_job_type(job_type)
+        except ValueError:
+            continue  # models we do not simulate (A3C, CycleGAN) carry no batch size
+        rate = entry["null"]
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not math.isfinite(rate) or rate < 0:
+            raise ThroughputError(f"{where} -> null: rate must be a finite number >= 0, got {rate!r}")
+        if (model, batch_size, gang) in rates:
+            raise ThroughputError(f"{where}: {job_type} on {gang} GPU(s) appears twice")
+        rates[(model, batch_size, gang)] = float(rate)
+    return rates
 
 
 class ThroughputTable:
@@ -112,32 +171,20 @@ class ThroughputTable:
 
     @classmethod
     def from_gavel_json(cls, path: str | Path, worker_type: str = "v100") -> ThroughputTable:
-        """Read a Gavel-format throughput file, using only ``worker_type`` (default ``v100``)."""
+        """Read a Gavel-format throughput file, using only ``worker_type`` (default ``v100``).
+
+        The structure is checked (:func:`gavel_rates`); every error names the file and the
+        key path, e.g. ``f.json: v100 -> "('ResNet-18 (batch size 32)', 1.5)": ...``.
+        """
         path = Path(path)
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ThroughputError(f"{path}: cannot read throughput JSON: {exc}") from None
-        if not isinstance(data, dict) or worker_type not in data:
-            keys = ", ".join(sorted(data)) if isinstance(data, dict) else type(data).__name__
-            raise ThroughputError(f"{path}: no worker type {worker_type!r} (found: {keys})")
-        rates = {}
-        for key, entry in data[worker_type].items():
-            try:
-                job_type, gang = ast.literal_eval(key)
-            except (ValueError, SyntaxError):
-                raise ThroughputError(f"{path}: {worker_type}: key {key!r} is not \"('<job type>', gang)\"") from None
-            if not isinstance(entry, dict) or "null" not in entry:
-                raise ThroughputError(f"{path}: {worker_type}: {key}: no isolated 'null' rate")
-            try:
-                model, batch_size = parse_job_type(job_type)
-            except ValueError:
-                continue  # models we do not simulate (A3C, CycleGAN) carry no batch size
-            rate = entry["null"]
-            if not isinstance(rate, (int, float)) or isinstance(rate, bool):
-                raise ThroughputError(f"{path}: {worker_type}: {key}: rate {rate!r} is not a number")
-            rates[(model, batch_size, int(gang))] = float(rate)
-        return cls(rates, str(path))
+            data = json.loads(path.read_text(encoding="utf-8"), parse_constant=_reject_constant)
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, ValueError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise ThroughputError(f"{path}: cannot read throughput JSON: {reason}") from None
+        except RecursionError:
+            raise ThroughputError(f"{path}: cannot read throughput JSON: nested too deeply") from None
+        return cls(gavel_rates(data, str(path), worker_type), str(path))
 
     @classmethod
     def load(cls, path: str | Path | None) -> ThroughputTable:

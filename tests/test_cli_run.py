@@ -107,13 +107,14 @@ def test_gang_larger_than_cluster_exits_2(tmp_path, small_trace):
     assert f"{small_trace}:2:gang" in proc.stderr and proc.stdout == ""
 
 
-def test_other_failures_exit_1(tmp_path, small_trace):
-    # the episode runs, then the per-job CSV cannot be written: not an input error
+def test_unwritable_output_is_refused_before_the_episode(tmp_path, small_trace):
+    # the per-job CSV could not be written: refused up front (exit 2), so no episode runs
     unwritable = tmp_path / "missing-dir" / "jobs.csv"
     proc = run_cli("--agent", "fifo", "--trace", str(small_trace), "--gpus", "4", "--json",
                    "--jobs-csv", str(unwritable), cwd=tmp_path)
-    assert proc.returncode == 1
+    assert proc.returncode == 2
     assert proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and "--jobs-csv" in proc.stderr and "missing-dir" in proc.stderr
 
 
 def test_readable_table_without_json(tmp_path, small_trace):

@@ -1,8 +1,10 @@
 """``shockwave-gym`` command line: one module per group of subcommands.
 
 Each command module exposes ``add_parsers(subparsers)``, which adds its subcommands and sets
-``func(args) -> int`` on each. Exit codes: 0 success, 2 invalid input (a trace, throughput
-or argument error, reported as ``file:line:field: message``), 1 anything else.
+``func(args) -> int`` on each. Exit codes (:mod:`shockwave_gym.cli.guard`): 0 success, 2 invalid input
+(a trace, throughput, output path or argument error, reported on one stderr line as
+``file:line:field: message`` or naming the flag), 1 a bug (with its traceback), 130
+interrupted. ``SHOCKWAVE_GYM_DEBUG=1`` shows the traceback of input errors too.
 """
 
 from __future__ import annotations
@@ -21,10 +23,14 @@ COMMAND_MODULES = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="shockwave-gym",
+    from shockwave_gym._version import __version__
+    from shockwave_gym.cli.guard import PROG, OneLineParser
+
+    parser = OneLineParser(
+        prog=PROG,
         description="GPU-cluster scheduling environment and agents (after Shockwave, NSDI '23).",
     )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module_name in COMMAND_MODULES:
         try:
@@ -38,18 +44,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from shockwave_gym.errors import InputError
+    """Parse ``argv`` and run the subcommand under :mod:`shockwave_gym.cli.guard`'s policy."""
+    from shockwave_gym.cli.guard import run_guarded
 
     parser = build_parser()
-    args = parser.parse_args(argv)
     try:
-        return int(args.func(args) or 0)
-    except InputError as exc:
-        print(f"shockwave-gym: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("shockwave-gym: interrupted", file=sys.stderr)
-        return 130
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, or a bad flag (already reported on one line)
+        return exc.code if isinstance(exc.code, int) else 2
+    return run_guarded(args.func, args)
 
 
 if __name__ == "__main__":  # pragma: no cover

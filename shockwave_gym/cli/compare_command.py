@@ -6,7 +6,7 @@ import shlex
 import sys
 import warnings
 
-from shockwave_gym.cli.run_command import add_common_episode_arguments
+from shockwave_gym.cli.run_command import add_common_episode_arguments, seed_int
 
 
 def add_parsers(subparsers) -> None:
@@ -25,7 +25,7 @@ def add_parsers(subparsers) -> None:
     )
     parser.add_argument("--traces", nargs="+", required=True, metavar="TRACE", help="bundled trace names or trace files")
     parser.add_argument("--gpus", type=int, default=None, help="cluster size (default: each bundled trace's; required for files)")
-    parser.add_argument("--seeds", nargs="+", type=int, default=[0], metavar="SEED", help="seeds passed to the agents (default 0); an agent that ignores the seed runs once")
+    parser.add_argument("--seeds", nargs="+", type=seed_int, default=[0], metavar="SEED", help="seeds passed to the agents (default 0); an agent that ignores the seed runs once")
     add_common_episode_arguments(parser)
     parser.add_argument("--workers", type=int, default=None, help="parallel worker processes (default 2; 1 = in this process)")
     parser.add_argument("--backend", choices=("process", "ray"), default="process", help="where cells run (ray needs the 'ray' extra)")

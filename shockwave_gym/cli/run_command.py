@@ -7,6 +7,8 @@ import json
 import sys
 import time
 
+from shockwave_gym.cli.guard import check_output_file
+from shockwave_gym.config import DEFAULT_RESTART_OVERHEAD_S, DEFAULT_ROUND_S, require_positive_int
 from shockwave_gym.errors import InputError
 
 #: Keys of the ``--json`` object, in order (the contract other tools rely on).
@@ -38,16 +40,32 @@ def positive_int(text: str) -> int:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    try:
+        return require_positive_int(value, "value")  # the one rule of shockwave_gym.config
+    except InputError:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}") from None
+
+
+def seed_int(text: str) -> int:
+    """argparse type: a seed, by the one rule of :mod:`shockwave_gym.seeds`."""
+    from shockwave_gym.seeds import seed_problem
+
+    try:
+        value = int(text)
+    except ValueError:
+        value = text
+    problem = seed_problem(value)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"seed {problem}")
     return value
 
 
 def add_common_episode_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments shared by ``run`` and ``compare``: cluster and round settings."""
     parser.add_argument("--throughputs", metavar="JSON", help="Gavel-format throughput file (default: built-in V100 table)")
-    parser.add_argument("--round-s", type=float, default=120.0, help="round length in seconds (default 120)")
-    parser.add_argument("--restart-overhead-s", type=float, default=20.0, help="restart overhead in seconds (default 20; 0 disables)")
+    parser.add_argument("--round-s", type=float, default=DEFAULT_ROUND_S, help=f"round length in seconds (default {DEFAULT_ROUND_S:g})")
+    parser.add_argument("--restart-overhead-s", type=float, default=DEFAULT_RESTART_OVERHEAD_S,
+                        help=f"restart overhead in seconds (default {DEFAULT_RESTART_OVERHEAD_S:g}; 0 disables)")
     parser.add_argument("--max-rounds", type=positive_int, default=None, help="truncate after this many rounds")
 
 
@@ -57,12 +75,12 @@ def add_parsers(subparsers) -> None:
     parser.add_argument("--trace", required=True, help="bundled trace name or path (.trace TSV or .jsonl)")
     parser.add_argument("--gpus", type=int, default=None, help="cluster size (default: the bundled trace's)")
     add_common_episode_arguments(parser)
-    parser.add_argument("--seed", type=int, default=0, help="seed passed to the agent (default 0)")
+    parser.add_argument("--seed", type=seed_int, default=0, help="seed passed to the agent (default 0)")
     parser.add_argument("--agent-opt", action="append", default=[], metavar="KEY=VALUE", help="agent option (repeatable)")
     parser.add_argument("--oracle", action="store_true", help="let the agent see hidden future information (ablations)")
     parser.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
-    parser.add_argument("--jobs-csv", metavar="CSV", help="also write per-job results here")
-    parser.add_argument("--timeline-csv", metavar="CSV", help="also write the per-round timeline here")
+    parser.add_argument("--jobs-csv", metavar="CSV", help="also write per-job results here (checked before the run)")
+    parser.add_argument("--timeline-csv", metavar="CSV", help="also write the per-round timeline here (checked before the run)")
     # progress lines and SIGINT/SIGTERM partial results: shockwave_gym/cli/episode_control.py
     parser.add_argument("--progress-every-s", type=float, default=10.0, metavar="S",
                         help="when stderr is not a terminal, print a progress line every S seconds (default 10; 0: none). "
@@ -80,27 +98,19 @@ def list_agents(args) -> int:
     return 0
 
 
-def resolve_gpus(trace_arg: str, gpus: int | None) -> int:
-    from shockwave_gym.traces import BUNDLED_GPUS
-
-    if gpus is not None:
-        if gpus < 1:
-            raise InputError(f"--gpus must be >= 1, got {gpus}")
-        return gpus
-    if trace_arg in BUNDLED_GPUS:
-        return BUNDLED_GPUS[trace_arg]
-    raise InputError(f"--gpus is required for {trace_arg!r} (only bundled traces have a default)")
-
-
 def run(args) -> int:
     from shockwave_agents import make_agent
+    from shockwave_gym.config import DEFAULT_MAX_ROUNDS
     from shockwave_gym.metrics import jobs_table, timeline_table, to_csv
-    from shockwave_gym.runner import DEFAULT_MAX_ROUNDS, run_episode
+    from shockwave_gym.runner import run_episode
     from shockwave_gym.simulator import SimConfig
     from shockwave_gym.throughput import ThroughputTable
     from shockwave_gym.traces import load_trace
+    from shockwave_gym.traces.bundled import resolve_gpus
 
     start = time.perf_counter()
+    check_output_file(args.jobs_csv, "--jobs-csv")
+    check_output_file(args.timeline_csv, "--timeline-csv")
     gpus = resolve_gpus(args.trace, args.gpus)
     throughputs = ThroughputTable.load(args.throughputs)
     trace = load_trace(args.trace, throughputs, gpus=gpus)

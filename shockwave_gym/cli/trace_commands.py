@@ -13,9 +13,10 @@ The format of a file follows its extension: ``.jsonl`` is JSON lines, anything e
 from __future__ import annotations
 
 import argparse
+import sys
 from collections import Counter
 
-from shockwave_gym.cli.run_command import positive_int
+from shockwave_gym.cli.run_command import positive_int, seed_int
 from shockwave_gym.errors import InputError
 
 
@@ -97,6 +98,8 @@ def _validate(args: argparse.Namespace) -> int:
         print(problem)
     if problems:
         print(f"{len(problems)} problem(s) in {problems[0].file}")
+        print(f"shockwave-gym: error: {problems[0].file}: {len(problems)} problem(s), listed on stdout",
+              file=sys.stderr)
         return 2
     trace = load_trace(args.trace, table, args.gpus)
     print(f"OK {trace.source}: {summarise(trace)}")
@@ -121,7 +124,7 @@ def add_parsers(subparsers) -> None:
         description="Generate a trace with the authors' methodology (docs/TRACES.md, 'The generator').",
     )
     gen.add_argument("--jobs", type=positive_int, required=True, help="number of jobs")
-    gen.add_argument("--seed", type=int, required=True, help="RNG seed (>= 0)")
+    gen.add_argument("--seed", type=seed_int, required=True, help="RNG seed, an integer in [0, 2**32)")
     gen.add_argument("--arrival-rate-per-hour", type=float, default=90.0,
                      help="mean arrivals per hour (default 90, i.e. one every 40 s)")
     gen.add_argument("--gang-mix", help="gang probabilities, e.g. 1:0.6,2:0.3,4:0.09,8:0.01")

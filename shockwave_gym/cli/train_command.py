@@ -16,6 +16,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from shockwave_gym.cli.run_command import seed_int
 from shockwave_gym.errors import InputError
 
 ALGO_CHOICES = ("ppo", "maskable_ppo", "bc")
@@ -64,7 +65,7 @@ def add_parsers(subparsers) -> None:
     parser.add_argument("--timesteps", type=int, default=100_000, help="RL env steps (for bc: PPO fine-tuning steps if --finetune)")
     parser.add_argument("--envs", type=int, default=2, help="parallel env worker processes (SubprocVecEnv)")
     parser.add_argument("--out", required=True, help="output directory")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the run")
+    parser.add_argument("--seed", type=seed_int, default=0, help="seed of the run, an integer in [0, 2**32)")
     group = parser.add_argument_group("workload (generated traces)")
     group.add_argument("--gpus", type=int, default=12, help="cluster GPUs")
     group.add_argument("--num-jobs", default="20:40", help="jobs per training trace, LO:HI")

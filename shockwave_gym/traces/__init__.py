@@ -26,6 +26,7 @@ from shockwave_gym.traces.bundled import (
     BUNDLED_RECIPES,
     bundled_command,
     bundled_traces,
+    resolve_gpus,
     resolve_trace_path,
 )
 from shockwave_gym.traces.generator import GeneratorConfig, generate_trace
@@ -45,6 +46,7 @@ __all__ = [
     "bundled_traces",
     "generate_trace",
     "load_trace",
+    "resolve_gpus",
     "resolve_trace_path",
     "save_trace",
     "validate_trace",

@@ -14,12 +14,13 @@ maintainers' tool) copies it from the authors' files.
 
 from __future__ import annotations
 
+import difflib
 import shlex
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
-from shockwave_gym.errors import TraceError
+from shockwave_gym.errors import InputError, TraceError
 
 #: Cluster size (GPUs) each bundled trace is meant for.
 BUNDLED_GPUS: dict[str, int] = {
@@ -120,8 +121,36 @@ def resolve_trace_path(name_or_path: str | Path | Traversable) -> Path | Travers
     bundled = bundled_traces()
     if str(name_or_path) in bundled:
         return bundled[str(name_or_path)]
+    raise TraceError(str(name_or_path), _not_found(str(name_or_path), path, bundled))
+
+
+def _not_found(name: str, path: Path, bundled: dict) -> str:
+    """Why ``name`` is neither a file nor a bundled trace, with the closest bundled names."""
     what = "a directory" if path.is_dir() else "no such file"
-    raise TraceError(
-        str(name_or_path),
-        f"{what}, and not a bundled trace (bundled: {', '.join(bundled) or 'none'})",
+    close = difflib.get_close_matches(name, list(bundled), n=2, cutoff=0.6)
+    hint = f"did you mean {' or '.join(map(repr, close))}? " if close else ""
+    return f"{what}, and not a bundled trace ({hint}bundled: {', '.join(bundled) or 'none'})"
+
+
+def resolve_gpus(trace_arg, gpus: int | None) -> int:
+    """The cluster size for ``trace_arg``: ``gpus`` when given, else the bundled trace's.
+
+    ``trace_arg`` is a bundled name or a path (anything else with a ``name`` is looked up by
+    that name). A trace that is neither a file nor a bundled name is reported as such
+    (:class:`~shockwave_gym.errors.TraceError`, with the closest bundled names) before any
+    complaint about ``gpus``; a file without ``gpus`` is an
+    :class:`~shockwave_gym.errors.InputError`.
+    """
+    if gpus is not None:
+        if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 1:
+            raise InputError(f"--gpus must be a positive integer, got {gpus!r}")
+        return gpus
+    name = trace_arg if isinstance(trace_arg, str | Path) else getattr(trace_arg, "name", None)
+    if isinstance(name, str) and name in BUNDLED_GPUS:
+        return BUNDLED_GPUS[name]
+    if isinstance(trace_arg, str | Path):
+        resolve_trace_path(trace_arg)  # a typo is "no such file", not "gpus is required"
+    raise InputError(
+        f"--gpus is required for {str(name)!r} (only bundled traces have a default: "
+        f"{', '.join(BUNDLED_GPUS)})"
     )

@@ -64,6 +64,35 @@ JSON_DEFAULTS: dict[str, Any] = {
 
 _INT_TEXT = re.compile(r"[+-]?[0-9]+")
 
+#: Limits on single values (docs/TRACES.md, "Limits"). ``total_iterations`` stays exact as a
+#: float; arrivals stay within about 31 years; priorities stay far from float overflow when
+#: agents weigh and sum them. A job's epoch count is bounded by
+#: :data:`shockwave_gym.profile.MAX_EPOCHS`, a whole trace's by
+#: :data:`shockwave_gym.traces.validation.MAX_TRACE_EPOCHS`.
+MAX_TOTAL_ITERATIONS = 10**15
+MAX_ARRIVAL_S = 1e9
+MAX_PRIORITY = 1e6
+#: Longest number (in characters) read at all; longer ones are refused unread.
+MAX_NUMBER_CHARS = 40
+
+
+class LongNumber(str):
+    """A JSON number too long to convert (kept as its text so the field check reports it)."""
+
+
+def parse_json_int(text: str) -> int | LongNumber:
+    """``json.loads`` hook: integers of up to :data:`MAX_NUMBER_CHARS` characters."""
+    return int(text) if len(text) <= MAX_NUMBER_CHARS else LongNumber(text)
+
+
+def parse_json_float(text: str) -> float | LongNumber:
+    """``json.loads`` hook: reals of up to :data:`MAX_NUMBER_CHARS` characters."""
+    return float(text) if len(text) <= MAX_NUMBER_CHARS else LongNumber(text)
+
+
+def _too_long(raw: Any) -> FieldProblem:
+    return FieldProblem(f"a number of {len(raw)} characters is out of range (at most {MAX_NUMBER_CHARS})")
+
 
 def _show(raw: Any, from_text: bool) -> str:
     """A value as its format spells it: quoted TSV text, or JSON (``true``, ``"5"``)."""
@@ -76,6 +105,8 @@ def _show(raw: Any, from_text: bool) -> str:
 
 
 def _to_int(raw: Any, from_text: bool) -> int:
+    if isinstance(raw, LongNumber) or (from_text and len(raw.strip()) > MAX_NUMBER_CHARS):
+        raise _too_long(raw.strip())
     if from_text:
         text = raw.strip()
         if not _INT_TEXT.fullmatch(text):
@@ -87,6 +118,8 @@ def _to_int(raw: Any, from_text: bool) -> int:
 
 
 def _to_float(raw: Any, from_text: bool) -> float:
+    if isinstance(raw, LongNumber) or (from_text and len(raw.strip()) > MAX_NUMBER_CHARS):
+        raise _too_long(raw.strip())
     if from_text:
         try:
             return float(raw.strip())
@@ -112,7 +145,7 @@ def parse_field(field: Field, raw: Any, *, from_text: bool, gpus: int | None = N
     """
     shown = _show(raw, from_text)
     if field.kind == "str":
-        if not isinstance(raw, str):
+        if not isinstance(raw, str) or isinstance(raw, LongNumber):
             raise FieldProblem(f"must be a string, got {shown}")
         value: Any = raw
     elif field.kind == "int":
@@ -128,8 +161,8 @@ def parse_field(field: Field, raw: Any, *, from_text: bool, gpus: int | None = N
             raise FieldProblem(str(exc)) from None
     if key == "needs_data_dir" and value not in (0, 1):
         raise FieldProblem(f"must be 0 or 1, got {shown}")
-    if key == "total_iterations" and value < 1:
-        raise FieldProblem(f"must be an integer >= 1, got {shown}")
+    if key == "total_iterations" and not 1 <= value <= MAX_TOTAL_ITERATIONS:
+        raise FieldProblem(f"must be an integer from 1 to 10**15, got {shown}")
     if key == "gang":
         if value not in GANG_SIZES:
             sizes = ", ".join(map(str, GANG_SIZES))
@@ -142,12 +175,12 @@ def parse_field(field: Field, raw: Any, *, from_text: bool, gpus: int | None = N
         )
     if key == "priority":
         _finite(value, shown)
-        if value <= 0:
-            raise FieldProblem(f"must be a finite number > 0, got {shown}")
+        if not 0 < value <= MAX_PRIORITY:
+            raise FieldProblem(f"must be a number > 0 and <= {MAX_PRIORITY:g}, got {shown}")
     if key in ("slo", "duration"):
         _finite(value, shown)
     if key == "arrival":
         _finite(value, shown)
-        if value < 0:
-            raise FieldProblem(f"must be a finite number >= 0 (seconds), got {shown}")
+        if not 0 <= value <= MAX_ARRIVAL_S:
+            raise FieldProblem(f"must be a number of seconds from 0 to {MAX_ARRIVAL_S:g}, got {shown}")
     return value

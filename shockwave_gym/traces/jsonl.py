@@ -31,7 +31,14 @@ from typing import Any
 
 from shockwave_gym.errors import TraceError
 from shockwave_gym.jobs import JobSpec
-from shockwave_gym.traces.fields import FIELD_BY_JSON_KEY, FIELD_BY_KEY, FIELDS, JSON_DEFAULTS
+from shockwave_gym.traces.fields import (
+    FIELD_BY_JSON_KEY,
+    FIELD_BY_KEY,
+    FIELDS,
+    JSON_DEFAULTS,
+    parse_json_float,
+    parse_json_int,
+)
 from shockwave_gym.traces.validation import RawRow
 
 _NAMES = {field.key: field.json_key for field in FIELDS}
@@ -62,9 +69,15 @@ def read_rows(lines: list[tuple[int, str]], file: str) -> tuple[list[RawRow], li
     errors: list[TraceError] = []
     for line_no, text in lines:
         try:
-            obj = json.loads(text, parse_constant=_constant, object_pairs_hook=_object)
+            obj = json.loads(
+                text, parse_constant=_constant, object_pairs_hook=_object,
+                parse_int=parse_json_int, parse_float=parse_json_float,
+            )
         except json.JSONDecodeError as exc:
             errors.append(TraceError(file, f"not valid JSON: {exc.msg} (column {exc.colno})", line_no))
+            continue
+        except RecursionError:
+            errors.append(TraceError(file, "JSON nested too deeply: a trace line is one flat object", line_no))
             continue
         except _DuplicateKey as exc:
             key = exc.args[0]

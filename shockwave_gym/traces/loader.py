@@ -27,7 +27,7 @@ from shockwave_gym.throughput import ThroughputTable
 from shockwave_gym.traces import jsonl, tsv
 from shockwave_gym.traces.bundled import resolve_trace_path
 from shockwave_gym.traces.types import Trace
-from shockwave_gym.traces.validation import build_job
+from shockwave_gym.traces.validation import EpochBudget, build_job
 
 FORMATS = ("tsv", "jsonl")
 
@@ -80,10 +80,12 @@ def _parse(
     table = ThroughputTable.builtin_v100() if throughputs is None else throughputs
     reader = jsonl.read_rows if format_for(resource) == "jsonl" else tsv.read_rows
     rows, errors = reader(lines, file)
-    jobs = []
+    jobs, budget = [], EpochBudget()
     for row in rows:
-        job, row_errors = build_job(row, file, table, gpus)
+        job, row_errors = build_job(row, file, table, gpus, budget)
         errors.extend(row_errors)
+        if budget.exceeded:  # refuse the trace before anything holds all its epochs
+            break
         if job is not None:
             jobs.append(job)
     if errors:

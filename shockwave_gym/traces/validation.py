@@ -16,9 +16,37 @@ from typing import Any
 
 from shockwave_gym.errors import TraceError
 from shockwave_gym.jobs import JobSpec
-from shockwave_gym.profile import ProfileError, job_profile
+from shockwave_gym.profile import MAX_EPOCHS, ProfileError, job_profile
 from shockwave_gym.throughput import ThroughputTable
 from shockwave_gym.traces.fields import FIELDS, FieldProblem, parse_field
+
+
+#: Most epochs a whole trace may hold (documented in docs/TRACES.md, "Limits"). The
+#: simulator keeps a few numbers per epoch of every job, so this bounds its memory (about
+#: 25 times the largest bundled trace, scale-900, at 803,238 epochs). One job's epochs are
+#: bounded by :data:`~shockwave_gym.profile.MAX_EPOCHS`.
+MAX_TRACE_EPOCHS = 10 * MAX_EPOCHS
+
+
+class EpochBudget:
+    """Counts the epochs of a trace's jobs and reports the line that exceeds
+    :data:`MAX_TRACE_EPOCHS`, before the simulator would allocate them."""
+
+    def __init__(self, limit: int = MAX_TRACE_EPOCHS):
+        self.limit, self.total = limit, 0
+        self.exceeded = False
+
+    def add(self, spec: JobSpec, row: "RawRow", file: str) -> TraceError | None:
+        self.total += min(spec.num_epochs, MAX_EPOCHS + 1)  # one job's excess is its own error
+        self.exceeded = self.total > self.limit
+        if self.total <= self.limit:
+            return None
+        return TraceError(
+            file,
+            f"the jobs up to this line need {self.total:,} epochs in all; a trace may hold at "
+            f"most {self.limit:,} (docs/TRACES.md, Limits)",
+            row.line, row.names["total_iterations"],
+        )
 
 
 @dataclass(frozen=True)
@@ -49,11 +77,13 @@ def job_problems(spec: JobSpec, throughputs: ThroughputTable) -> list[tuple[str,
 
 
 def build_job(
-    row: RawRow, file: str, throughputs: ThroughputTable, gpus: int | None
+    row: RawRow, file: str, throughputs: ThroughputTable, gpus: int | None,
+    budget: EpochBudget | None = None,
 ) -> tuple[JobSpec | None, list[TraceError]]:
     """Check every field of ``row``; return the job (``job_id`` 0) and the problems found.
 
-    The job is ``None`` whenever a problem was found.
+    The job is ``None`` whenever a problem was found. With ``budget``, the job's epochs
+    count against the trace's :data:`MAX_TRACE_EPOCHS` before its profile is derived.
     """
     errors: list[TraceError] = []
     parsed: dict[str, Any] = {}
@@ -87,6 +117,9 @@ def build_job(
         slo_s=parsed["slo"],
         **optional,
     )
+    over = None if budget is None else budget.add(spec, row, file)
+    if over is not None:
+        return None, [over]
     for key, message in job_problems(spec, throughputs):
         errors.append(TraceError(file, message, row.line, row.names[key]))
     return (None, errors) if errors else (spec, [])
