@@ -72,7 +72,7 @@ class GurobiBackend:
             model.setObjective(program.c @ x, gurobipy.GRB.MINIMIZE)
             for key, value in (("TimeLimit", float(time_limit_s)), ("MIPGap", float(program.rel_gap)),
                                ("MIPGapAbs", float(program.abs_gap)), ("Threads", int(self.threads)),
-                               ("Seed", 0), ("IntFeasTol", 1e-7)):
+                               ("Seed", 0), ("IntFeasTol", 1e-7), ("OptimalityTol", 1e-9), ("FeasibilityTol", 1e-9)):
                 model.setParam(key, value)
             if warm_start is not None:
                 x.Start = np.asarray(warm_start, dtype=np.float64)
