@@ -59,8 +59,9 @@ def parse_per_agent_options(pairs: list[str]) -> dict[str, dict]:
 
 
 def check_agents(agents: list[str], options: dict[str, dict], reference: str | None) -> None:
-    """Build every agent once, before any cell runs: a missing module, a bad option or a
-    missing policy file is an :class:`~shockwave_gym.errors.InputError` naming the agent.
+    """Build every agent once, before any cell runs: a missing module or factory, a bad
+    option or a missing policy file is an :class:`~shockwave_gym.errors.InputError` naming
+    the agent. Any other failure is left to the cells, which report it per cell (exit 1).
     With ``reference``, it must be one of the agents."""
     from shockwave_gym.errors import InputError
     from shockwave_gym.harness.grid import resolve_agents
@@ -73,13 +74,13 @@ def check_agents(agents: list[str], options: dict[str, dict], reference: str | N
         except InputError as exc:
             raise InputError(f"agent {ref.label!r}: {exc}") from exc
         except ModuleNotFoundError as exc:
-            if module_name is None or exc.name is None or not module_name.startswith(exc.name):
-                raise
-            raise InputError(f"--agents {ref.target}: no module named {exc.name!r}") from None
+            if module_name and exc.name and module_name.startswith(exc.name):
+                raise InputError(f"--agents {ref.target}: no module named {exc.name!r}") from None
         except AttributeError as exc:
-            if module_name is None:
-                raise
-            raise InputError(f"--agents {ref.target}: {exc}") from None
+            if module_name and getattr(exc, "name", None) == ref.target.partition(":")[2]:
+                raise InputError(f"--agents {ref.target}: {exc}") from None
+        except Exception:  # noqa: BLE001 - an agent that fails to build is reported per cell
+            pass
     labels = [ref.label for ref in refs]
     if reference is not None and reference not in labels:
         raise InputError(f"--reference {reference!r} is not among the agents run ({', '.join(labels)})")
