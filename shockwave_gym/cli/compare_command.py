@@ -31,7 +31,10 @@ def add_parsers(subparsers) -> None:
     parser.add_argument("--backend", choices=("process", "ray"), default="process", help="where cells run (ray needs the 'ray' extra)")
     parser.add_argument("--out", default="compare_out", help="output directory (default compare_out)")
     parser.add_argument("--force", action="store_true", help="recompute cells already saved in --out")
-    parser.add_argument("--reference", default="shockwave", help="agent the table is normalised to (default shockwave)")
+    parser.add_argument(
+        "--reference", default=None,
+        help="agent the table is normalised to; must be one of --agents (default: shockwave if run, else the first agent)",
+    )
     parser.add_argument(
         "--agent-opt", action="append", default=[], metavar="AGENT:KEY=VALUE",
         help="option for one agent (repeatable), e.g. ppo:path=runs/mppo; values are JSON or bare words",
@@ -56,9 +59,38 @@ def parse_per_agent_options(pairs: list[str]) -> dict[str, dict]:
     return options
 
 
+def check_agents(agents: list[str], options: dict[str, dict], reference: str | None) -> None:
+    """Build every agent once, before any cell runs: a missing module or factory, a bad
+    option or a missing policy file is an :class:`~shockwave_gym.errors.InputError` naming
+    the agent. Any other failure is left to the cells, which report it per cell (exit 1).
+    With ``reference``, it must be one of the agents."""
+    from shockwave_gym.errors import InputError
+    from shockwave_gym.harness.grid import resolve_agents
+
+    refs = resolve_agents(agents, options)
+    for ref in refs:
+        module_name = ref.target.partition(":")[0] if ":" in ref.target else None
+        try:
+            ref.make()
+        except InputError as exc:
+            raise InputError(f"agent {ref.label!r}: {exc}") from exc
+        except ModuleNotFoundError as exc:
+            if module_name and exc.name and module_name.startswith(exc.name):
+                raise InputError(f"--agents {ref.target}: no module named {exc.name!r}") from None
+        except AttributeError as exc:
+            if module_name and getattr(exc, "name", None) == ref.target.partition(":")[2]:
+                raise InputError(f"--agents {ref.target}: {exc}") from None
+        except Exception:  # noqa: BLE001 - an agent that fails to build is reported per cell
+            pass
+    labels = [ref.label for ref in refs]
+    if reference is not None and reference not in labels:
+        raise InputError(f"--reference {reference!r} is not among the agents run ({', '.join(labels)})")
+
+
 def compare(args) -> int:
     from rich.console import Console
 
+    from shockwave_gym.cli.guard import check_output_dir
     from shockwave_gym.errors import InputError
     from shockwave_gym.harness import CellsFailed, HarnessWarning, evaluate
     from shockwave_gym.harness.summary import print_summary, summarise
@@ -74,6 +106,8 @@ def compare(args) -> int:
             except ValueError:
                 raise InputError(f"--gantt: seed must be an integer, got {gantt[2]!r}") from None
     agent_options = parse_per_agent_options(args.agent_opt)
+    check_output_dir(args.out, "--out")
+    check_agents(args.agents, agent_options, args.reference)
     command = "shockwave-gym " + shlex.join(sys.argv[1:]) if sys.argv[1:2] == ["compare"] else ""
     failed, results = None, None
     with warnings.catch_warnings():  # the harness's warnings: every one, as one plain line
@@ -86,7 +120,7 @@ def compare(args) -> int:
             results = evaluate(
                 args.agents, args.traces, gpus=args.gpus, seeds=args.seeds, throughputs=args.throughputs,
                 workers=args.workers, out=args.out, backend=args.backend, force=args.force,
-                reference=args.reference, round_s=args.round_s, restart_overhead_s=args.restart_overhead_s,
+                reference=args.reference or "shockwave", round_s=args.round_s, restart_overhead_s=args.restart_overhead_s,
                 max_rounds=args.max_rounds, figures=not args.no_figures, gantt=gantt,
                 progress=False if args.quiet else None, command=command,
                 agent_options=agent_options or None,

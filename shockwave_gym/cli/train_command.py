@@ -107,8 +107,27 @@ def add_parsers(subparsers) -> None:
     parser.set_defaults(func=train_command)
 
 
+def require_rl_extra(algo: str, finetune: bool = False) -> None:
+    """Refuse to train when the ``rl`` extra is not installed (one line, not an ImportError)."""
+    import importlib.util
+
+    needed = ["torch"]
+    if algo != "bc" or finetune:
+        needed.append("stable_baselines3")
+    if algo == "maskable_ppo":
+        needed.append("sb3_contrib")
+    missing = [name for name in needed if importlib.util.find_spec(name) is None]
+    if missing:
+        raise InputError(
+            f"train --algo {algo} needs the 'rl' extra (missing: {', '.join(missing)}); "
+            "install it with: pip install 'shockwave-gym[rl]'"
+        )
+
+
 def train_command(args) -> int:
     from shockwave_gym.training.workload import Workload
+
+    require_rl_extra(args.algo, args.finetune)
 
     command = "shockwave-gym " + shlex.join(sys.argv[1:]) if sys.argv[1:2] == ["train"] else ""
     workload = Workload(

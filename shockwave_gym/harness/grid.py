@@ -78,8 +78,7 @@ def resolve_traces(
     trace's default comes from :data:`shockwave_gym.traces.BUNDLED_GPUS`, and any other trace
     needs an explicit size.
     """
-    from shockwave_gym.traces.bundled import resolve_gpus
-    from shockwave_gym.traces import load_trace, resolve_trace_path
+    from shockwave_gym.traces import load_trace, resolve_gpus, resolve_trace_path
 
     items = [traces] if isinstance(traces, str | Trace) else list(traces)
     if not items:

@@ -39,6 +39,7 @@ from shockwave_gym.adaptation import registered_modes
 from shockwave_gym.errors import InputError
 from shockwave_gym.jobs import GANG_SIZES, JobSpec
 from shockwave_gym.throughput import ThroughputTable
+from shockwave_gym.traces.fields import MAX_ARRIVAL_S
 from shockwave_gym.traces.types import Trace
 from shockwave_gym.traces.validation import job_problems
 
@@ -55,6 +56,15 @@ SINGLE_GPU_MODELS: frozenset[str] = frozenset({"Recommendation"})
 #: Where the four duration buckets end, as shares of the candidate list.
 BUCKET_ENDS: tuple[float, ...] = (0.2, 0.5, 0.9, 1.0)
 MAX_DRAWS_PER_JOB = 1000
+
+#: Generator bounds (docs/TRACES.md, "Limits"): durations from one second to 10,000 hours
+#: (a longer job would exceed the per-job epoch limit), arrival rates that keep every
+#: arrival far within the loader's arrival limit, and at most a million jobs.
+MIN_DURATION_H = 1 / 3600
+MAX_DURATION_H = 10_000.0
+MIN_ARRIVAL_RATE_PER_HOUR = 1e-3
+MAX_ARRIVAL_RATE_PER_HOUR = 1e6
+MAX_GENERATED_JOBS = 1_000_000
 
 
 def _default_gang_mix() -> dict[int, float]:
@@ -108,13 +118,21 @@ class GeneratorConfig:
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
                 raise InputError(f"{label} must be an integer >= {minimum}, got {value!r}")
             object.__setattr__(self, label, int(value))  # numpy ints -> plain ints
+        if self.num_jobs > MAX_GENERATED_JOBS:
+            raise InputError(f"num_jobs must be at most {MAX_GENERATED_JOBS:,}, got {self.num_jobs:,}")
         rate = self.arrival_rate_per_hour
-        if not isinstance(rate, (int, float)) or not math.isfinite(rate) or rate <= 0:
-            raise InputError(f"arrival_rate_per_hour must be a finite number > 0, got {rate!r}")
-        if not (0 < self.min_duration_h <= self.max_duration_h < math.inf):
+        if (isinstance(rate, bool) or not isinstance(rate, (int, float)) or not math.isfinite(rate)
+                or not MIN_ARRIVAL_RATE_PER_HOUR <= rate <= MAX_ARRIVAL_RATE_PER_HOUR):
             raise InputError(
-                "durations need 0 < min_duration_h <= max_duration_h < inf, got "
-                f"{self.min_duration_h!r} and {self.max_duration_h!r}"
+                f"arrival_rate_per_hour must be a number from {MIN_ARRIVAL_RATE_PER_HOUR:g} to "
+                f"{MAX_ARRIVAL_RATE_PER_HOUR:g}, got {rate!r}"
+            )
+        lo, hi = self.min_duration_h, self.max_duration_h
+        numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (lo, hi))
+        if not (numbers and MIN_DURATION_H <= lo <= hi <= MAX_DURATION_H):
+            raise InputError(
+                f"durations need {MIN_DURATION_H:g} <= min_duration_h <= max_duration_h <= "
+                f"{MAX_DURATION_H:g} hours, got {lo!r} and {hi!r}"
             )
         if not math.isfinite(self.accordion_min_s) or self.accordion_min_s < 0:
             raise InputError(f"accordion_min_s must be finite and >= 0, got {self.accordion_min_s!r}")
@@ -218,6 +236,11 @@ def generate_trace(config: GeneratorConfig, throughputs: ThroughputTable | None 
     rng = np.random.default_rng(config.seed)
     gaps_s = rng.exponential(3600.0 / config.arrival_rate_per_hour, size=config.num_jobs - 1)
     arrivals_s = np.round(np.concatenate(([0.0], np.cumsum(gaps_s))), 3)
+    if arrivals_s[-1] > MAX_ARRIVAL_S:
+        raise InputError(
+            f"{config.num_jobs} jobs at {config.arrival_rate_per_hour:g} per hour arrive until "
+            f"{arrivals_s[-1]:.3g} s, beyond the trace limit of {MAX_ARRIVAL_S:g} s: raise the arrival rate"
+        )
     candidates_h = np.linspace(config.min_duration_h, config.max_duration_h, config.num_durations)
     jobs = []
     for arrival_s in arrivals_s:

@@ -20,7 +20,6 @@ from shockwave_gym.profile import MAX_EPOCHS, ProfileError, job_profile
 from shockwave_gym.throughput import ThroughputTable
 from shockwave_gym.traces.fields import FIELDS, FieldProblem, parse_field
 
-
 #: Most epochs a whole trace may hold (documented in docs/TRACES.md, "Limits"). The
 #: simulator keeps a few numbers per epoch of every job, so this bounds its memory (about
 #: 25 times the largest bundled trace, scale-900, at 803,238 epochs). One job's epochs are
@@ -36,7 +35,7 @@ class EpochBudget:
         self.limit, self.total = limit, 0
         self.exceeded = False
 
-    def add(self, spec: JobSpec, row: "RawRow", file: str) -> TraceError | None:
+    def add(self, spec: JobSpec, row: RawRow, file: str) -> TraceError | None:
         self.total += min(spec.num_epochs, MAX_EPOCHS + 1)  # one job's excess is its own error
         self.exceeded = self.total > self.limit
         if self.total <= self.limit:
