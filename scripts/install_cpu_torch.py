@@ -44,7 +44,7 @@ _EXTRA_MARKER = re.compile(r"\bextra\s*==")
 #: Run inside the target environment: what torch it has, as one JSON line.
 _CHECK_SNIPPET = """
 import json, importlib.metadata as md
-prefixes = %r
+prefixes = GPU_DIST_PREFIXES
 names = {(d.metadata["Name"] or "").lower().replace("_", "-") for d in md.distributions()}
 info = {"gpu_dists": sorted(n for n in names if n.startswith(prefixes)), "torch": None}
 try:
@@ -57,7 +57,7 @@ else:
     info.update(torch=torch.__version__, cuda=torch.version.cuda,
                 hip=getattr(torch.version, "hip", None))
 print(json.dumps(info))
-""" % (GPU_DIST_PREFIXES,)
+""".replace("GPU_DIST_PREFIXES", repr(GPU_DIST_PREFIXES))
 
 
 class InstallRefused(Exception):
