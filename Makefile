@@ -17,7 +17,7 @@ TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 # gurobi and mosek stay out by default: gurobipy ships a size-limited licence that makes
 # Shockwave's solver="auto" pick Gurobi, which changes its figures (docs/INSTALL.md).
 # `make test EXTRAS=rl,dev,ray,gurobi,mosek` adds them.
-EXTRAS ?= rl,dev,ray
+EXTRAS ?= rl,dev,ray,gurobi,mosek
 LOG := $(VENV)/install.log
 DEMO_STAMP := $(VENV)/.installed-demo
 TEST_STAMP := $(VENV)/.installed-test

@@ -59,7 +59,7 @@ def measure(num_jobs: int, gpus: int, seed: int, rounds: int) -> dict:
     start = time.perf_counter()
     choice = agent.act(sim.view)
     act_s = time.perf_counter() - start
-    plan = agent.plan_records[-1]
+    plan = agent.plan_records[-1].as_dict()
     instance = agent.planner.last_instance
     objective = plan["objective"]
     ours = {

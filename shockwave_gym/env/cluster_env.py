@@ -372,6 +372,10 @@ def _resolve_gpus(trace, gpus: int | None) -> int:
     name = trace.name if isinstance(trace, Trace) else getattr(getattr(trace, "trace", None), "name", trace)
     if isinstance(name, str) and name in BUNDLED_GPUS:
         return BUNDLED_GPUS[name]
+    if isinstance(trace, str):  # a file or a typo: "no such file / did you mean" first
+        from shockwave_gym.traces.bundled import resolve_gpus
+
+        return resolve_gpus(trace, None)
     raise InputError(
         f"gpus is required for trace {trace!r}: only bundled traces ({', '.join(BUNDLED_GPUS)}) have a default"
     )
