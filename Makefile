@@ -14,9 +14,9 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 TORCH_VERSION := 2.13.0
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
-# gurobi and mosek stay out by default: gurobipy ships a size-limited licence that makes
-# Shockwave's solver="auto" pick Gurobi, which changes its figures (docs/INSTALL.md).
-# `make test EXTRAS=rl,dev,ray,gurobi,mosek` adds them.
+# gurobi and mosek are in the test set so the licensed-solver paths run for real: gurobipy's
+# size-limited licence and an unlicensed MOSEK. solver="auto" detects both and stays on
+# HiGHS, so Shockwave's figures do not move (docs/SOLVERS.md).
 EXTRAS ?= rl,dev,ray,gurobi,mosek
 LOG := $(VENV)/install.log
 DEMO_STAMP := $(VENV)/.installed-demo
