@@ -78,14 +78,18 @@ def _probe_dir(directory: Path, what: str) -> None:
         raise InputError(f"{what}: directory {directory} is not writable")
 
 
+def _named_path(path: str | os.PathLike, flag: str) -> tuple[Path, str]:
+    """``(Path, "FLAG PATH")`` for an output path given by ``flag``; an empty path is refused."""
+    if str(path).strip() == "":
+        raise InputError(f"{flag}: empty path")
+    return Path(path), f"{flag} {path}"
+
+
 def check_output_file(path: str | os.PathLike | None, flag: str) -> None:
     """Refuse ``path`` (given by ``flag``) unless a file can be written there; leaves no trace."""
     if path is None:
         return
-    target = Path(path)
-    what = f"{flag} {path}"
-    if str(path).strip() == "":
-        raise InputError(f"{flag}: empty path")
+    target, what = _named_path(path, flag)
     if target.is_dir():
         raise InputError(f"{what}: is a directory")
     parent = target.parent if str(target.parent) else Path(".")
@@ -108,10 +112,7 @@ def check_output_dir(path: str | os.PathLike | None, flag: str) -> None:
     """Refuse directory ``path`` unless it exists and is writable or can be created."""
     if path is None:
         return
-    target = Path(path)
-    what = f"{flag} {path}"
-    if str(path).strip() == "":
-        raise InputError(f"{flag}: empty path")
+    target, what = _named_path(path, flag)
     if target.exists() and not target.is_dir():
         raise InputError(f"{what}: exists and is not a directory")
     existing = target
