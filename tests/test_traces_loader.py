@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections import Counter
@@ -16,7 +17,15 @@ from shockwave_gym.errors import InputError, TraceError
 from shockwave_gym.jobs import JobSpec
 from shockwave_gym.profile import job_profile
 from shockwave_gym.throughput import ThroughputTable
-from shockwave_gym.traces import Trace, load_trace, resolve_trace_path, save_trace, validate_trace
+from shockwave_gym.traces import (
+    GeneratorConfig,
+    Trace,
+    generate_trace,
+    load_trace,
+    resolve_trace_path,
+    save_trace,
+    validate_trace,
+)
 
 CANONICAL = "authors-canonical-120"  # the authors' canonical trace, bundled in their TSV format
 
@@ -191,6 +200,44 @@ def _jobs(draw):
 @given(jobs=st.lists(_jobs(), min_size=1, max_size=6))
 def test_any_valid_trace_round_trips_through_both_formats(tmp_path, jobs):
     trace = Trace.from_jobs("h", jobs)
-    for name in ("h.trace", "h.jsonl"):
-        save_trace(trace, tmp_path / name)
-        assert load_trace(tmp_path / name).jobs == trace.jobs
+    save_trace(trace, tmp_path / "h.jsonl")
+    assert load_trace(tmp_path / "h.jsonl").jobs == trace.jobs
+    # TSV carries the duration in whole seconds (the authors' parser reads it with int());
+    # every other field round-trips exactly
+    save_trace(trace, tmp_path / "h.trace")
+    assert load_trace(tmp_path / "h.trace").jobs == tuple(
+        dataclasses.replace(job, duration_s=float(round(job.duration_s))) for job in trace.jobs
+    )
+
+
+def _authors_column_rules(line: str) -> dict:
+    """How the authors' simulator reads one TSV line: twelve tab-separated fields;
+    ``int()`` on needs_data_dir, total_iterations, gang and duration, ``float()`` on
+    priority, slo and arrival (it raises ValueError on ``int("1243.636")``)."""
+    (job_type, command, working_dir, step_arg, needs_data_dir, iterations, gang, mode,
+     priority, slo, duration, arrival) = line.rstrip("\n").split("\t")
+    return {"needs_data_dir": bool(int(needs_data_dir)), "total_iterations": int(iterations),
+            "gang": int(gang), "priority": float(priority), "slo": float(slo),
+            "duration": int(duration), "arrival": float(arrival), "job_type": job_type}
+
+
+def test_tsv_we_write_parses_under_the_authors_column_rules(tmp_path):
+    generated = generate_trace(GeneratorConfig(num_jobs=40, seed=7, name="g"))
+    assert any(job.duration_s != int(job.duration_s) for job in generated.jobs)  # fractional
+    save_trace(generated, tmp_path / "g.trace")
+    lines = (tmp_path / "g.trace").read_text().splitlines()
+    parsed = [_authors_column_rules(line) for line in lines]
+    assert [p["duration"] for p in parsed] == [round(job.duration_s) for job in generated.jobs]
+    assert [p["arrival"] for p in parsed] == [job.arrival_s for job in generated.jobs]
+    assert [p["total_iterations"] for p in parsed] == [job.total_iterations for job in generated.jobs]
+    # the authors' own file parses under the same rules, and our loader reads what they read
+    ours = load_trace(CANONICAL)
+    theirs = [_authors_column_rules(line) for line in resolve_trace_path(CANONICAL).read_text().splitlines()]
+    assert [p["gang"] for p in theirs] == [job.gang for job in ours.jobs]
+
+
+def test_a_duration_too_large_for_whole_seconds_is_refused_naming_the_job(tmp_path):
+    job = dataclasses.replace(load_trace("teaching-12").jobs[3], duration_s=1e300)
+    with pytest.raises(TraceError, match=r"big\.trace: job 0: duration 1e\+300 s is too large"):
+        save_trace(Trace.from_jobs("big", [job]), tmp_path / "big.trace")
+    assert not (tmp_path / "big.trace").exists()

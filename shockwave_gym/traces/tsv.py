@@ -8,6 +8,10 @@ Columns, in order (docs/TRACES.md, "The two formats")::
 ``job_type`` reads ``"<Model> (batch size <B>)"``; ``slo`` is -1 for none; ``duration`` is
 kept for round trips but ignored by the simulation; ``arrival`` is in seconds. Errors name
 fields by these column names.
+
+Written files load in the authors' simulator, whose parser reads ``needs_data_dir``,
+``total_iterations``, ``gang`` and ``duration`` with ``int()``: those columns are always
+written as integers (``duration`` rounded to whole seconds, see :func:`duration_text`).
 """
 
 from __future__ import annotations
@@ -56,6 +60,22 @@ def format_number(value: float) -> str:
     return repr(float(value))
 
 
+#: Largest duration the TSV writer rounds to whole seconds (longer texts would not read back).
+MAX_TSV_DURATION_S = 1e15
+
+
+def duration_text(job: JobSpec) -> str:
+    """The ``duration`` column: whole seconds, as the authors' TSV has it (their parser calls
+    ``int()`` on it, so ``1243.636`` would stop it). The simulation never reads it."""
+    if not abs(job.duration_s) < MAX_TSV_DURATION_S:
+        raise TraceError(
+            "<writing TSV>",
+            f"job {job.job_id}: duration {job.duration_s!r} s is too large to write in whole "
+            f"seconds (at most {MAX_TSV_DURATION_S:g}); save as .jsonl instead",
+        )
+    return str(round(job.duration_s))
+
+
 def _check_text(job: JobSpec, name: str, value: str) -> str:
     if any(ch in value for ch in "\t\r\n"):
         raise TraceError(
@@ -79,7 +99,7 @@ def format_line(job: JobSpec) -> str:
         job.mode,
         format_number(job.priority),
         format_number(job.slo_s),
-        format_number(job.duration_s),
+        duration_text(job),
         format_number(job.arrival_s),
     )
     return "\t".join(fields)
