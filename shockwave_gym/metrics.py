@@ -1,6 +1,9 @@
 """Episode metrics (docs/SEMANTICS.md, "Metrics and finish-time fairness"), computed by one function from a finished episode.
 
 - makespan = last completion - 0; JCT = completion - arrival; avg and geometric-mean JCT.
+- JCT on the authors' basis (``*_admission``): completion - admission, where a job is admitted
+  at the first round boundary at or after its arrival (the authors' simulator starts the
+  clock there). Shorter by the wait for the next boundary, under one round.
 - Finish-time fairness, static contention (the paper's): rho_j = JCT_j / (iso_j * max(1, N/G)).
 - Themis variant: N replaced by the time-averaged number of active (arrived, unfinished) jobs
   over the job's own lifetime [arrival, completion].
@@ -76,6 +79,17 @@ class EpisodeResult:
         return self.completion_s - self.arrival_s
 
     @property
+    def admission_s(self) -> np.ndarray:
+        """The first round boundary at or after each job's arrival (NaN if none came)."""
+        starts = np.append(self.round_start_s, np.nan)  # index past the last round: NaN
+        return starts[np.searchsorted(self.round_start_s, self.arrival_s, side="left")]
+
+    @property
+    def jct_admission_s(self) -> np.ndarray:
+        """JCT on the authors' basis: completion - admission."""
+        return self.completion_s - self.admission_s
+
+    @property
     def num_rounds(self) -> int:
         return int(self.round_start_s.size)
 
@@ -94,11 +108,16 @@ def mean_active_jobs(arrival_s: np.ndarray, completion_s: np.ndarray) -> np.ndar
         return np.where(life > 0, total / life, 1.0)
 
 
+def static_ftf(result: EpisodeResult, jct_s: np.ndarray) -> np.ndarray:
+    """The paper's rho = JCT / (isolated time * max(1, N/G)) of the given JCTs."""
+    return jct_s / (result.isolated_time_s * max(1.0, result.num_jobs / result.gpus))
+
+
 def per_job_ftf(result: EpisodeResult) -> tuple[np.ndarray, np.ndarray]:
     """(static-contention rho, Themis-variant rho) per job; NaN for unfinished jobs."""
     n, g = result.num_jobs, result.gpus
     jct = result.jct_s
-    rho_static = jct / (result.isolated_time_s * max(1.0, n / g))
+    rho_static = static_ftf(result, jct)
     done = result.completed
     rho_themis = np.full(n, np.nan)
     if done.any():
@@ -130,6 +149,8 @@ def compute_metrics(result: EpisodeResult, unfair_threshold: float = UNFAIR_THRE
     capacity = result.gpus * horizon if horizon > 0 else float("nan")
     overhead = sum(float((result.gang[ids] * o).sum()) for ids, o in zip(result.round_job_ids, result.round_overhead_s, strict=True))
     has = jct.size > 0
+    jct_admission = result.jct_admission_s[done]
+    rho_admission = static_ftf(result, result.jct_admission_s)[done]
     return {
         "num_jobs": result.num_jobs,
         "completed_jobs": int(done.sum()),
@@ -147,12 +168,20 @@ def compute_metrics(result: EpisodeResult, unfair_threshold: float = UNFAIR_THRE
         "busy_utilization": _finite_or_none(busy / capacity),
         "restart_overhead_gpu_s": overhead,
         "rounds": result.num_rounds,
+        # the authors' JCT basis (from admission at a round boundary), static-contention rho
+        "avg_jct_admission_s": _finite_or_none(jct_admission.mean()) if has else None,
+        "median_jct_admission_s": _finite_or_none(np.median(jct_admission)) if has else None,
+        "worst_ftf_admission": _finite_or_none(rho_admission.max()) if has else None,
+        "unfair_fraction_admission": _finite_or_none((rho_admission > unfair_threshold).mean()) if has else None,
     }
 
 
 def jobs_table(result: EpisodeResult) -> list[dict]:
-    """One row per job: arrival, completion, JCT, isolated time, gang, both rhos."""
+    """One row per job: arrival, completion, JCT, isolated time, gang, both rhos, and the
+    admission-basis JCT and rho."""
     rho_static, rho_themis = per_job_ftf(result)
+    admission, jct_admission = result.admission_s, result.jct_admission_s
+    rho_admission = static_ftf(result, jct_admission)
     rows = []
     for j in range(result.num_jobs):
         rows.append(
@@ -166,6 +195,9 @@ def jobs_table(result: EpisodeResult) -> list[dict]:
                 "run_time_s": float(result.run_time_s[j]),
                 "ftf": _finite_or_none(rho_static[j]),
                 "ftf_themis": _finite_or_none(rho_themis[j]),
+                "admission_s": _finite_or_none(admission[j]),
+                "jct_admission_s": _finite_or_none(jct_admission[j]),
+                "ftf_admission": _finite_or_none(rho_admission[j]),
             }
         )
     return rows

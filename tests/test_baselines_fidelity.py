@@ -60,13 +60,14 @@ def test_makespan_and_avg_jct_within_ten_percent(name, ours, authors):
     metrics, reference = ours[name].metrics, authors.policy(name)
     assert metrics["completed_jobs"] == 120
     assert metrics["makespan_s"] == pytest.approx(reference.makespan_s, rel=BAND)
-    assert metrics["avg_jct_s"] == pytest.approx(reference.avg_jct_s, rel=BAND)
+    # on the authors' JCT basis (from admission at a round boundary), as their figures are
+    assert metrics["avg_jct_admission_s"] == pytest.approx(reference.avg_jct_s, rel=BAND)
 
 
 @pytest.mark.parametrize("name", BASELINES)
 def test_per_job_jcts_rank_like_the_authors(name, ours, authors):
     reference = np.asarray(authors.policy(name).jct_s)
-    rho = spearmanr(ours[name].result.jct_s, reference).statistic
+    rho = spearmanr(ours[name].result.jct_admission_s, reference).statistic
     assert rho >= 0.85, f"{name}: Spearman {rho:.3f}"
 
 

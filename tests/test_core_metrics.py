@@ -55,6 +55,32 @@ def test_static_ftf_by_hand(staggered):
     assert [r["ftf"] for r in rows] == pytest.approx([0.5, 1.5])
 
 
+def test_admission_basis_by_hand(staggered):
+    # B arrives at 100 s, mid-round; the next boundary is 120 s, so the authors' basis
+    # counts its JCT as 400 - 120 = 280 s (rho 280 / (100 x 2) = 1.4). A arrives on the first
+    # boundary (0 s): both bases agree.
+    m = compute_metrics(staggered)
+    assert staggered.admission_s.tolist() == [0.0, 120.0]
+    assert m["avg_jct_admission_s"] == pytest.approx((300 + 280) / 2)
+    assert m["avg_jct_s"] == pytest.approx((300 + 300) / 2)
+    assert m["worst_ftf_admission"] == pytest.approx(1.4)
+    assert m["unfair_fraction_admission"] == pytest.approx(0.5)
+    rows = jobs_table(staggered)
+    assert [r["jct_admission_s"] for r in rows] == pytest.approx([300.0, 280.0])
+    assert [r["ftf_admission"] for r in rows] == pytest.approx([0.5, 1.4])
+
+
+def test_admission_after_an_idle_jump_is_the_arrival_and_unreached_jobs_have_none():
+    # Job 1 arrives at 1000 s, long after job 0 (50 s) finished: the clock jumps to 1000 s,
+    # which is a boundary, so it is admitted on arrival. Truncated after one round, job 2
+    # (arriving at 5000 s) was never admitted: NaN, and no metric counts it.
+    sim = play([job(0, 50), job(1, 50, arrival_s=1000.0), job(2, 50, arrival_s=5000.0)], 1, [[0], [1]])
+    result = sim.result()
+    assert result.admission_s[:2].tolist() == [0.0, 1000.0] and math.isnan(result.admission_s[2])
+    m = compute_metrics(result)
+    assert m["completed_jobs"] == 2 and m["avg_jct_admission_s"] == m["avg_jct_s"] == 50.0
+
+
 def test_themis_ftf_by_hand(staggered):
     # active jobs n(t): 1 on [0,100), 2 on [100,300), 1 on [300,400)
     # A over [0,300]: (100 x 1 + 200 x 2) / 300 = 5/3 -> rho = 300 / (300 x 5/3) = 0.6
