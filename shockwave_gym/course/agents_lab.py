@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from shockwave_gym.testing import AgentCheckError, check_agent
+from shockwave_gym.testing.agent import AgentCheckError, check_agent
 from shockwave_gym.traces import GeneratorConfig, Trace, generate_trace, load_trace
 
 #: The generated cases of the agent labs: small, on 4 GPUs, few 4-GPU gangs.

@@ -16,7 +16,14 @@ from pathlib import Path
 from shockwave_gym.course.kit import INSTRUCTOR_FILE
 from shockwave_gym.course.labs import LABS
 from shockwave_gym.course.markers import has_markers
-from shockwave_gym.course.notebook import INSTRUCTOR, STUDENT, make_version, read_notebook, solution_lines, write_notebook
+from shockwave_gym.course.notebook import (
+    INSTRUCTOR,
+    STUDENT,
+    make_version,
+    read_notebook,
+    solution_lines,
+    write_notebook,
+)
 from shockwave_gym.errors import InputError
 
 #: A solution line shorter than this (``)``, ``else:``) may also appear in a placeholder.

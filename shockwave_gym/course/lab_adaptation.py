@@ -20,12 +20,19 @@ import numpy as np
 
 from shockwave_agents import make_agent
 from shockwave_agents.base import Agent
-from shockwave_gym import SimConfig, Simulator
-from shockwave_gym.course.agents_lab import Case, bundled_case, check_on_cases, generated_case, worst_ratio
+from shockwave_gym.config import SimConfig
+from shockwave_gym.course.agents_lab import (
+    Case,
+    bundled_case,
+    check_on_cases,
+    generated_case,
+    worst_ratio,
+)
 from shockwave_gym.course.report import Criterion, GradeReport
 from shockwave_gym.interface import pack_in_order, predicted_remaining_s
 from shockwave_gym.jobs import DATASET_SIZES, JobSpec
 from shockwave_gym.runner import run_episode
+from shockwave_gym.simulator import Simulator
 from shockwave_gym.traces import Trace
 from shockwave_gym.view import ClusterView
 

@@ -9,8 +9,13 @@ to itself is 1), so it scores 0 on the task.
 from __future__ import annotations
 
 from shockwave_agents import make_agent
-from shockwave_gym import SimConfig
-from shockwave_gym.course.agents_lab import bundled_case, check_on_cases, generated_case, worst_ratio
+from shockwave_gym.config import SimConfig
+from shockwave_gym.course.agents_lab import (
+    bundled_case,
+    check_on_cases,
+    generated_case,
+    worst_ratio,
+)
 from shockwave_gym.course.report import Criterion, GradeReport
 from shockwave_gym.runner import run_episode
 
