@@ -10,9 +10,9 @@ copy of the kit and grades with ``--kit`` pointing at it.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+from shockwave_gym.course.notebook import read_json
 from shockwave_gym.errors import InputError
 
 INSTRUCTOR_FILE = "instructor.json"
@@ -23,12 +23,7 @@ DEFAULT_KIT = Path("notebooks") / "course"
 def hidden_seeds(kit: str | Path, lab_key: str) -> tuple[int, ...]:
     """The instructor-only seeds of ``lab_key`` in ``kit``; an InputError names the file and field."""
     path = Path(kit) / INSTRUCTOR_FILE
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file (the instructor kit holds the hidden seeds; is --kit right?)") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"{path}: not readable JSON ({exc})") from None
+    data = read_json(path, "no such file (the instructor kit holds the hidden seeds; is --kit right?)")
     seeds = data.get("hidden_seeds", {}).get(lab_key) if isinstance(data, dict) else None
     if not isinstance(seeds, list) or not seeds:
         raise InputError(f"{path}: hidden_seeds.{lab_key}: needs a non-empty list of seeds")

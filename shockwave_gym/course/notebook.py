@@ -17,15 +17,21 @@ from shockwave_gym.errors import InputError
 STUDENT, INSTRUCTOR = "student", "instructor"
 
 
+def read_json(path: str | Path, missing: str):
+    """The JSON document at ``path``; an :class:`InputError` names the file otherwise
+    (``missing`` is the message when it does not exist)."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"{path}: {missing}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"{path}: not readable JSON ({exc})") from None
+
+
 def read_notebook(path: str | Path) -> dict:
     """The notebook at ``path`` as a dict; an :class:`InputError` names the file otherwise."""
     path = Path(path)
-    try:
-        notebook = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such notebook") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"{path}: not a readable notebook ({exc})") from None
+    notebook = read_json(path, "no such notebook")
     if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
         raise InputError(f"{path}: not a notebook (no 'cells' list)")
     return notebook
