@@ -73,6 +73,18 @@ def test_bad_submission_is_one_line_and_status_2(name, tmp_path, capsys):
     assert len(err.splitlines()) == 1 and message in err, err
 
 
+def test_a_batch_grades_every_submission_and_reports_the_broken_ones(tmp_path, capsys):
+    lab = LABS[2]
+    good = _write(tmp_path, "good.py", _graded(lab, INSTRUCTOR)[0])
+    placeholder = _write(tmp_path, "placeholder.py", _graded(lab, STUDENT)[0])
+    broken = _write(tmp_path, "broken.py", "raise ValueError('oops')\n")
+    assert main(["course", "grade", "3", str(good), str(broken), str(placeholder)]) == 2
+    captured = capsys.readouterr()
+    assert "broken.py (line 1): running the submission raised ValueError: oops" in captured.err
+    assert len(captured.err.strip().splitlines()) == 1
+    assert captured.out.count("score 100/100: task met") == 1 and captured.out.count("score 0/100") == 1
+
+
 def test_bad_lab_and_bad_kit_are_input_errors(tmp_path, capsys):
     path = _write(tmp_path, "a.py", "def nsw_allocation(instance):\n    return 0\n")
     assert main(["course", "grade", "9", str(path)]) == 2

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
-from shockwave_gym.cli.guard import check_output_dir
+from shockwave_gym.cli.guard import PROG, check_output_dir, one_line
 
 
 def add_parsers(subparsers) -> None:
@@ -18,10 +19,11 @@ def add_parsers(subparsers) -> None:
     build.set_defaults(func=run_build)
     grade = commands.add_parser("grade", help="grade a submission (.py, or a lab notebook with graded cells)")
     grade.add_argument("lab", metavar="LAB", help="lab number or key: 1/adaptation, 2/fairness, 3/markets")
-    grade.add_argument("submission", metavar="SUBMISSION", help="the student's .py file or .ipynb notebook")
+    grade.add_argument("submissions", metavar="SUBMISSION", nargs="+",
+                       help="students' .py files or .ipynb notebooks (several: each is graded)")
     grade.add_argument("--kit", default=None,
                        help="instructor kit (with instructor.json): adds the instructor-only cases")
-    grade.add_argument("--json", action="store_true", help="print the report as JSON")
+    grade.add_argument("--json", action="store_true", help="print each report as one line of JSON")
     grade.set_defaults(func=run_grade)
 
 
@@ -34,8 +36,22 @@ def run_build(args: argparse.Namespace) -> int:
 
 
 def run_grade(args: argparse.Namespace) -> int:
-    from shockwave_gym.course import grade_submission
+    """Grade every submission; one that cannot be run gets one stderr line and the others
+    are still graded (exit 2 if any could not be). A bad LAB or --kit stops at once."""
+    from shockwave_gym.course import get_lab, grade_submission
+    from shockwave_gym.course.kit import hidden_seeds
+    from shockwave_gym.course.submission import SubmissionError
 
-    report = grade_submission(args.lab, args.submission, kit=args.kit)
-    print(json.dumps(report.to_dict(), indent=2) if args.json else report.text())
-    return 0
+    lab = get_lab(args.lab)
+    if args.kit is not None:
+        hidden_seeds(args.kit, lab.key)  # a bad kit is reported before any submission runs
+    status = 0
+    for path in args.submissions:
+        try:
+            report = grade_submission(lab.key, path, kit=args.kit)
+        except SubmissionError as exc:
+            print(f"{PROG}: error: {one_line(str(exc))}", file=sys.stderr)
+            status = 2
+            continue
+        print(json.dumps(report.to_dict()) if args.json else report.text() + "\n", flush=True)
+    return status

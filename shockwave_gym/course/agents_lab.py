@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from shockwave_gym.course.submission import describe_exception
 from shockwave_gym.testing.agent import AgentCheckError, check_agent
 from shockwave_gym.traces import GeneratorConfig, Trace, generate_trace, load_trace
 
@@ -46,7 +47,7 @@ def check_on_cases(make: Callable[[], object], cases: Sequence[Case]) -> tuple[d
         except AgentCheckError as exc:
             return metrics, f"{case.name}: {exc}"
         except Exception as exc:  # the student's code raised: a broken rule, not a grader bug
-            return metrics, f"{case.name}: the agent raised {type(exc).__name__}: {exc}"
+            return metrics, f"{case.name}: the agent raised {describe_exception(exc)}"
     return metrics, None
 
 

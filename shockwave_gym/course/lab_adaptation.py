@@ -29,6 +29,7 @@ from shockwave_gym.course.agents_lab import (
     worst_ratio,
 )
 from shockwave_gym.course.report import Criterion, GradeReport
+from shockwave_gym.course.submission import describe_exception
 from shockwave_gym.interface import pack_in_order, predicted_remaining_s
 from shockwave_gym.jobs import DATASET_SIZES, JobSpec
 from shockwave_gym.runner import run_episode
@@ -125,7 +126,7 @@ def grade(estimate, cases, report: GradeReport, code: str = "") -> None:
     try:
         errors = {case.name: arrival_errors(estimate, case) for case in cases}
     except Exception as exc:  # the student's function raised or returned nonsense
-        problem = f"the estimate raised {type(exc).__name__}: {exc}"
+        problem = f"the estimate raised {describe_exception(exc)}"
     report.add(Criterion("returns estimates", 0, problem is None,
                          problem or "an array of finite, non-negative seconds per job, every round"))
     if problem is not None:

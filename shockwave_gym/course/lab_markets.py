@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from shockwave_gym.course.report import Criterion, GradeReport
+from shockwave_gym.course.submission import describe_exception
 
 #: The task criteria, as (name, points).
 TASK = (("optimal", 60), ("proportionally fair", 40))
@@ -132,7 +133,7 @@ def grade(nsw_allocation, cases, report: GradeReport) -> None:
         try:
             answers[instance.name] = np.asarray(nsw_allocation(instance), dtype=float)
         except Exception as exc:  # the student's function raised
-            problem = f"{instance.name}: nsw_allocation raised {type(exc).__name__}: {exc}"
+            problem = f"{instance.name}: nsw_allocation raised {describe_exception(exc)}"
             break
         problem = feasibility_problem(instance, answers[instance.name])
         if problem:

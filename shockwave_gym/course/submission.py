@@ -38,6 +38,14 @@ class Submission:
         return value
 
 
+def describe_exception(exc: BaseException) -> str:
+    """``"NameError: name 'cp' is not defined"``, with a hint where the usual cause is known."""
+    text = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, NameError):
+        text += " (the grader runs only the cells tagged 'graded': import or define it there)"
+    return text
+
+
 def _where_it_failed(exc: BaseException, origin: str) -> str:
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == origin]
     return f" (line {frames[-1].lineno})" if frames else ""
@@ -54,7 +62,7 @@ def run_code(code: str, origin: str) -> Submission:
         exec(compiled, namespace)  # noqa: S102 - running the student's code is the point
     except Exception as exc:
         where = _where_it_failed(exc, origin)
-        raise SubmissionError(f"{origin}{where}: running the submission raised {type(exc).__name__}: {exc}") from None
+        raise SubmissionError(f"{origin}{where}: running the submission raised {describe_exception(exc)}") from None
     return Submission(origin, code, namespace)
 
 
