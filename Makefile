@@ -17,7 +17,7 @@ TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 # gurobi and mosek are in the test set so the licensed-solver paths run for real: gurobipy's
 # size-limited licence and an unlicensed MOSEK. solver="auto" detects both and stays on
 # HiGHS, so Shockwave's figures do not move (docs/SOLVERS.md).
-EXTRAS ?= rl,dev,ray,gurobi,mosek,course
+EXTRAS ?= rl,dev,ray,gurobi,mosek
 LOG := $(VENV)/install.log
 DEMO_STAMP := $(VENV)/.installed-demo
 TEST_STAMP := $(VENV)/.installed-test
