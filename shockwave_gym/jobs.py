@@ -58,8 +58,24 @@ def format_job_type(model: str, batch_size: int) -> str:
     return f"{model} (batch size {batch_size})"
 
 
+class _ModelFacts:
+    """What both job specs derive from their model and initial batch size."""
+
+    __slots__ = ()
+    model: str
+    initial_batch_size: int
+
+    @property
+    def job_type(self) -> str:
+        return format_job_type(self.model, self.initial_batch_size)
+
+    @property
+    def dataset_size(self) -> int:
+        return DATASET_SIZES[self.model]
+
+
 @dataclass(frozen=True, slots=True)
-class JobSpec:
+class JobSpec(_ModelFacts):
     """One training job as a trace describes it. Times are in seconds.
 
     ``command``, ``working_dir``, ``step_arg`` and ``needs_data_dir`` say how to launch the
@@ -81,13 +97,6 @@ class JobSpec:
     needs_data_dir: int = 1
     duration_s: float = 0.0
 
-    @property
-    def job_type(self) -> str:
-        return format_job_type(self.model, self.initial_batch_size)
-
-    @property
-    def dataset_size(self) -> int:
-        return DATASET_SIZES[self.model]
 
     @property
     def iterations_per_epoch_at_initial(self) -> int:
@@ -108,7 +117,7 @@ class JobSpec:
 
 
 @dataclass(frozen=True, slots=True)
-class PublicJobSpec:
+class PublicJobSpec(_ModelFacts):
     """What a scheduler may know of a job from its trace line: no generator duration and
     no launch details. The read-only view hands these out; the hidden schedule cannot be
     derived from them through :func:`~shockwave_gym.profile.job_profile`."""
@@ -124,10 +133,3 @@ class PublicJobSpec:
     priority: float = 1.0
     slo_s: float = -1.0
 
-    @property
-    def job_type(self) -> str:
-        return format_job_type(self.model, self.initial_batch_size)
-
-    @property
-    def dataset_size(self) -> int:
-        return DATASET_SIZES[self.model]

@@ -209,5 +209,7 @@ def test_json_stdout_is_one_object_whatever_the_solver(tmp_path, solver, used):
     )
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.count("\n") == 1  # no banner, licence line or log before or after
+    # the one-time banners are dropped, not moved: on stderr they would break progress lines
+    assert "Running HiGHS" not in completed.stderr and "Restricted license" not in completed.stderr
     record = json.loads(completed.stdout)
     assert record["planner_stats"]["solver"] == used and record["planner_stats"]["plans"] >= 1

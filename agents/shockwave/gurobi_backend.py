@@ -15,7 +15,7 @@ from functools import cache
 import numpy as np
 
 from shockwave_agents.shockwave.mip import MipProgram
-from shockwave_agents.shockwave.quiet import stdout_to_stderr
+from shockwave_agents.shockwave.quiet import banner_silenced
 from shockwave_agents.shockwave.results import SolveResult, SolveStatus, check_solution, rounded
 
 #: Gurobi's error codes ``GRB.Error.NO_LICENSE`` and ``GRB.Error.SIZE_LIMIT_EXCEEDED`` ("Model
@@ -26,10 +26,11 @@ LICENCE_ERRNOS = frozenset({NO_LICENCE_ERRNO, SIZE_LIMIT_ERRNO})
 
 @cache
 def quiet_env():
-    """The process's Gurobi environment, started with output off (no banner on stdout)."""
+    """The process's Gurobi environment, started with output off; its licence line is
+    dropped (:func:`banner_silenced`)."""
     import gurobipy
 
-    with stdout_to_stderr():
+    with banner_silenced():
         return gurobipy.Env(params={"OutputFlag": 0})
 
 

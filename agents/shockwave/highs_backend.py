@@ -12,7 +12,7 @@ import time
 import numpy as np
 
 from shockwave_agents.shockwave.mip import MipProgram
-from shockwave_agents.shockwave.quiet import stdout_to_stderr
+from shockwave_agents.shockwave.quiet import banner_silenced
 from shockwave_agents.shockwave.results import SolveResult, SolveStatus, check_solution, rounded
 
 _BANNER_SHOWN = False
@@ -20,14 +20,15 @@ _BANNER_SHOWN = False
 
 def new_highs():
     """A silent ``highspy.Highs``. HiGHS prints a banner on stdout at the first construction
-    in a process; it is sent to stderr instead so ``--json`` output stays one JSON object."""
+    in a process; it is dropped, so ``--json`` output stays one JSON object and neither
+    progress lines nor notebook cells show it."""
     global _BANNER_SHOWN
     import highspy
 
     if _BANNER_SHOWN:
         highs = highspy.Highs()
     else:
-        with stdout_to_stderr():
+        with banner_silenced():
             highs = highspy.Highs()
         _BANNER_SHOWN = True
     highs.setOptionValue("output_flag", False)
