@@ -96,6 +96,20 @@ def test_bad_lab_and_bad_kit_are_input_errors(tmp_path, capsys):
     assert "hidden_seeds.markets: seeds are integers" in capsys.readouterr().err
 
 
+def test_lab2_credits_each_case_so_a_nearly_right_agent_shows_progress():
+    code = ("import numpy as np\nfrom shockwave_agents.base import Agent\n"
+            "from shockwave_gym.interface import ftf_estimate, pack_in_order\n\n\nclass MyAgent(Agent):\n"
+            "    def act(self, view):\n        active = view.active_job_ids\n"
+            "        order = active[np.argsort(-ftf_estimate(view, active), kind='stable')]  # no restart bonus\n"
+            "        return pack_in_order(order, view.gang, view.gpus)\n")
+    entry = run_code(code, "near.py").entry("MyAgent", "a class")
+    report = grade_object("fairness", entry, seeds=hidden_seeds(KIT, "fairness"), code=code)
+    fairness = report.criteria[1]
+    assert not fairness.passed and 0 < fairness.met < fairness.total
+    assert fairness.earned == round(60 * fairness.met / fairness.total)
+    assert 0 < report.score < 100 and "[PART]" in report.text()
+
+
 def test_an_invalid_agent_breaks_the_rule_and_is_not_graded(tmp_path):
     code = ("from shockwave_agents.base import Agent\n\n\nclass MyAgent(Agent):\n"
             "    def act(self, view):\n        return view.active_job_ids  # every job, GPUs or not\n")
@@ -116,6 +130,9 @@ def test_lab1_refuses_the_packaged_predictor_and_bad_shapes():
     short = run_code("import numpy as np\ndef remaining_time_estimate(view):\n    return np.ones(1)\n", "short.py")
     report = grade_object("adaptation", short.entry("remaining_time_estimate", "a function"), code="")
     assert "expected shape" in report.criteria[1].detail and report.score == 0
+    nan = run_code("import numpy as np\ndef remaining_time_estimate(view):\n    return np.full(view.num_jobs, np.nan)\n", "nan.py")
+    report = grade_object("adaptation", nan.entry("remaining_time_estimate", "a function"), code="")
+    assert "job 0's estimate is nan" in report.criteria[1].detail
 
 
 def test_lab3_refuses_an_allocation_over_capacity():

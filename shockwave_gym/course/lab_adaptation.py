@@ -85,13 +85,23 @@ class EstimateSrtf(Agent):
         return pack_in_order(order, view.gang, view.gpus)
 
 
+class BadEstimate(ValueError):
+    """The estimate returned something that is not seconds per job (found by the grader)."""
+
+
 def _checked(values, view: ClusterView, case: str) -> np.ndarray:
-    array = np.asarray(values, dtype=float)
+    where = f"{case}, round {view.round_index}"
+    try:
+        array = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise BadEstimate(f"{where}: returned {type(values).__name__}, not an array of numbers") from None
     if array.shape != (view.num_jobs,):
-        raise ValueError(f"{case}, round {view.round_index}: expected shape ({view.num_jobs},), got {array.shape}")
-    active = array[view.active_job_ids]
-    if not np.all(np.isfinite(active)) or np.any(active < 0):
-        raise ValueError(f"{case}, round {view.round_index}: estimates of active jobs must be finite and >= 0")
+        raise BadEstimate(f"{where}: expected shape ({view.num_jobs},), got {array.shape}")
+    active = view.active_job_ids
+    bad = active[~(np.isfinite(array[active]) & (array[active] >= 0))]
+    if bad.size:
+        raise BadEstimate(f"{where}: job {bad[0]}'s estimate is {float(array[bad[0]])!r}; estimates of active jobs "
+                          "must be finite and >= 0")
     return array
 
 
@@ -125,6 +135,8 @@ def grade(estimate, cases, report: GradeReport, code: str = "") -> None:
     errors, problem = {}, None
     try:
         errors = {case.name: arrival_errors(estimate, case) for case in cases}
+    except BadEstimate as exc:
+        problem = str(exc)
     except Exception as exc:  # the student's function raised or returned nonsense
         problem = f"the estimate raised {describe_exception(exc)}"
     report.add(Criterion("returns estimates", 0, problem is None,

@@ -1,9 +1,9 @@
 """Lab 2, fairness: grade a scheduler on finish-time fairness, with efficiency as a guard.
 
-The task: on every case, **worst FTF at most 0.9x the better of FIFO's and Themis's** (the
-paper's finish-time-fair baseline), and, counted only when that holds, **average JCT no
-worse than Themis's**. FIFO, the placeholder, can never meet the first criterion (its ratio
-to itself is 1), so it scores 0 on the task.
+The task, credited per case: **worst FTF at most 0.9x the better of FIFO's and Themis's**
+(the paper's finish-time-fair baseline), and, on the cases where that holds, **average JCT no
+worse than Themis's**. FIFO, the placeholder, meets the first on no case (its ratio to itself
+is 1), hence neither, and scores 0 on the task.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from shockwave_gym.course.agents_lab import (
     generated_case,
     worst_ratio,
 )
-from shockwave_gym.course.report import Criterion, GradeReport
+from shockwave_gym.course.report import Criterion, GradeReport, per_case
 from shockwave_gym.runner import run_episode
 
 FAIRNESS_FACTOR = 0.9
@@ -48,15 +48,21 @@ def grade(agent_class, cases, report: GradeReport) -> None:
     themis = {case.name: _baseline("themis", case) for case in cases}
     ftf = {name: m["worst_ftf"] for name, m in metrics.items()}
     limit = {name: FAIRNESS_FACTOR * min(fifo[name]["worst_ftf"], themis[name]["worst_ftf"]) for name in ftf}
-    case, ratio = worst_ratio(ftf, limit)
-    report.add(Criterion(
-        "fairness", 60, ratio <= 1.0,
-        f"worst FTF must be <= {FAIRNESS_FACTOR}x min(FIFO's, Themis's) on every case; "
-        f"tightest: {case} {ftf[case]:.3f} vs limit {limit[case]:.3f}"))
+    fair = {name: ftf[name] <= limit[name] for name in ftf}
+    report.add(per_case(
+        "fairness", 60, fair,
+        f"worst FTF <= {FAIRNESS_FACTOR}x min(FIFO's, Themis's)",
+        _tightest(ftf, limit, "{:.3f}")))
     jct = {name: m["avg_jct_s"] for name, m in metrics.items()}
     themis_jct = {name: themis[name]["avg_jct_s"] for name in jct}
-    case, ratio = worst_ratio(jct, themis_jct)
-    report.add(Criterion(
-        "efficiency", 40, ratio <= 1.0,
-        f"average JCT must be <= Themis's on every case; tightest: {case} {jct[case]:.0f} s vs {themis_jct[case]:.0f} s",
-        requires="fairness"))
+    # FIFO often beats Themis on JCT: efficiency counts only where the fairness goal is met
+    efficient = {name: fair[name] and jct[name] <= themis_jct[name] for name in jct}
+    report.add(per_case(
+        "efficiency", 40, efficient,
+        "average JCT <= Themis's, on the cases where fairness is met",
+        _tightest(jct, themis_jct, "{:.0f} s")))
+
+
+def _tightest(values: dict, limits: dict, form: str) -> str:
+    case, _ = worst_ratio(values, limits)
+    return f"tightest: {case} {form.format(values[case])} vs limit {form.format(limits[case])}"

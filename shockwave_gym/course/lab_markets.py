@@ -8,7 +8,7 @@ allocation ``x[j]`` (rounds granted) is feasible when ``0 <= x[j] <= rounds``,
 utility is its share of epochs done, ``u[j] = (done[j] + rate[j] x[j]) / total[j]``; NSW is
 ``sum_j log u[j]``.
 
-The task: on every instance, (1) **optimal**: NSW within 1e-4 of the optimum; (2)
+The task, credited per instance: (1) **optimal**: NSW within 1e-4 of the optimum; (2)
 **proportionally fair**: against the equal-share and the utilitarian allocations, the sum
 of relative utility gains ``sum_j (u_j(y) - u_j(x)) / u_j(x)`` is at most 1e-3 (the
 first-order condition that characterises the NSW optimum). The placeholder, an equal share of
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from shockwave_gym.course.report import Criterion, GradeReport
+from shockwave_gym.course.report import Criterion, GradeReport, per_case
 from shockwave_gym.course.submission import describe_exception
 
 #: The task criteria, as (name, points).
@@ -143,14 +143,14 @@ def grade(nsw_allocation, cases, report: GradeReport) -> None:
         return
     gaps = {i.name: nsw(i, optimum(i)) - nsw(i, answers[i.name]) for i in cases}
     worst = max(gaps, key=gaps.get)
-    report.add(Criterion("optimal", 60, gaps[worst] <= OPTIMALITY_TOLERANCE,
-                         f"NSW must be within {OPTIMALITY_TOLERANCE:g} of the optimum on every instance; "
-                         f"largest gap: {worst} {gaps[worst]:.2e}"))
+    report.add(per_case("optimal", 60, {name: gap <= OPTIMALITY_TOLERANCE for name, gap in gaps.items()},
+                        f"NSW within {OPTIMALITY_TOLERANCE:g} of the optimum",
+                        f"largest gap: {worst} {gaps[worst]:.2e}"))
     gains = {}
     for i in cases:
         u = np.maximum(i.utility(answers[i.name]), 1e-12)
         gains[i.name] = max(float(((i.utility(y(i)) - u) / u).sum()) for y in (equal_share, utilitarian))
     worst = max(gains, key=gains.get)
-    report.add(Criterion("proportionally fair", 40, gains[worst] <= FAIRNESS_TOLERANCE,
-                         f"no other allocation may gain > {FAIRNESS_TOLERANCE:g} summed relative utility; "
-                         f"largest: {worst} {gains[worst]:.2e}"))
+    report.add(per_case("proportionally fair", 40, {name: gain <= FAIRNESS_TOLERANCE for name, gain in gains.items()},
+                        f"no other allocation gains > {FAIRNESS_TOLERANCE:g} summed relative utility",
+                        f"largest: {worst} {gains[worst]:.2e}"))

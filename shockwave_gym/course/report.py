@@ -5,9 +5,9 @@ Two kinds of criteria:
 * **rules** (0 points): the submission is valid (``check_agent`` accepts the agent on every
   trace, a function returns what it must, ...). A broken rule voids the task criteria: they
   score 0 with "not graded";
-* **task** criteria (points): the lab's stated goal, measured on every trace. A criterion may
-  ``require`` another one: it counts only if that one passed (e.g. "makespan within 10% of
-  FIFO's" counts only when the fairness goal is met, since FIFO itself meets it).
+* **task** criteria (points): the lab's stated goal. Some are all-or-nothing ("on every case");
+  others give credit per case (``met`` of ``total`` cases earn ``points * met / total``,
+  rounded), so a nearly-right answer that misses one case of seven still shows its progress.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ class Criterion:
     points: int
     passed: bool
     detail: str
-    requires: str | None = None
+    met: int | None = None
+    total: int | None = None
 
     @property
     def rule(self) -> bool:
@@ -31,6 +32,8 @@ class Criterion:
 
     @property
     def earned(self) -> int:
+        if self.met is not None and self.total:
+            return round(self.points * self.met / self.total)
         return self.points if self.passed else 0
 
 
@@ -49,7 +52,7 @@ class GradeReport:
         self.criteria.append(criterion)
 
     def finish(self, task: tuple[tuple[str, int], ...] = ()) -> GradeReport:
-        """Apply the rules and the ``requires`` links (once, after every criterion is added);
+        """Apply the rules (once, after every criterion is added);
         ``task`` lists the lab's task criteria as (name, points), so that those a broken rule
         kept from being measured still appear, with 0 points."""
         broken = [c.name for c in self.criteria if c.rule and not c.passed]
@@ -57,15 +60,10 @@ class GradeReport:
         for name, points in task:
             if name not in measured:
                 self.add(Criterion(name, points, False, "not measured"))
-        passed = {c.name: c.passed for c in self.criteria}
         for criterion in self.criteria:
-            if criterion.rule:
-                continue
-            if broken:
-                criterion.passed, criterion.detail = False, f"not graded: rule {broken[0]!r} is broken"
-            elif criterion.requires and not passed.get(criterion.requires, False):
-                criterion.passed = False
-                criterion.detail = f"{criterion.detail}; counts only when {criterion.requires!r} is met"
+            if broken and not criterion.rule:
+                criterion.passed, criterion.met = False, None
+                criterion.detail = f"not graded: rule {broken[0]!r} is broken"
         return self
 
     @property
@@ -80,7 +78,7 @@ class GradeReport:
         scope = "public and instructor-only cases" if self.hidden else "public cases only"
         lines = [f"lab {self.lab}: {self.submission}", f"graded on {len(self.cases)} {scope}: {', '.join(self.cases)}"]
         for c in self.criteria:
-            mark = "PASS" if c.passed else "FAIL"
+            mark = "PASS" if c.passed else ("PART" if c.earned else "FAIL")
             points = "rule" if c.rule else f"{c.earned:>3}/{c.points}"
             lines.append(f"  [{mark}] {points:>7}  {c.name}: {c.detail}")
         unmet = [c.name for c in self.criteria if not c.rule and not c.passed]
@@ -92,3 +90,14 @@ class GradeReport:
         data = asdict(self)
         data.update(score=self.score, max_score=self.max_score)
         return data
+
+
+def per_case(name: str, points: int, met: dict[str, bool], goal: str, extra: str = "") -> Criterion:
+    """A criterion credited per case: ``met`` maps each case to whether ``goal`` holds there."""
+    missed = [case for case, ok in met.items() if not ok]
+    detail = f"{goal}: met on {len(met) - len(missed)}/{len(met)} cases"
+    if missed:
+        detail += f" (missed: {', '.join(missed[:3])}{' ...' if len(missed) > 3 else ''})"
+    if extra:
+        detail += f"; {extra}"
+    return Criterion(name, points, not missed, detail, met=len(met) - len(missed), total=len(met))
