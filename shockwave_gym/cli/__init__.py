@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "shockwave_gym.cli.trace_commands",
     "shockwave_gym.cli.compare_command",
     "shockwave_gym.cli.train_command",
+    "shockwave_gym.cli.course_command",
 )
 
 

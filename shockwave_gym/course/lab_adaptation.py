@@ -1,0 +1,164 @@
+"""Lab 1, dynamic adaptation: grade a remaining-time estimate ``estimate(view) -> array``.
+
+The task: on every case, (1) **accuracy**: the mean relative error of the estimate of each
+job when it arrives (before any of its epochs is observed; along a fixed FIFO schedule) at
+most 1.05x that of the package's Bayesian predictor (plus 0.005); (2) **scheduling**: SRTF ordered by the estimate (played
+through ``check_agent``) has an average JCT at most 1.01x that of SRTF on the package's
+predictor. The placeholder, the reactive estimate (remaining epochs x current epoch
+duration), fails both: it ignores the batch sizes still to come.
+
+The lab's 3-job example (:func:`toy_trace`) is a case: there a reactive SRTF runs the wrong
+job first and loses average JCT that no later decision wins back.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+
+from shockwave_agents import make_agent
+from shockwave_agents.base import Agent
+from shockwave_gym.config import SimConfig
+from shockwave_gym.course.agents_lab import (
+    Case,
+    bundled_case,
+    check_on_cases,
+    generated_case,
+    worst_ratio,
+)
+from shockwave_gym.course.report import Criterion, GradeReport
+from shockwave_gym.course.submission import describe_exception
+from shockwave_gym.interface import pack_in_order, predicted_remaining_s
+from shockwave_gym.jobs import DATASET_SIZES, JobSpec
+from shockwave_gym.runner import run_episode
+from shockwave_gym.simulator import Simulator
+from shockwave_gym.traces import Trace
+from shockwave_gym.view import ClusterView
+
+#: The task criteria, as (name, points).
+TASK = (("accuracy", 50), ("scheduling", 50))
+PUBLIC_SEEDS = (1, 2)
+ACCURACY_FACTOR, ACCURACY_SLACK = 1.05, 0.005
+JCT_FACTOR = 1.01
+#: Names whose use means the submission calls the package's predictor instead of its own.
+FORBIDDEN_NAMES = ("predicted_remaining_s", "RemainingTimePredictor", "ftf_estimate", "make_agent")
+
+
+def make_job(job_id: int, model: str, batch_size: int, epochs: int, mode: str,
+             arrival_s: float = 0.0, gang: int = 1) -> JobSpec:
+    """A job of ``epochs`` epochs (traces give iterations at the initial batch size)."""
+    iterations = epochs * math.ceil(DATASET_SIZES[model] / batch_size)
+    return JobSpec(job_id, model, batch_size, iterations, gang, mode, arrival_s)
+
+
+def toy_trace() -> Trace:
+    """A (LM, Accordion, 60 epochs), B (LM, static, 64 epochs) at 0 s, C (ResNet-18, static,
+    20 epochs) at 1,500 s: on one GPU, reactive SRTF runs B before A."""
+    return Trace.from_jobs("toy-3", [
+        make_job(0, "LM", 5, 60, "accordion"),
+        make_job(1, "LM", 10, 64, "static"),
+        make_job(2, "ResNet-18", 32, 20, "static", arrival_s=1500.0),
+    ])
+
+
+def public_cases():
+    return [Case("toy-3", toy_trace(), 1), bundled_case("teaching-12", 4)] + [generated_case(s) for s in PUBLIC_SEEDS]
+
+
+def hidden_cases(seeds):
+    return [generated_case(int(seed)) for seed in seeds]
+
+
+class EstimateSrtf(Agent):
+    """SRTF on a given estimate: shortest estimated remaining time first, with backfilling."""
+
+    name = "srtf-on-your-estimate"
+
+    def __init__(self, estimate):
+        self.estimate = estimate
+
+    def act(self, view: ClusterView) -> np.ndarray:
+        active = view.active_job_ids
+        order = active[np.argsort(np.asarray(self.estimate(view), dtype=float)[active], kind="stable")]
+        return pack_in_order(order, view.gang, view.gpus)
+
+
+class BadEstimate(ValueError):
+    """The estimate returned something that is not seconds per job (found by the grader)."""
+
+
+def _checked(values, view: ClusterView, case: str) -> np.ndarray:
+    where = f"{case}, round {view.round_index}"
+    try:
+        array = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise BadEstimate(f"{where}: returned {type(values).__name__}, not an array of numbers") from None
+    if array.shape != (view.num_jobs,):
+        raise BadEstimate(f"{where}: expected shape ({view.num_jobs},), got {array.shape}")
+    active = view.active_job_ids
+    bad = active[~(np.isfinite(array[active]) & (array[active] >= 0))]
+    if bad.size:
+        raise BadEstimate(f"{where}: job {bad[0]}'s estimate is {float(array[bad[0]])!r}; estimates of active jobs "
+                          "must be finite and >= 0")
+    return array
+
+
+def arrival_errors(estimate, case: Case) -> tuple[float, float]:
+    """(the estimate's, the package predictor's) mean relative error over jobs, each taken in
+    the first round the job is active: the estimate a scheduler has when it first ranks the
+    job, before any of its epochs is observed. The schedule is FIFO's, the same for every
+    submission; the estimate is checked in every round."""
+    sim = Simulator(case.trace.jobs, SimConfig(gpus=case.gpus))
+    view, truth, fifo = sim.view, ClusterView(sim, oracle=True), make_agent("fifo")
+    fifo.reset(view, 0)
+    seen = np.zeros(view.num_jobs, dtype=bool)
+    errors, reference = [], []
+    while not sim.done:
+        values = _checked(estimate(view), view, case.name)
+        new = view.active_job_ids[~seen[view.active_job_ids]]
+        if new.size:
+            seen[new] = True
+            true = truth.remaining_s[new]
+            errors.append(np.abs(values[new] - true) / true)
+            reference.append(np.abs(predicted_remaining_s(view)[new] - true) / true)
+        sim.step(fifo.act(view))
+    return float(np.concatenate(errors).mean()), float(np.concatenate(reference).mean())
+
+
+def grade(estimate, cases, report: GradeReport, code: str = "") -> None:
+    """Add lab 1's criteria for the function ``estimate`` on ``cases`` to ``report``."""
+    used = [name for name in FORBIDDEN_NAMES if re.search(rf"\b{name}\b", code)]
+    report.add(Criterion("own estimate", 0, not used,
+                         f"uses the package's {', '.join(used)}" if used else "does not call the package's predictor"))
+    errors, problem = {}, None
+    try:
+        errors = {case.name: arrival_errors(estimate, case) for case in cases}
+    except BadEstimate as exc:
+        problem = str(exc)
+    except Exception as exc:  # the student's function raised or returned nonsense
+        problem = f"the estimate raised {describe_exception(exc)}"
+    report.add(Criterion("returns estimates", 0, problem is None,
+                         problem or "an array of finite, non-negative seconds per job, every round"))
+    if problem is not None:
+        return
+    mine = {name: pair[0] for name, pair in errors.items()}
+    limit = {name: ACCURACY_FACTOR * pair[1] + ACCURACY_SLACK for name, pair in errors.items()}
+    case, ratio = worst_ratio(mine, limit)
+    report.add(Criterion(
+        "accuracy", 50, ratio <= 1.0,
+        f"mean relative error at arrival must be <= {ACCURACY_FACTOR}x the Bayesian predictor's + {ACCURACY_SLACK} on every "
+        f"case; tightest: {case} {mine[case]:.3f} vs limit {limit[case]:.3f}"))
+    metrics, problem = check_on_cases(lambda: EstimateSrtf(estimate), cases)
+    if problem is not None:
+        report.add(Criterion("scheduling", 50, False, f"SRTF on the estimate: {problem}"))
+        return
+    jct = {name: m["avg_jct_s"] for name, m in metrics.items()}
+    srtf = {case.name: JCT_FACTOR * run_episode(case.trace, make_agent("srtf"), SimConfig(gpus=case.gpus),
+                                                progress=False).metrics["avg_jct_s"] for case in cases}
+    case, ratio = worst_ratio(jct, srtf)
+    report.add(Criterion(
+        "scheduling", 50, ratio <= 1.0,
+        f"SRTF on the estimate: average JCT must be <= {JCT_FACTOR}x Bayesian SRTF's on every case; "
+        f"tightest: {case} {jct[case]:.0f} s vs limit {srtf[case]:.0f} s"))

@@ -1,0 +1,68 @@
+"""Lab 2, fairness: grade a scheduler on finish-time fairness, with efficiency as a guard.
+
+The task, credited per case: **worst FTF at most 0.9x the better of FIFO's and Themis's**
+(the paper's finish-time-fair baseline), and, on the cases where that holds, **average JCT no
+worse than Themis's**. FIFO, the placeholder, meets the first on no case (its ratio to itself
+is 1), hence neither, and scores 0 on the task.
+"""
+
+from __future__ import annotations
+
+from shockwave_agents import make_agent
+from shockwave_gym.config import SimConfig
+from shockwave_gym.course.agents_lab import (
+    bundled_case,
+    check_on_cases,
+    generated_case,
+    worst_ratio,
+)
+from shockwave_gym.course.report import Criterion, GradeReport, per_case
+from shockwave_gym.runner import run_episode
+
+FAIRNESS_FACTOR = 0.9
+#: The task criteria, as (name, points).
+TASK = (("fairness", 60), ("efficiency", 40))
+PUBLIC_SEEDS = (1, 2, 3)
+
+
+def public_cases():
+    return [bundled_case("teaching-12", 4)] + [generated_case(seed) for seed in PUBLIC_SEEDS]
+
+
+def hidden_cases(seeds):
+    return [generated_case(int(seed)) for seed in seeds]
+
+
+def _baseline(name: str, case) -> dict:
+    return run_episode(case.trace, make_agent(name), SimConfig(gpus=case.gpus), progress=False).metrics
+
+
+def grade(agent_class, cases, report: GradeReport) -> None:
+    """Add lab 2's criteria for the agent class ``agent_class`` on ``cases`` to ``report``."""
+    metrics, problem = check_on_cases(agent_class, cases)
+    report.add(Criterion("valid agent", 0, problem is None,
+                         problem or "check_agent accepts it on every case (valid, finishes, deterministic)"))
+    if problem is not None:
+        return
+    fifo = {case.name: _baseline("fifo", case) for case in cases}
+    themis = {case.name: _baseline("themis", case) for case in cases}
+    ftf = {name: m["worst_ftf"] for name, m in metrics.items()}
+    limit = {name: FAIRNESS_FACTOR * min(fifo[name]["worst_ftf"], themis[name]["worst_ftf"]) for name in ftf}
+    fair = {name: ftf[name] <= limit[name] for name in ftf}
+    report.add(per_case(
+        "fairness", 60, fair,
+        f"worst FTF <= {FAIRNESS_FACTOR}x min(FIFO's, Themis's)",
+        _tightest(ftf, limit, "{:.3f}")))
+    jct = {name: m["avg_jct_s"] for name, m in metrics.items()}
+    themis_jct = {name: themis[name]["avg_jct_s"] for name in jct}
+    # FIFO often beats Themis on JCT: efficiency counts only where the fairness goal is met
+    efficient = {name: fair[name] and jct[name] <= themis_jct[name] for name in jct}
+    report.add(per_case(
+        "efficiency", 40, efficient,
+        "average JCT <= Themis's, on the cases where fairness is met",
+        _tightest(jct, themis_jct, "{:.0f} s")))
+
+
+def _tightest(values: dict, limits: dict, form: str) -> str:
+    case, _ = worst_ratio(values, limits)
+    return f"tightest: {case} {form.format(values[case])} vs limit {form.format(limits[case])}"
