@@ -63,6 +63,7 @@ def test_committed_notebook_is_small_clean_and_documents_its_size(name):
     for cell in cells:
         for output in cell.get("outputs", []):
             assert output.get("output_type") != "error", f"{name}: committed with an error output"
+            assert "Running HiGHS" not in "".join(output.get("text", "")), f"{name}: committed with a solver banner"
 
 
 def test_check_agent_reports_idle_rounds_of_a_non_work_conserving_agent():
