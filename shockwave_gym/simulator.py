@@ -102,6 +102,11 @@ class Simulator:
         return len(self.static.arrival_s)
 
     @property
+    def num_arrived(self) -> int:
+        """Jobs admitted so far (arrivals are admitted in trace order: a prefix of ids)."""
+        return self._next_arrival
+
+    @property
     def num_done(self) -> int:
         return self._num_done
 
@@ -143,7 +148,7 @@ class Simulator:
         arrival = self.static.arrival_s
         n = self.num_jobs
         while True:
-            end = int(np.searchsorted(arrival, self.time_s, side="right"))
+            end = int(arrival.searchsorted(self.time_s, side="right"))
             if end > self._next_arrival:
                 self.status[self._next_arrival:end] = ACTIVE
                 self._next_arrival = end
@@ -191,39 +196,57 @@ class Simulator:
         """Run one round with the jobs ``job_ids`` (R2-R4), then admit arrivals (R1)."""
         if self.done:
             raise InvalidActionError("the episode is over: every job has completed")
-        ids = self.validate_selection(job_ids)
+        return self.run_round(self.validate_selection(job_ids))
+
+    def run_round(self, ids: np.ndarray) -> RoundRecord:
+        """:meth:`step` for ``ids`` already checked: sorted, unique, active int64 job ids
+        whose gangs fit the cluster, as :meth:`validate_selection` returns them (the env's
+        action modes build such sets). Nothing is checked again."""
         cfg = self.config
-        remaining = self.static.isolated_time_s[ids] - self.work_done_s[ids]
-        pays = (
-            (self.round_index >= 1)
-            & ~self.ran_last_round[ids]
-            & (np.minimum(cfg.round_s, remaining) > cfg.restart_threshold_s)
-        )
-        overhead = np.where(pays, cfg.restart_overhead_s, 0.0)
-        finish_offset = overhead + remaining
+        iso = self.static.isolated_time_s[ids]
+        work = self.work_done_s[ids]
+        remaining = iso - work
+        if self.round_index >= 1:
+            # a job pays the restart unless it ran last round or runs too briefly (R3)
+            pays = np.minimum(cfg.round_s, remaining) > cfg.restart_threshold_s
+            overhead = np.greater(pays, self.ran_last_round[ids]) * cfg.restart_overhead_s
+            finish_offset = overhead + remaining
+        else:
+            overhead = np.zeros(ids.size)
+            finish_offset = 0.0 + remaining
         finishes = finish_offset <= cfg.round_s
-        if ids.size and finishes.all():
+        num_finishing = int(np.count_nonzero(finishes))
+        if ids.size and num_finishing == ids.size:
             round_len = float(finish_offset.max())
         else:
             round_len = cfg.round_s
-        run_s = np.where(finishes, finish_offset, round_len)
+        # finishing jobs run to their finish, the others the whole round
+        run_s = np.minimum(finish_offset, round_len)
         start = self.time_s
 
-        self.work_done_s[ids] += run_s - overhead
-        done_ids = ids[finishes]
-        if done_ids.size:
-            self.work_done_s[done_ids] = self.static.isolated_time_s[done_ids]
+        work += run_s - overhead
+        self.work_done_s[ids] = work
+        if num_finishing:
+            done_ids = ids[finishes]
+            self.work_done_s[done_ids] = iso[finishes]
             self.completion_s[done_ids] = start + finish_offset[finishes]
             self.status[done_ids] = DONE
-            self._num_done += int(done_ids.size)
+            self._num_done += num_finishing
             self._active_cache = None
-        self.run_time_s[ids] += run_s
-        self.rounds_run[ids] += 1
-        self.last_run_s[self.ran_last_round] = 0.0
+        else:
+            done_ids = ids[:0]
+        run_time = self.run_time_s[ids]
+        run_time += run_s
+        self.run_time_s[ids] = run_time
+        rounds_run = self.rounds_run[ids]
+        rounds_run += 1
+        self.rounds_run[ids] = rounds_run
+        # only the previous round's jobs hold non-zero entries: filling is the same reset
+        self.last_run_s.fill(0.0)
         self.last_run_s[ids] = run_s
-        self.last_overhead_s[self.ran_last_round] = 0.0
+        self.last_overhead_s.fill(0.0)
         self.last_overhead_s[ids] = overhead
-        self.ran_last_round[:] = False
+        self.ran_last_round.fill(False)
         self.ran_last_round[ids] = True
 
         record = RoundRecord(
@@ -234,7 +257,7 @@ class Simulator:
             run_s=run_s,
             overhead_s=overhead,
             completed_ids=done_ids,
-            gpus_busy=int(self.static.gang[ids].sum()),
+            gpus_busy=int(np.add.reduce(self.static.gang[ids])),
         )
         self.history.append(record)
         self.time_s = start + round_len

@@ -60,13 +60,22 @@ class StaticJobArrays:
     size_counts_through_epoch: np.ndarray  # (flat epochs, W) epochs per reachable size up to and incl. each epoch
     specs: tuple[JobSpec, ...] = field(repr=False, default=())
 
+    def __post_init__(self):
+        # The same counts with a zero row before each job's first epoch, so the counts
+        # after k completed epochs of job j are row ``count_row_base[j] + k``: one gather.
+        rows = self.size_counts_through_epoch
+        num_jobs = self.first_epoch_index.size
+        self.count_row_base = self.first_epoch_index + np.arange(num_jobs)
+        padded = np.zeros((rows.shape[0] + num_jobs, rows.shape[1]), dtype=rows.dtype)
+        keep = np.ones(padded.shape[0], dtype=bool)
+        keep[self.count_row_base] = False
+        padded[keep] = rows
+        self.size_counts_padded = padded
+
     def observed_size_counts(self, epochs_done: np.ndarray) -> np.ndarray:
-        """(J, W) completed epochs per reachable size, given completed epochs per job:
-        what has been observed of the schedule, nothing beyond."""
-        idx = self.first_epoch_index + epochs_done - 1
-        counts = self.size_counts_through_epoch[np.maximum(idx, 0)]
-        counts[epochs_done <= 0] = 0
-        return counts
+        """(J, W) completed epochs per reachable size, given completed epochs per job
+        (0..num_epochs): what has been observed of the schedule, nothing beyond."""
+        return self.size_counts_padded[self.count_row_base + epochs_done]
 
 
 def build_static_arrays(specs: Sequence[JobSpec], throughputs: ThroughputTable) -> StaticJobArrays:

@@ -24,6 +24,12 @@ from shockwave_gym.jobs import PublicJobSpec
 from shockwave_gym.state import ACTIVE, DONE, PENDING
 
 
+# 0-d constants: numpy combines them with arrays faster than Python scalars, same values
+_SLACK_S, _ZERO, _ONE, _NAN = (np.array(v) for v in (1e-6, 0.0, 1.0, np.nan))
+_ZERO_INT, _ONE_INT = np.array(0, dtype=np.int64), np.array(1, dtype=np.int64)
+_DONE = np.array(DONE, dtype=np.int8)
+
+
 class OracleAccessError(AttributeError):
     """Raised when an agent asks a non-oracle view for hidden future information."""
 
@@ -109,7 +115,7 @@ class ClusterView:
 
     @property
     def num_arrived(self) -> int:
-        return int(np.count_nonzero(self._sim.status != PENDING))
+        return self._sim.num_arrived
 
     @property
     def done(self) -> bool:
@@ -161,6 +167,13 @@ class ClusterView:
     # --- per-job observed state ----------------------------------------------------------
 
     @property
+    def derived_arrays(self) -> _Derived:
+        """Every derived per-job array of the current state at once (the properties
+        ``epochs_done`` to ``attained_service_gpu_s`` below, as attributes of one object):
+        one call for code that reads several of them per state."""
+        return self._derived()
+
+    @property
     def is_active(self) -> np.ndarray:
         return self._sim.status == ACTIVE
 
@@ -193,6 +206,12 @@ class ClusterView:
     @property
     def ran_last_round(self) -> np.ndarray:
         return _read_only(self._sim.ran_last_round)
+
+    @property
+    def busy_gpus_last_round(self) -> int:
+        """GPUs held by the jobs that ran in the previous round (0 before the first)."""
+        history = self._sim.history
+        return history[-1].gpus_busy if history else 0
 
     @property
     def last_run_s(self) -> np.ndarray:
@@ -275,7 +294,7 @@ class ClusterView:
 
     # --- derived arrays, computed once per state -----------------------------------------
 
-    def _derived(self) -> SimpleNamespace:
+    def _derived(self) -> _Derived:
         """Per-job observed quantities for the current state, computed once per state.
 
         Everything follows from work done: one searchsorted finds each job's current epoch
@@ -287,28 +306,55 @@ class ClusterView:
         s = sim.static
         work = sim.work_done_s
         # 1 us of slack: an epoch whose end is reached up to float rounding counts as done
-        pos = np.searchsorted(s.epoch_end_global_s, s.job_base_s + work + 1e-6, side="right")
+        query = s.job_base_s + work
+        query += _SLACK_S
+        pos = s.epoch_end_global_s.searchsorted(query, side="right")
         current = np.minimum(pos, s.last_epoch_index)  # flat index of the current epoch
-        epochs_done = np.minimum(pos - s.first_epoch_index, s.num_epochs)
+        epochs_done = pos - s.first_epoch_index
+        np.minimum(epochs_done, s.num_epochs, out=epochs_done)
         duration = s.epoch_duration_s[current]
-        fraction_done = (work - s.epoch_start_within_s[current]) / duration
-        np.clip(fraction_done, 0.0, 1.0, out=fraction_done)
-        fraction_done[sim.status == DONE] = 1.0  # exact, whatever the float rounding
-        epoch_index = current - s.first_epoch_index
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean_duration = np.where(epochs_done > 0, s.epoch_end_within_s[pos - 1] / epochs_done, np.nan)
-        derived = SimpleNamespace(
-            epochs_done=epochs_done,
-            epoch_progress=epoch_index + fraction_done,
-            current_epoch_fraction_done=fraction_done,
-            current_batch_size=s.epoch_batch_size[current],
-            current_throughput=s.epoch_rate[current],
-            current_epoch_duration_s=duration,
-            mean_epoch_duration_s=mean_duration,
-            observed_batch_size_counts=s.observed_size_counts(epochs_done),
-            attained_service_gpu_s=sim.run_time_s * s.gang,
+        fraction_done = work - s.epoch_start_within_s[current]
+        fraction_done /= duration
+        np.maximum(fraction_done, _ZERO, out=fraction_done)
+        np.minimum(fraction_done, _ONE, out=fraction_done)
+        np.putmask(fraction_done, sim.status == _DONE, _ONE)  # exact, whatever the float rounding
+        epoch_progress = current - s.first_epoch_index
+        epoch_progress = epoch_progress + fraction_done
+        # NaN before the first completed epoch (the divisor 1 there only avoids a warning)
+        mean_duration = s.epoch_end_within_s[pos - _ONE_INT] / np.maximum(epochs_done, _ONE_INT)
+        np.putmask(mean_duration, epochs_done == _ZERO_INT, _NAN)
+        derived = _Derived(
+            epochs_done,
+            epoch_progress,
+            fraction_done,
+            s.epoch_batch_size[current],
+            s.epoch_rate[current],
+            duration,
+            mean_duration,
+            s.observed_size_counts(epochs_done),
+            sim.run_time_s * s.gang,
         )
-        for value in vars(derived).values():
-            value.flags.writeable = False
-        self._cache, self._cache_version = derived, sim.version
+        for name in _Derived.__slots__:
+            getattr(derived, name).flags.writeable = False
+        self._cache, self._cache_version = derived, sim._version
         return derived
+
+
+class _Derived:
+    """The per-state derived arrays of :meth:`ClusterView._derived` (read-only)."""
+
+    __slots__ = (
+        "epochs_done",
+        "epoch_progress",
+        "current_epoch_fraction_done",
+        "current_batch_size",
+        "current_throughput",
+        "current_epoch_duration_s",
+        "mean_epoch_duration_s",
+        "observed_batch_size_counts",
+        "attained_service_gpu_s",
+    )
+
+    def __init__(self, *values):
+        for name, value in zip(self.__slots__, values, strict=True):
+            setattr(self, name, value)

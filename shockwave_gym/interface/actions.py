@@ -51,6 +51,7 @@ class SelectMode:
 
     name = "select"
     closes_every_step = True
+    chooses_sorted = True  # choose() returns ascending ids
 
     def __init__(self, max_jobs: int):
         self.max_jobs = max_jobs
@@ -81,6 +82,7 @@ class PriorityMode:
 
     name = "priority"
     closes_every_step = True
+    chooses_sorted = False  # choose() returns ids in packing order
 
     def __init__(self, max_jobs: int):
         self.max_jobs = max_jobs
@@ -96,13 +98,12 @@ class PriorityMode:
             raise InvalidActionError(f"priority action must have shape ({self.max_jobs},), got {scores.shape}")
         if scores.dtype.kind not in "iuf":
             raise InvalidActionError(f"priority scores must be numbers (integer or float), got dtype {scores.dtype}")
-        slot_job = slots.slot_job
-        valid = slot_job >= 0
-        ids = slot_job[valid]
-        own = scores[valid]
-        if not np.isfinite(own.sum(dtype=np.float64)):  # one reduction catches NaN and inf
+        by_id = slots.slots_by_job()  # occupied slots, ascending job id
+        own = scores[by_id]
+        if not np.isfinite(np.add.reduce(own, dtype=np.float64)):  # one reduction catches NaN and inf
             raise InvalidActionError("priority scores must be finite")
-        order = ids[np.lexsort((ids, -own))]  # descending score, ties by arrival
+        # descending score, ties by arrival: a stable sort of the id-ordered scores
+        order = slots.slot_job[by_id[(-own).argsort(kind="stable")]]
         if slots.queue.size:
             order = np.concatenate([order, slots.queue])
         return pack_in_order(order, view.gang, view.gpus), 0
@@ -117,6 +118,7 @@ class SequentialMode:
 
     name = "sequential"
     closes_every_step = False
+    chooses_sorted = True  # chosen() returns ascending ids
 
     def __init__(self, max_jobs: int):
         self.max_jobs = max_jobs

@@ -105,6 +105,7 @@ def observation_space(max_jobs: int):
 _LOG_SCALE_IN = np.array([1.0, 1.0, 1 / TIME_SCALE_S, 1 / TIME_SCALE_S, 1 / TIME_SCALE_S, math.e - 1, 1.0])[:, None]
 _LOG_SCALE_OUT = np.array([1 / (6 * math.log(10)), 0.25, 1 / 3, 1 / 3, 1 / 3, 1.0, 1 / math.log(2)])[:, None]
 _JOB_LOW_COLUMN = _JOB_LOW.astype(np.float64)[:, None]
+_ZERO, _QUARTER = np.array(0.0), np.array(0.25)  # 0-d: faster than Python scalars in ufuncs
 _JOB_HIGH_COLUMN = _JOB_HIGH.astype(np.float64)[:, None]
 
 
@@ -113,36 +114,42 @@ def job_feature_matrix(view: ClusterView, rho_hat: np.ndarray | None = None) -> 
     clipped to the bounds. Columns of jobs that are not active are meaningless.
 
     ``rho_hat`` (from :func:`ftf_estimate`) is computed when not given. Feature-major
-    because stacking rows is one call; :func:`slot_jobs` transposes while gathering.
+    because each feature is one row operation; :func:`slot_jobs` transposes while gathering.
     """
+    return fill_job_features(view, rho_hat, np.empty((len(JOB_FEATURES), view.num_jobs)))
+
+
+def fill_job_features(view: ClusterView, rho_hat: np.ndarray | None, out: np.ndarray) -> np.ndarray:
+    """:func:`job_feature_matrix` written into ``out`` (float64, (len(JOB_FEATURES),
+    num_jobs), e.g. a view of a larger buffer); returns ``out``."""
     if rho_hat is None:
         rho_hat = ftf_estimate(view)
-    batch = view.current_batch_size
-    mean_epoch_s = view.mean_epoch_duration_s
+    d = view.derived_arrays
+    batch = d.current_batch_size
+    np.divide(view.gang, view.gpus, out=out[0])
+    np.divide(d.epoch_progress, view.num_epochs, out=out[1])
+    growth = out[2]
+    np.divide(batch, view.initial_batch_size, out=growth)
+    np.log2(growth, out=growth)
+    growth *= _QUARTER
+    np.multiply(d.current_throughput, batch, out=out[3])  # samples/s
     # before its first epoch completes, a job's current epoch stands in for the mean
-    mean_epoch_s = np.where(np.isnan(mean_epoch_s), view.current_epoch_duration_s, mean_epoch_s)
-    features = np.array(
-        (
-            view.gang / view.gpus,
-            view.epoch_progress / view.num_epochs,
-            np.log2(batch / view.initial_batch_size) * 0.25,
-            view.current_throughput * batch,  # samples/s
-            mean_epoch_s / view.round_s,
-            predicted_remaining_s(view),
-            view.time_s - view.arrival_s,  # negative for jobs yet to arrive: clipped to 0
-            view.attained_service_gpu_s,
-            view.ran_last_round,
-            rho_hat,
-        ),
-        dtype=np.float64,
-    )
-    logged = features[3:]
+    mean_epoch_s = out[4]
+    mean_epoch_s[:] = d.mean_epoch_duration_s
+    np.copyto(mean_epoch_s, d.current_epoch_duration_s, where=np.isnan(mean_epoch_s))
+    mean_epoch_s /= np.array(view.round_s)
+    out[5] = predicted_remaining_s(view)
+    np.subtract(view.time_s, view.arrival_s, out=out[6])  # negative before arrival: clipped to 0
+    out[7] = d.attained_service_gpu_s
+    out[8] = view.ran_last_round
+    out[9] = rho_hat
+    logged = out[3:]
     logged *= _LOG_SCALE_IN
-    np.maximum(logged, 0.0, out=logged)
+    np.maximum(logged, _ZERO, out=logged)
     np.log1p(logged, out=logged)
     logged *= _LOG_SCALE_OUT
-    np.minimum(features, _JOB_HIGH_COLUMN, out=features)
-    return np.maximum(features, _JOB_LOW_COLUMN, out=features)
+    np.minimum(out, _JOB_HIGH_COLUMN, out=out)
+    return np.maximum(out, _JOB_LOW_COLUMN, out=out)
 
 
 def cluster_features(view: ClusterView, slots: SlotMap, free_gpus: int | None = None) -> np.ndarray:
@@ -154,7 +161,7 @@ def cluster_features(view: ClusterView, slots: SlotMap, free_gpus: int | None = 
     free = gpus if free_gpus is None else free_gpus
     values = (
         free / gpus,
-        float(view.gang @ view.ran_last_round) / gpus,
+        view.busy_gpus_last_round / gpus,
         view.num_active / slots.max_jobs,
         slots.queue.size / slots.max_jobs,
         slots.demand_gpus / gpus,
@@ -173,6 +180,13 @@ def slot_jobs(slots: SlotMap, features: np.ndarray) -> np.ndarray:
     valid = slots.slot_job >= 0
     out[valid] = features[:, slots.slot_job[valid]].T
     return out
+
+
+def gather_slots(padded_features: np.ndarray, gather: np.ndarray) -> np.ndarray:
+    """:func:`slot_jobs` from ``padded_features`` (F, num_jobs + 1) whose last column is
+    zeros and ``gather`` = :meth:`SlotMap.gather_index` (empty slots point at that column):
+    one gather, a fresh C-ordered float32 array."""
+    return padded_features[:, gather].T.astype(np.float32, order="C")
 
 
 def build_observation(

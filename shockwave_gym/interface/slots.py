@@ -20,7 +20,7 @@ class SlotMap:
     active jobs without a slot, oldest first. Call :meth:`update` once per round boundary.
     """
 
-    __slots__ = ("max_jobs", "slot_job", "job_slot", "queue", "demand_gpus", "_seen")
+    __slots__ = ("max_jobs", "slot_job", "job_slot", "queue", "demand_gpus", "_seen", "_gather", "_by_job")
 
     def __init__(self, max_jobs: int, num_jobs: int = 0):
         self.max_jobs = require_positive_int(max_jobs, "max_jobs")
@@ -33,6 +33,8 @@ class SlotMap:
         self.queue = np.zeros(0, dtype=np.int64)
         self.demand_gpus = 0  # sum of the active jobs' gangs, slotted or queued
         self._seen: tuple[int, int, int] | None = None
+        self._gather: np.ndarray | None = None
+        self._by_job: np.ndarray | None = None
 
     @property
     def valid(self) -> np.ndarray:
@@ -49,6 +51,7 @@ class SlotMap:
         if seen == self._seen:
             return
         self._seen = seen
+        self._gather = self._by_job = None
         active = view.active_job_ids
         self.demand_gpus = int(view.gang[active].sum())
         slot_job = self.slot_job
@@ -66,6 +69,26 @@ class SlotMap:
             self.queue = waiting[free.size:]
         elif self.queue.size:
             self.queue = self.queue[:0]
+
+    def gather_index(self) -> np.ndarray:
+        """(max_jobs,) int64: each slot's job id, ``num_jobs`` for an empty slot (an index
+        into per-job arrays padded with one trailing entry). Read-only; cached until the
+        next change."""
+        if self._gather is None:
+            gather = np.where(self.slot_job >= 0, self.slot_job, self.job_slot.size)
+            gather.flags.writeable = False
+            self._gather = gather
+        return self._gather
+
+    def slots_by_job(self) -> np.ndarray:
+        """The occupied slots in ascending order of their job ids (= arrival order).
+        Read-only; cached until the next change."""
+        if self._by_job is None:
+            occupied = np.flatnonzero(self.slot_job >= 0)
+            by_job = occupied[self.slot_job[occupied].argsort(kind="stable")]
+            by_job.flags.writeable = False
+            self._by_job = by_job
+        return self._by_job
 
     def __getstate__(self):
         return {name: getattr(self, name) for name in self.__slots__}
