@@ -28,6 +28,8 @@ from shockwave_gym.view import ClusterView
 
 __all__ = ["ACTIVE", "DONE", "PENDING", "RoundRecord", "SimConfig", "Simulator"]
 
+_SLACK_S = np.array(1e-6)  # 0-d: numpy combines it with arrays faster than a Python float
+
 class Simulator:
     """Deterministic round-based simulation of one trace on ``config.gpus`` GPUs.
 
@@ -85,6 +87,7 @@ class Simulator:
         self.last_run_s = np.zeros(n)
         self.last_overhead_s = np.zeros(n)
         self.ran_last_round = np.zeros(n, dtype=bool)
+        self.epoch_pos = self._epoch_position(self.static.job_base_s, self.work_done_s)
         self.history: list[RoundRecord] = []
         self._next_arrival = 0
         self._num_done = 0
@@ -92,6 +95,15 @@ class Simulator:
         # never restart at 0: a view cached before reset() must not look fresh
         self._version = getattr(self, "_version", 0) + 1
         self._admit_and_skip_idle()
+
+    def _epoch_position(self, job_base_s: np.ndarray, work_s: np.ndarray) -> np.ndarray:
+        """Flat index (into the static per-epoch arrays) of the first epoch not completed
+        after ``work_s`` of work, for jobs with base offsets ``job_base_s``: one past the
+        job's last epoch once it is done. An epoch whose end is reached up to float rounding
+        (1 us of slack) counts as completed."""
+        query = job_base_s + work_s
+        query += _SLACK_S
+        return self.static.epoch_end_global_s.searchsorted(query, side="right")
 
     def reset(self) -> None:
         """Back to time 0 with nothing run."""
@@ -225,10 +237,13 @@ class Simulator:
         start = self.time_s
 
         work += run_s - overhead
+        if num_finishing:
+            work[finishes] = iso[finishes]
         self.work_done_s[ids] = work
+        # only the jobs that ran move on in their epochs
+        self.epoch_pos[ids] = self._epoch_position(self.static.job_base_s[ids], work)
         if num_finishing:
             done_ids = ids[finishes]
-            self.work_done_s[done_ids] = iso[finishes]
             self.completion_s[done_ids] = start + finish_offset[finishes]
             self.status[done_ids] = DONE
             self._num_done += num_finishing

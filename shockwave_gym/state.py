@@ -61,16 +61,27 @@ class StaticJobArrays:
     specs: tuple[JobSpec, ...] = field(repr=False, default=())
 
     def __post_init__(self):
-        # The same counts with a zero row before each job's first epoch, so the counts
-        # after k completed epochs of job j are row ``count_row_base[j] + k``: one gather.
+        # Tables for the view's per-state gathers. Indexed by "observed row" count_row_base[j]
+        # + k for job j after k completed epochs (k = 0..num_epochs): the counts per size
+        # and the mean epoch duration so far (NaN for k = 0), each one gather.
         rows = self.size_counts_through_epoch
         num_jobs = self.first_epoch_index.size
         self.count_row_base = self.first_epoch_index + np.arange(num_jobs)
-        padded = np.zeros((rows.shape[0] + num_jobs, rows.shape[1]), dtype=rows.dtype)
-        keep = np.ones(padded.shape[0], dtype=bool)
-        keep[self.count_row_base] = False
-        padded[keep] = rows
+        epoch_rows = np.ones(rows.shape[0] + num_jobs, dtype=bool)  # False: the k = 0 rows
+        epoch_rows[self.count_row_base] = False
+        padded = np.zeros((epoch_rows.size, rows.shape[1]), dtype=rows.dtype)
+        padded[epoch_rows] = rows
         self.size_counts_padded = padded
+        ends = np.zeros(epoch_rows.size)
+        ends[epoch_rows] = self.epoch_end_within_s
+        completed = np.arange(epoch_rows.size) - np.repeat(self.count_row_base, self.num_epochs + 1)
+        self.mean_epoch_s_by_row = ends / np.maximum(completed, 1)
+        self.mean_epoch_s_by_row[~epoch_rows] = np.nan
+        # per flat epoch, one row of what the view reads at the current epoch
+        self.epoch_table = np.stack(
+            [self.epoch_duration_s, self.epoch_start_within_s, self.epoch_rate, self.epoch_batch_size.astype(np.float64)],
+            axis=1,
+        )
 
     def observed_size_counts(self, epochs_done: np.ndarray) -> np.ndarray:
         """(J, W) completed epochs per reachable size, given completed epochs per job

@@ -25,8 +25,7 @@ from shockwave_gym.state import ACTIVE, DONE, PENDING
 
 
 # 0-d constants: numpy combines them with arrays faster than Python scalars, same values
-_SLACK_S, _ZERO, _ONE, _NAN = (np.array(v) for v in (1e-6, 0.0, 1.0, np.nan))
-_ZERO_INT, _ONE_INT = np.array(0, dtype=np.int64), np.array(1, dtype=np.int64)
+_ZERO, _ONE = np.array(0.0), np.array(1.0)
 _DONE = np.array(DONE, dtype=np.int8)
 
 
@@ -304,38 +303,33 @@ class ClusterView:
         if self._cache_version == sim._version:
             return self._cache
         s = sim.static
-        work = sim.work_done_s
-        # 1 us of slack: an epoch whose end is reached up to float rounding counts as done
-        query = s.job_base_s + work
-        query += _SLACK_S
-        pos = s.epoch_end_global_s.searchsorted(query, side="right")
+        pos = sim.epoch_pos  # first epoch not completed; the job's last + 1 once done
         current = np.minimum(pos, s.last_epoch_index)  # flat index of the current epoch
         epochs_done = pos - s.first_epoch_index
         np.minimum(epochs_done, s.num_epochs, out=epochs_done)
-        duration = s.epoch_duration_s[current]
-        fraction_done = work - s.epoch_start_within_s[current]
+        observed_row = s.count_row_base + epochs_done
+        # float rows: duration, (start within the job: scratch, then mean), throughput,
+        # batch size of the current epoch (one gather), fraction done, progress, service
+        rows = np.empty((7, pos.size))
+        rows[:4] = s.epoch_table[current].T
+        duration, mean, _, batch, fraction_done, epoch_progress, service = rows
+        np.subtract(sim.work_done_s, mean, out=fraction_done)
         fraction_done /= duration
         np.maximum(fraction_done, _ZERO, out=fraction_done)
         np.minimum(fraction_done, _ONE, out=fraction_done)
         np.putmask(fraction_done, sim.status == _DONE, _ONE)  # exact, whatever the float rounding
-        epoch_progress = current - s.first_epoch_index
-        epoch_progress = epoch_progress + fraction_done
-        # NaN before the first completed epoch (the divisor 1 there only avoids a warning)
-        mean_duration = s.epoch_end_within_s[pos - _ONE_INT] / np.maximum(epochs_done, _ONE_INT)
-        np.putmask(mean_duration, epochs_done == _ZERO_INT, _NAN)
+        np.add(current - s.first_epoch_index, fraction_done, out=epoch_progress)
+        s.mean_epoch_s_by_row.take(observed_row, out=mean, mode="clip")  # indices are in range
+        np.multiply(sim.run_time_s, s.gang, out=service)
+        rows.flags.writeable = False  # and so every row view taken from now on
+        batch_size = batch.astype(np.int64)
+        counts = s.size_counts_padded[observed_row]
+        for array in (epochs_done, batch_size, counts):
+            array.flags.writeable = False
+        duration, mean, throughput, _, fraction_done, epoch_progress, service = rows
         derived = _Derived(
-            epochs_done,
-            epoch_progress,
-            fraction_done,
-            s.epoch_batch_size[current],
-            s.epoch_rate[current],
-            duration,
-            mean_duration,
-            s.observed_size_counts(epochs_done),
-            sim.run_time_s * s.gang,
+            epochs_done, epoch_progress, fraction_done, batch_size, throughput, duration, mean, counts, service
         )
-        for name in _Derived.__slots__:
-            getattr(derived, name).flags.writeable = False
         self._cache, self._cache_version = derived, sim._version
         return derived
 
@@ -355,6 +349,13 @@ class _Derived:
         "attained_service_gpu_s",
     )
 
-    def __init__(self, *values):
-        for name, value in zip(self.__slots__, values, strict=True):
-            setattr(self, name, value)
+    def __init__(self, epochs_done, epoch_progress, fraction_done, batch_size, throughput, duration, mean, counts, service):
+        self.epochs_done = epochs_done
+        self.epoch_progress = epoch_progress
+        self.current_epoch_fraction_done = fraction_done
+        self.current_batch_size = batch_size
+        self.current_throughput = throughput
+        self.current_epoch_duration_s = duration
+        self.mean_epoch_duration_s = mean
+        self.observed_batch_size_counts = counts
+        self.attained_service_gpu_s = service
