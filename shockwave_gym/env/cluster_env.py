@@ -23,13 +23,7 @@ from shockwave_gym.errors import InputError, InvalidActionError
 from shockwave_gym.gantt import gantt_rgb
 from shockwave_gym.interface.actions import make_action_mode
 from shockwave_gym.interface.ftf import ftf_estimate
-from shockwave_gym.interface.observation import (
-    JOB_FEATURES,
-    cluster_features,
-    fill_job_features,
-    gather_slots,
-    observation_space,
-)
+from shockwave_gym.interface.observation import JobFeatures, cluster_features, observation_space
 from shockwave_gym.interface.slots import SlotMap
 from shockwave_gym.metrics import compute_metrics
 from shockwave_gym.simulator import Simulator
@@ -246,8 +240,7 @@ class ClusterEnv(gym.Env):
             self.simulator = Simulator(trace.jobs, self.sim_config, self.throughputs, trace_name=trace.name)
             self.trace = trace
         self.slots.reset(trace.num_jobs)
-        # per-job features; the extra last column stays zero and fills the empty slots
-        self._features = np.zeros((len(JOB_FEATURES), trace.num_jobs + 1))
+        self._features = JobFeatures(self.simulator.view)
         self._last_record = None
         self._metrics = None
         self._repairs_total = 0
@@ -340,10 +333,9 @@ class ClusterEnv(gym.Env):
         view = self.simulator.view
         slots = self.slots
         slots.update(view)
-        features = self._features
-        fill_job_features(view, self._rho_hat, features[:, :-1])
-        self._slot_features = gather_slots(features, slots.gather_index())
-        self._job_valid = (slots.slot_job >= 0).view(np.int8)
+        self._features.fill(view, self._rho_hat)
+        self._slot_features = self._features.slot_features(slots)
+        self._job_valid = slots.valid_int8()
         if self.action_mode == "sequential":
             self._mode.start_round(view, self.slots)
 

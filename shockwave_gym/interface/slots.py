@@ -20,7 +20,7 @@ class SlotMap:
     active jobs without a slot, oldest first. Call :meth:`update` once per round boundary.
     """
 
-    __slots__ = ("max_jobs", "slot_job", "job_slot", "queue", "demand_gpus", "_seen", "_gather", "_by_job")
+    __slots__ = ("max_jobs", "slot_job", "job_slot", "queue", "demand_gpus", "_seen", "_gather", "_valid_int8", "_by_job")
 
     def __init__(self, max_jobs: int, num_jobs: int = 0):
         self.max_jobs = require_positive_int(max_jobs, "max_jobs")
@@ -34,6 +34,7 @@ class SlotMap:
         self.demand_gpus = 0  # sum of the active jobs' gangs, slotted or queued
         self._seen: tuple[int, int, int] | None = None
         self._gather: np.ndarray | None = None
+        self._valid_int8: np.ndarray | None = None
         self._by_job: np.ndarray | None = None
 
     @property
@@ -75,10 +76,17 @@ class SlotMap:
         into per-job arrays padded with one trailing entry). Read-only; cached until the
         next change."""
         if self._gather is None:
-            gather = np.where(self.slot_job >= 0, self.slot_job, self.job_slot.size)
+            valid = self.slot_job >= 0
+            gather = np.where(valid, self.slot_job, self.job_slot.size)
             gather.flags.writeable = False
-            self._gather = gather
+            self._gather, self._valid_int8 = gather, valid.view(np.int8)
         return self._gather
+
+    def valid_int8(self) -> np.ndarray:
+        """A fresh (max_jobs,) int8 array: 1 where the slot holds a job."""
+        if self._gather is None:
+            self.gather_index()
+        return self._valid_int8.copy()
 
     def slots_by_job(self) -> np.ndarray:
         """The occupied slots in ascending order of their job ids (= arrival order).
