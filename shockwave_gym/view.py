@@ -25,7 +25,6 @@ from shockwave_gym.state import ACTIVE, DONE, PENDING
 
 
 # 0-d constants: numpy combines them with arrays faster than Python scalars, same values
-_ZERO, _ONE = np.array(0.0), np.array(1.0)
 _DONE = np.array(DONE, dtype=np.int8)
 
 
@@ -42,13 +41,16 @@ def _read_only(array: np.ndarray) -> np.ndarray:
 class ClusterView:
     """Read-only window on a :class:`~shockwave_gym.simulator.Simulator`."""
 
-    __slots__ = ("_sim", "_oracle", "_cache", "_cache_version", "_static_ro", "_public_specs", "__weakref__")
+    __slots__ = (
+        "_sim", "_oracle", "_cache", "_cache_version", "_cache_stamp", "_static_ro", "_public_specs", "__weakref__"
+    )
 
     def __init__(self, simulator, *, oracle: bool = False):
         self._sim = simulator
         self._oracle = bool(oracle)
         self._cache = None
         self._cache_version = -1
+        self._cache_stamp = -1
         s = simulator.static
         self._static_ro = SimpleNamespace(
             arrival_s=_read_only(s.arrival_s),
@@ -303,34 +305,15 @@ class ClusterView:
         if self._cache_version == sim._version:
             return self._cache
         s = sim.static
-        pos = sim.epoch_pos  # first epoch not completed; the job's last + 1 once done
-        current = np.minimum(pos, s.last_epoch_index)  # flat index of the current epoch
-        epochs_done = pos - s.first_epoch_index
-        np.minimum(epochs_done, s.num_epochs, out=epochs_done)
-        observed_row = s.count_row_base + epochs_done
-        # float rows: duration, (start within the job: scratch, then mean), throughput,
-        # batch size of the current epoch (one gather), fraction done, progress, service
-        rows = np.empty((7, pos.size))
-        rows[:4] = s.epoch_table[current].T
-        duration, mean, _, batch, fraction_done, epoch_progress, service = rows
-        np.subtract(sim.work_done_s, mean, out=fraction_done)
-        fraction_done /= duration
-        np.maximum(fraction_done, _ZERO, out=fraction_done)
-        np.minimum(fraction_done, _ONE, out=fraction_done)
-        np.putmask(fraction_done, sim.status == _DONE, _ONE)  # exact, whatever the float rounding
-        np.add(current - s.first_epoch_index, fraction_done, out=epoch_progress)
-        s.mean_epoch_s_by_row.take(observed_row, out=mean, mode="clip")  # indices are in range
-        np.multiply(sim.run_time_s, s.gang, out=service)
-        rows.flags.writeable = False  # and so every row view taken from now on
-        batch_size = batch.astype(np.int64)
-        counts = s.size_counts_padded[observed_row]
-        for array in (epochs_done, batch_size, counts):
-            array.flags.writeable = False
-        duration, mean, throughput, _, fraction_done, epoch_progress, service = rows
-        derived = _Derived(
-            epochs_done, epoch_progress, fraction_done, batch_size, throughput, duration, mean, counts, service
-        )
-        self._cache, self._cache_version = derived, sim._version
+        derived, stamp = self._cache, sim._work_stamp
+        if derived is not None and self._cache_stamp == stamp - 1 and sim._last_ran is not None:
+            # one round since: only the jobs that ran have changed
+            ids = sim._last_ran
+            part = s.state_rows(sim.epoch_pos[ids], sim.work_done_s[ids], sim.status[ids] == _DONE, sim.run_time_s[ids], ids)
+            derived = derived.updated(ids, *part)
+        elif derived is None or self._cache_stamp != stamp:  # else only arrivals since
+            derived = _Derived(*s.state_rows(sim.epoch_pos, sim.work_done_s, sim.status == _DONE, sim.run_time_s))
+        self._cache, self._cache_version, self._cache_stamp = derived, sim._version, stamp
         return derived
 
 
@@ -338,6 +321,7 @@ class _Derived:
     """The per-state derived arrays of :meth:`ClusterView._derived` (read-only)."""
 
     __slots__ = (
+        "_rows",
         "epochs_done",
         "epoch_progress",
         "current_epoch_fraction_done",
@@ -349,13 +333,25 @@ class _Derived:
         "attained_service_gpu_s",
     )
 
-    def __init__(self, epochs_done, epoch_progress, fraction_done, batch_size, throughput, duration, mean, counts, service):
+    def __init__(self, rows: np.ndarray, epochs_done: np.ndarray, batch_size: np.ndarray, counts: np.ndarray):
+        for array in (rows, epochs_done, batch_size, counts):
+            array.flags.writeable = False  # and so every row view taken from now on
+        self._rows = rows
+        self.current_epoch_duration_s, self.mean_epoch_duration_s, self.current_throughput = rows[:3]
+        self.current_epoch_fraction_done, self.epoch_progress, self.attained_service_gpu_s = rows[4:]
         self.epochs_done = epochs_done
-        self.epoch_progress = epoch_progress
-        self.current_epoch_fraction_done = fraction_done
         self.current_batch_size = batch_size
-        self.current_throughput = throughput
-        self.current_epoch_duration_s = duration
-        self.mean_epoch_duration_s = mean
         self.observed_batch_size_counts = counts
-        self.attained_service_gpu_s = service
+
+    def updated(self, ids, rows, epochs_done, batch_size, counts) -> _Derived:
+        """The next state's arrays: these, with the entries of the jobs ``ids`` replaced
+        (by :meth:`StaticJobArrays.state_rows` of those jobs)."""
+        all_rows = self._rows.copy()
+        all_rows[:, ids] = rows
+        done = self.epochs_done.copy()
+        done[ids] = epochs_done
+        batch = self.current_batch_size.copy()
+        batch[ids] = batch_size
+        observed = self.observed_batch_size_counts.copy()
+        observed[ids] = counts
+        return _Derived(all_rows, done, batch, observed)

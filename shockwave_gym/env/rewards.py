@@ -124,7 +124,10 @@ class WeightedReward:
         self.terms = terms
 
     def __call__(self, transition: RoundTransition) -> float:
-        return float(sum(weight * fn(transition) for _, fn, weight in self.terms))
+        total = 0  # the same sum as sum(...) over the terms, without a generator
+        for _, fn, weight in self.terms:
+            total += weight * fn(transition)
+        return float(total)
 
     def components(self, transition: RoundTransition) -> dict[str, float]:
         """Unweighted value of each term (for diagnostics)."""

@@ -20,7 +20,7 @@ class SlotMap:
     active jobs without a slot, oldest first. Call :meth:`update` once per round boundary.
     """
 
-    __slots__ = ("max_jobs", "slot_job", "job_slot", "queue", "demand_gpus", "_seen", "_gather", "_valid_int8", "_by_job")
+    __slots__ = ("max_jobs", "slot_job", "job_slot", "queue", "demand_gpus", "_seen", "_gather", "_valid", "_valid_int8", "_by_job", "_jobs_by_id")
 
     def __init__(self, max_jobs: int, num_jobs: int = 0):
         self.max_jobs = require_positive_int(max_jobs, "max_jobs")
@@ -34,7 +34,9 @@ class SlotMap:
         self.demand_gpus = 0  # sum of the active jobs' gangs, slotted or queued
         self._seen: tuple[int, int, int] | None = None
         self._gather: np.ndarray | None = None
+        self._valid: np.ndarray | None = None
         self._valid_int8: np.ndarray | None = None
+        self._jobs_by_id: np.ndarray | None = None
         self._by_job: np.ndarray | None = None
 
     @property
@@ -52,7 +54,7 @@ class SlotMap:
         if seen == self._seen:
             return
         self._seen = seen
-        self._gather = self._by_job = None
+        self._gather = self._by_job = self._jobs_by_id = None
         active = view.active_job_ids
         self.demand_gpus = int(view.gang[active].sum())
         slot_job = self.slot_job
@@ -78,9 +80,15 @@ class SlotMap:
         if self._gather is None:
             valid = self.slot_job >= 0
             gather = np.where(valid, self.slot_job, self.job_slot.size)
-            gather.flags.writeable = False
-            self._gather, self._valid_int8 = gather, valid.view(np.int8)
+            gather.flags.writeable = valid.flags.writeable = False
+            self._gather, self._valid, self._valid_int8 = gather, valid, valid.view(np.int8)
         return self._gather
+
+    def occupied(self) -> np.ndarray:
+        """(max_jobs,) bool, read-only: where the slot holds a job (cached :attr:`valid`)."""
+        if self._gather is None:
+            self.gather_index()
+        return self._valid
 
     def valid_int8(self) -> np.ndarray:
         """A fresh (max_jobs,) int8 array: 1 where the slot holds a job."""
@@ -97,6 +105,15 @@ class SlotMap:
             by_job.flags.writeable = False
             self._by_job = by_job
         return self._by_job
+
+    def jobs_by_id(self) -> np.ndarray:
+        """The slotted job ids, ascending (``slot_job[slots_by_job()]``). Read-only;
+        cached until the next change."""
+        if self._jobs_by_id is None:
+            jobs = self.slot_job[self.slots_by_job()]
+            jobs.flags.writeable = False
+            self._jobs_by_id = jobs
+        return self._jobs_by_id
 
     def __getstate__(self):
         return {name: getattr(self, name) for name in self.__slots__}
