@@ -70,6 +70,11 @@ class Simulator:
         self.throughputs = throughputs if throughputs is not None else ThroughputTable.builtin_v100()
         self.trace_name = trace_name
         self.static = build_static_arrays(jobs, self.throughputs)
+        # round length, restart threshold (R3) and overhead as 0-d arrays: same values,
+        # cheaper for numpy to combine with arrays than Python floats
+        self._round_constants = tuple(
+            np.array(v) for v in (config.round_s, config.restart_threshold_s, config.restart_overhead_s)
+        )
         self._oracle = oracle
         self._reset_dynamic()
 
@@ -217,24 +222,24 @@ class Simulator:
         """:meth:`step` for ``ids`` already checked: sorted, unique, active int64 job ids
         whose gangs fit the cluster, as :meth:`validate_selection` returns them (the env's
         action modes build such sets). Nothing is checked again."""
-        cfg = self.config
+        round_s, threshold_s, restart_s = self._round_constants
         iso = self.static.isolated_time_s[ids]
         work = self.work_done_s[ids]
         remaining = iso - work
         if self.round_index >= 1:
             # a job pays the restart unless it ran last round or runs too briefly (R3)
-            pays = np.minimum(cfg.round_s, remaining) > cfg.restart_threshold_s
-            overhead = np.greater(pays, self.ran_last_round[ids]) * cfg.restart_overhead_s
+            pays = np.minimum(round_s, remaining) > threshold_s
+            overhead = np.greater(pays, self.ran_last_round[ids]) * restart_s
             finish_offset = overhead + remaining
         else:
             overhead = np.zeros(ids.size)
             finish_offset = 0.0 + remaining
-        finishes = finish_offset <= cfg.round_s
+        finishes = finish_offset <= round_s
         num_finishing = int(np.count_nonzero(finishes))
         if ids.size and num_finishing == ids.size:
             round_len = float(finish_offset.max())
         else:
-            round_len = cfg.round_s
+            round_len = self.config.round_s
         # finishing jobs run to their finish, the others the whole round
         run_s = np.minimum(finish_offset, round_len)
         start = self.time_s

@@ -34,6 +34,8 @@ def pack_in_order(
             return order
         head = int(cumulative.searchsorted(gpus, side="right"))  # fit in sequence
         free = gpus - (int(cumulative[head - 1]) if head else 0)
+        if free == 0:
+            return order[:head]
         return np.concatenate([order[:head], _scan(order[head:], sizes[head:], None, free, True)])
     return _scan(order, sizes, holds, gpus, backfill)
 
