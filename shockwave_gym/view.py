@@ -23,9 +23,7 @@ import numpy as np
 from shockwave_gym.jobs import PublicJobSpec
 from shockwave_gym.state import ACTIVE, DONE, PENDING
 
-
-# 0-d constants: numpy combines them with arrays faster than Python scalars, same values
-_DONE = np.array(DONE, dtype=np.int8)
+_DONE = np.array(DONE, dtype=np.int8)  # 0-d: numpy compares with it faster than with an int
 
 
 class OracleAccessError(AttributeError):
@@ -298,8 +296,10 @@ class ClusterView:
     def _derived(self) -> _Derived:
         """Per-job observed quantities for the current state, computed once per state.
 
-        Everything follows from work done: one searchsorted finds each job's current epoch
-        in the flat epoch arrays, then a few gathers. This is the env's hot path.
+        Everything follows from each job's epoch position (kept by the simulator) and work
+        done, by a few gathers from the static tables. After one round only the jobs that
+        ran have changed, so only their entries are recomputed (into copies: arrays handed
+        out for earlier states never change). This is the env's hot path.
         """
         sim = self._sim
         if self._cache_version == sim._version:

@@ -126,10 +126,16 @@ class JobFeatures:
     (every bound brackets 0, so clipping keeps it zero)."""
 
     def __init__(self, view: ClusterView, *, padded: bool = True):
-        num_jobs = view.num_jobs
-        self.buffer = np.zeros((len(JOB_FEATURES), num_jobs + int(padded)))
-        self._rows = tuple(self.buffer[:, :num_jobs])
+        self.buffer = np.zeros((len(JOB_FEATURES), view.num_jobs + int(padded)))
+        self.__setstate__({"buffer": self.buffer, "num_jobs": view.num_jobs})
         np.divide(view.gang, view.gpus, out=self._rows[0])
+
+    def __getstate__(self):  # the rows are views of the buffer: rebuilt, not copied
+        return {"buffer": self.buffer, "num_jobs": len(self._rows[0])}
+
+    def __setstate__(self, state):
+        self.buffer = state["buffer"]
+        self._rows = tuple(self.buffer[:, : state["num_jobs"]])
 
     def fill(self, view: ClusterView, rho_hat: np.ndarray | None = None) -> np.ndarray:
         """The features of ``view``'s current state (a view of the same jobs and cluster as

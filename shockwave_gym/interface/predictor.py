@@ -21,7 +21,6 @@ import numpy as np
 from shockwave_gym.jobs import DATASET_SIZES
 from shockwave_gym.view import ClusterView
 
-
 # 0-d constants: numpy combines them with arrays faster than Python scalars, same values
 _ONE = np.array(1.0)
 _ZERO_INT, _ONE_INT = np.array(0, dtype=np.int64), np.array(1, dtype=np.int64)
