@@ -30,6 +30,7 @@ __all__ = ["ACTIVE", "DONE", "PENDING", "RoundRecord", "SimConfig", "Simulator"]
 
 _SLACK_S = np.array(1e-6)  # 0-d: numpy combines it with arrays faster than a Python float
 
+
 class Simulator:
     """Deterministic round-based simulation of one trace on ``config.gpus`` GPUs.
 
@@ -221,7 +222,10 @@ class Simulator:
     def run_round(self, ids: np.ndarray) -> RoundRecord:
         """:meth:`step` for ``ids`` already checked: sorted, unique, active int64 job ids
         whose gangs fit the cluster, as :meth:`validate_selection` returns them (the env's
-        action modes build such sets). Nothing is checked again."""
+        action modes build such sets). Nothing is checked again; the simulator keeps
+        ``ids`` (in the round record), so do not modify it afterwards."""
+        if self._num_done == self.num_jobs:
+            raise InvalidActionError("the episode is over: every job has completed")
         round_s, threshold_s, restart_s = self._round_constants
         iso = self.static.isolated_time_s[ids]
         work = self.work_done_s[ids]

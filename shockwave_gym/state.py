@@ -2,7 +2,9 @@
 
 The simulator (:mod:`shockwave_gym.simulator`) owns the dynamics; this module holds the
 containers it works on, so that the read-only view can use them without importing the
-simulator. Per-epoch arrays of all jobs are flattened with per-job offsets.
+simulator. Per-epoch arrays of all jobs are flattened with per-job offsets; a few tables
+built from them let the view derive each state's observed arrays with plain gathers
+(:meth:`StaticJobArrays.state_rows`).
 """
 
 from __future__ import annotations
