@@ -94,9 +94,6 @@ class Simulator:
         self.last_overhead_s = np.zeros(n)
         self.ran_last_round = np.zeros(n, dtype=bool)
         self.epoch_pos = self._epoch_position(self.static.job_base_s, self.work_done_s)
-        # work, completion and run time change only here and in run_round (for _last_ran)
-        self._work_stamp = getattr(self, "_work_stamp", 0) + 1
-        self._last_ran: np.ndarray | None = None
         self.history: list[RoundRecord] = []
         self._next_arrival = 0
         self._num_done = 0
@@ -254,8 +251,6 @@ class Simulator:
         self.work_done_s[ids] = work
         # only the jobs that ran move on in their epochs
         self.epoch_pos[ids] = self._epoch_position(self.static.job_base_s[ids], work)
-        self._work_stamp += 1
-        self._last_ran = ids
         if num_finishing:
             done_ids = ids[finishes]
             self.completion_s[done_ids] = start + finish_offset[finishes]

@@ -81,33 +81,26 @@ class StaticJobArrays:
         completed = np.arange(epoch_rows.size) - np.repeat(self.count_row_base, self.num_epochs + 1)
         self.mean_epoch_s_by_row = ends / np.maximum(completed, 1)
         self.mean_epoch_s_by_row[~epoch_rows] = np.nan
-        self.per_job_int = np.stack(
-            [self.first_epoch_index, self.last_epoch_index, self.num_epochs, self.count_row_base, self.gang]
-        )
         # per flat epoch, one row of what the view reads at the current epoch
         self.epoch_table = np.stack(
             [self.epoch_duration_s, self.epoch_start_within_s, self.epoch_rate, self.epoch_batch_size.astype(np.float64)],
             axis=1,
         )
 
-    def state_rows(self, pos, work_s, done, run_time_s, ids=None):
-        """What the view derives from the dynamic state, for all jobs or the jobs ``ids``
-        (the other arguments then hold those jobs' entries): ``pos`` the first epoch not
-        completed (flat), ``work_s`` work done, ``done`` completed, ``run_time_s``.
+    def state_rows(self, pos, work_s, done, run_time_s):
+        """What the view derives from the dynamic state (per job): ``pos`` the first epoch
+        not completed (flat index), ``work_s`` work done, ``done`` completed, ``run_time_s``.
 
         Returns ``(rows, epochs_done, batch_size, counts)``: ``rows`` is (7, k) float64 with
         the current epoch's duration, the mean completed-epoch duration, the current
         throughput, (scratch), the share of the current epoch done, the epoch progress and
         the attained service; ``counts`` the observed epochs per reachable size.
         """
-        if ids is None:
-            first, last, num_epochs, row_base, gang = self.per_job_int
-        else:
-            first, last, num_epochs, row_base, gang = self.per_job_int[:, ids]
-        current = np.minimum(pos, last)  # flat index of the current epoch
+        first = self.first_epoch_index
+        current = np.minimum(pos, self.last_epoch_index)  # flat index of the current epoch
         epochs_done = pos - first
-        np.minimum(epochs_done, num_epochs, out=epochs_done)
-        observed_row = row_base + epochs_done
+        np.minimum(epochs_done, self.num_epochs, out=epochs_done)
+        observed_row = self.count_row_base + epochs_done
         rows = np.empty((7, pos.size))
         rows[:4] = self.epoch_table[current].T  # duration, start (scratch), rate, batch size
         duration, mean, _, batch, fraction_done, epoch_progress, service = rows
@@ -119,7 +112,7 @@ class StaticJobArrays:
         np.putmask(fraction_done, done, _ONE)  # exact, whatever the float rounding
         np.add(current - first, fraction_done, out=epoch_progress)
         self.mean_epoch_s_by_row.take(observed_row, out=mean, mode="clip")  # indices are in range
-        np.multiply(run_time_s, gang, out=service)
+        np.multiply(run_time_s, self.gang, out=service)
         return rows, epochs_done, batch_size, self.size_counts_padded[observed_row]
 
     def observed_size_counts(self, epochs_done: np.ndarray) -> np.ndarray:

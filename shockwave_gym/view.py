@@ -39,16 +39,13 @@ def _read_only(array: np.ndarray) -> np.ndarray:
 class ClusterView:
     """Read-only window on a :class:`~shockwave_gym.simulator.Simulator`."""
 
-    __slots__ = (
-        "_sim", "_oracle", "_cache", "_cache_version", "_cache_stamp", "_static_ro", "_public_specs", "__weakref__"
-    )
+    __slots__ = ("_sim", "_oracle", "_cache", "_cache_version", "_static_ro", "_public_specs", "__weakref__")
 
     def __init__(self, simulator, *, oracle: bool = False):
         self._sim = simulator
         self._oracle = bool(oracle)
         self._cache = None
         self._cache_version = -1
-        self._cache_stamp = -1
         s = simulator.static
         self._static_ro = SimpleNamespace(
             arrival_s=_read_only(s.arrival_s),
@@ -297,23 +294,15 @@ class ClusterView:
         """Per-job observed quantities for the current state, computed once per state.
 
         Everything follows from each job's epoch position (kept by the simulator) and work
-        done, by a few gathers from the static tables. After one round only the jobs that
-        ran have changed, so only their entries are recomputed (into copies: arrays handed
-        out for earlier states never change). This is the env's hot path.
+        done, by a few gathers from the static tables (:meth:`StaticJobArrays.state_rows`).
+        This is the env's hot path.
         """
         sim = self._sim
         if self._cache_version == sim._version:
             return self._cache
-        s = sim.static
-        derived, stamp = self._cache, sim._work_stamp
-        if derived is not None and self._cache_stamp == stamp - 1 and sim._last_ran is not None:
-            # one round since: only the jobs that ran have changed
-            ids = sim._last_ran
-            part = s.state_rows(sim.epoch_pos[ids], sim.work_done_s[ids], sim.status[ids] == _DONE, sim.run_time_s[ids], ids)
-            derived = derived.updated(ids, *part)
-        elif derived is None or self._cache_stamp != stamp:  # else only arrivals since
-            derived = _Derived(*s.state_rows(sim.epoch_pos, sim.work_done_s, sim.status == _DONE, sim.run_time_s))
-        self._cache, self._cache_version, self._cache_stamp = derived, sim._version, stamp
+        rows = sim.static.state_rows(sim.epoch_pos, sim.work_done_s, sim.status == _DONE, sim.run_time_s)
+        derived = _Derived(*rows)
+        self._cache, self._cache_version = derived, sim._version
         return derived
 
 
@@ -342,16 +331,3 @@ class _Derived:
         self.epochs_done = epochs_done
         self.current_batch_size = batch_size
         self.observed_batch_size_counts = counts
-
-    def updated(self, ids, rows, epochs_done, batch_size, counts) -> _Derived:
-        """The next state's arrays: these, with the entries of the jobs ``ids`` replaced
-        (by :meth:`StaticJobArrays.state_rows` of those jobs)."""
-        all_rows = self._rows.copy()
-        all_rows[:, ids] = rows
-        done = self.epochs_done.copy()
-        done[ids] = epochs_done
-        batch = self.current_batch_size.copy()
-        batch[ids] = batch_size
-        observed = self.observed_batch_size_counts.copy()
-        observed[ids] = counts
-        return _Derived(all_rows, done, batch, observed)

@@ -56,9 +56,13 @@ class RemainingTimePredictor:
     ) -> np.ndarray:
         """Posterior-mean duration of one future epoch, per job, given the completed epochs
         per reachable size (``view.observed_batch_size_counts``)."""
-        weights = self.prior + observed_counts
         durations = self.duration_at_s if duration_scale is None else self.duration_at_s * duration_scale[:, None]
-        return np.add.reduce(weights * durations, axis=1) / np.add.reduce(weights, axis=1)
+        # weighted durations and weights side by side: both sums in one reduction
+        terms = np.empty((2, *self.prior.shape))
+        weights = np.add(self.prior, observed_counts, out=terms[1])
+        np.multiply(weights, durations, out=terms[0])
+        weighted, total = np.add.reduce(terms, axis=2)
+        return weighted / total
 
     def predict(
         self,
