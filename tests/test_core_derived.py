@@ -1,7 +1,8 @@
 """The fast paths of the env's step against plain reference computations.
 
-The view updates its derived arrays only for the jobs that ran, the simulator keeps each
-job's epoch position, the observation reuses one feature buffer and packing stops early.
+The simulator keeps each job's epoch position (searched again only for the jobs that ran),
+the view derives its arrays from table gathers, the observation reuses one feature buffer
+and packing stops early.
 Each reference below recomputes the same quantity from the raw simulator state in the most
 direct way (one searchsorted over all jobs, per-job loops), sharing none of that code.
 """
@@ -82,7 +83,7 @@ def test_view_and_observation_match_plain_recomputation(trace_name, gpus, rounds
     sim, view = env.simulator, env.simulator.view
     handed_out = []  # arrays of earlier states must never change
     for step in range(rounds):
-        if step % 5 != 3:  # some rounds unread: the view then recomputes from scratch
+        if step % 5 != 3:  # some rounds unread: the view must still catch up
             expected = reference_derived(sim)
             for name, value in expected.items():
                 got = getattr(view, name)
