@@ -56,16 +56,16 @@ class SlotMap:
         self._seen = seen
         self._gather = self._by_job = self._jobs_by_id = None
         active = view.active_job_ids
-        self.demand_gpus = int(view.gang[active].sum())
+        self.demand_gpus = int(np.add.reduce(view.gang[active]))
         slot_job = self.slot_job
         occupied = slot_job >= 0
         gone = occupied & ~view.is_active[np.maximum(slot_job, 0)]
-        if gone.any():
+        if np.count_nonzero(gone):
             self.job_slot[slot_job[gone]] = -1
             slot_job[gone] = -1
         waiting = active[self.job_slot[active] < 0]  # ascending id = arrival order
         if waiting.size:
-            free = np.flatnonzero(slot_job < 0)[: waiting.size]
+            free = (slot_job < 0).nonzero()[0][: waiting.size]
             seated = waiting[: free.size]
             slot_job[free] = seated
             self.job_slot[seated] = free
@@ -79,7 +79,8 @@ class SlotMap:
         next change."""
         if self._gather is None:
             valid = self.slot_job >= 0
-            gather = np.where(valid, self.slot_job, self.job_slot.size)
+            gather = self.slot_job.copy()
+            np.putmask(gather, ~valid, self.job_slot.size)
             gather.flags.writeable = valid.flags.writeable = False
             self._gather, self._valid, self._valid_int8 = gather, valid, valid.view(np.int8)
         return self._gather
@@ -100,7 +101,7 @@ class SlotMap:
         """The occupied slots in ascending order of their job ids (= arrival order).
         Read-only; cached until the next change."""
         if self._by_job is None:
-            occupied = np.flatnonzero(self.slot_job >= 0)
+            occupied = (self.slot_job >= 0).nonzero()[0]
             by_job = occupied[self.slot_job[occupied].argsort(kind="stable")]
             by_job.flags.writeable = False
             self._by_job = by_job
