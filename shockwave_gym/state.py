@@ -61,21 +61,16 @@ class StaticJobArrays:
     epoch_batch_size: np.ndarray  # flat, hidden future
     epoch_rate: np.ndarray  # flat iterations/s, hidden future
     epoch_duration_s: np.ndarray  # flat, hidden future
-    size_counts_through_epoch: np.ndarray  # (flat epochs, W) epochs per reachable size up to and incl. each epoch
+    # Tables by "observed row" count_row_base[j] + k, for job j after k completed epochs
+    # (k = 0..num_epochs): what the view gathers once per state
+    count_row_base: np.ndarray  # (J,) row of each job with 0 epochs completed
+    size_counts_by_row: np.ndarray  # (flat epochs + J, W) completed epochs per reachable size
     specs: tuple[JobSpec, ...] = field(repr=False, default=())
 
     def __post_init__(self):
-        # Tables for the view's per-state gathers. Indexed by "observed row" count_row_base[j]
-        # + k for job j after k completed epochs (k = 0..num_epochs): the counts per size
-        # and the mean epoch duration so far (NaN for k = 0), each one gather.
-        rows = self.size_counts_through_epoch
-        num_jobs = self.first_epoch_index.size
-        self.count_row_base = self.first_epoch_index + np.arange(num_jobs)
-        epoch_rows = np.ones(rows.shape[0] + num_jobs, dtype=bool)  # False: the k = 0 rows
+        # the mean completed-epoch duration by observed row (NaN for k = 0)
+        epoch_rows = np.ones(self.size_counts_by_row.shape[0], dtype=bool)  # False: k = 0
         epoch_rows[self.count_row_base] = False
-        padded = np.zeros((epoch_rows.size, rows.shape[1]), dtype=rows.dtype)
-        padded[epoch_rows] = rows
-        self.size_counts_padded = padded
         ends = np.zeros(epoch_rows.size)
         ends[epoch_rows] = self.epoch_end_within_s
         completed = np.arange(epoch_rows.size) - np.repeat(self.count_row_base, self.num_epochs + 1)
@@ -113,12 +108,12 @@ class StaticJobArrays:
         np.add(current - first, fraction_done, out=epoch_progress)
         self.mean_epoch_s_by_row.take(observed_row, out=mean, mode="clip")  # indices are in range
         np.multiply(run_time_s, self.gang, out=service)
-        return rows, epochs_done, batch_size, self.size_counts_padded[observed_row]
+        return rows, epochs_done, batch_size, self.size_counts_by_row[observed_row]
 
     def observed_size_counts(self, epochs_done: np.ndarray) -> np.ndarray:
         """(J, W) completed epochs per reachable size, given completed epochs per job
         (0..num_epochs): what has been observed of the schedule, nothing beyond."""
-        return self.size_counts_padded[self.count_row_base + epochs_done]
+        return self.size_counts_by_row[self.count_row_base + epochs_done]
 
 
 def build_static_arrays(specs: Sequence[JobSpec], throughputs: ThroughputTable) -> StaticJobArrays:
@@ -157,7 +152,8 @@ def build_static_arrays(specs: Sequence[JobSpec], throughputs: ThroughputTable) 
         epoch_batch_size=flat_sizes,
         epoch_rate=np.concatenate([p.throughputs for p in profiles]) if profiles else np.zeros(0),
         epoch_duration_s=durations,
-        size_counts_through_epoch=_running_size_counts(reachable, flat_sizes, job_of_epoch, offset),
+        count_row_base=offset[:-1] + np.arange(len(specs)),
+        size_counts_by_row=_size_counts_by_row(reachable, flat_sizes, job_of_epoch, offset),
         specs=tuple(specs),
     )
 
@@ -172,14 +168,19 @@ def _reachable_matrix(reachable: list[tuple[int, ...]]) -> tuple[np.ndarray, np.
     return sizes, valid
 
 
-def _running_size_counts(
+def _size_counts_by_row(
     reachable: np.ndarray, flat_sizes: np.ndarray, job_of_epoch: np.ndarray, offset: np.ndarray
 ) -> np.ndarray:
-    """(flat epochs, W) int32: per job, epochs at each reachable size up to and including
-    each epoch, so the observed counts of any state are one gather."""
+    """(flat epochs + J, W): per job, a zero row, then the epochs at each reachable size up
+    to and including each of its epochs, so the observed counts of any state are one gather."""
     # job_profile guarantees every scheduled size is reachable, so each row has one match
     one_hot = (reachable[job_of_epoch] == flat_sizes[:, None]).astype(np.int32)
     cum = np.cumsum(one_hot, axis=0)
     # subtract the running total at each job's start so counts restart per job
     start_totals = np.vstack([np.zeros((1, reachable.shape[1]), np.int32), cum])[offset[:-1]]
-    return cum - start_totals[job_of_epoch]
+    counts = cum - start_totals[job_of_epoch]
+    epoch_rows = np.ones(counts.shape[0] + offset.size - 1, dtype=bool)
+    epoch_rows[offset[:-1] + np.arange(offset.size - 1)] = False  # each job's k = 0 row
+    by_row = np.zeros((epoch_rows.size, counts.shape[1]), dtype=counts.dtype)
+    by_row[epoch_rows] = counts
+    return by_row
