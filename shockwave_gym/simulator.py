@@ -15,6 +15,7 @@ given set, and :attr:`view` is the read-only window agents may look through.
 from __future__ import annotations
 
 import copy
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -76,6 +77,7 @@ class Simulator:
         self._round_constants = tuple(
             np.array(v) for v in (config.round_s, config.restart_threshold_s, config.restart_overhead_s)
         )
+        self._arrivals = self.static.arrival_s.tolist()
         self._oracle = oracle
         self._reset_dynamic()
 
@@ -163,10 +165,10 @@ class Simulator:
 
     def _admit_and_skip_idle(self) -> None:
         """Admit arrivals up to now; when nothing is runnable, jump to the next arrival (R1)."""
-        arrival = self.static.arrival_s
-        n = self.num_jobs
+        arrival = self._arrivals  # the sorted arrival times as Python floats: bisect is cheap
+        n = len(arrival)
         while True:
-            end = int(arrival.searchsorted(self.time_s, side="right"))
+            end = bisect_right(arrival, self.time_s, lo=self._next_arrival)
             if end > self._next_arrival:
                 self.status[self._next_arrival:end] = ACTIVE
                 self._next_arrival = end
@@ -174,7 +176,7 @@ class Simulator:
             any_active = self._num_done < self._next_arrival  # done jobs have all arrived
             if any_active or self._next_arrival >= n:
                 break
-            self.time_s = float(arrival[self._next_arrival])
+            self.time_s = arrival[self._next_arrival]
         self._version += 1
 
     def validate_selection(self, job_ids: Iterable[int]) -> np.ndarray:
