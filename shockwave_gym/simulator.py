@@ -15,6 +15,7 @@ given set, and :attr:`view` is the read-only window agents may look through.
 from __future__ import annotations
 
 import copy
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -27,6 +28,9 @@ from shockwave_gym.throughput import ThroughputTable
 from shockwave_gym.view import ClusterView
 
 __all__ = ["ACTIVE", "DONE", "PENDING", "RoundRecord", "SimConfig", "Simulator"]
+
+_SLACK_S = np.array(1e-6)  # 0-d: numpy combines it with arrays faster than a Python float
+
 
 class Simulator:
     """Deterministic round-based simulation of one trace on ``config.gpus`` GPUs.
@@ -68,6 +72,12 @@ class Simulator:
         self.throughputs = throughputs if throughputs is not None else ThroughputTable.builtin_v100()
         self.trace_name = trace_name
         self.static = build_static_arrays(jobs, self.throughputs)
+        # round length, restart threshold (R3) and overhead as 0-d arrays: same values,
+        # cheaper for numpy to combine with arrays than Python floats
+        self._round_constants = tuple(
+            np.array(v) for v in (config.round_s, config.restart_threshold_s, config.restart_overhead_s)
+        )
+        self._arrivals = self.static.arrival_s.tolist()
         self._oracle = oracle
         self._reset_dynamic()
 
@@ -85,6 +95,7 @@ class Simulator:
         self.last_run_s = np.zeros(n)
         self.last_overhead_s = np.zeros(n)
         self.ran_last_round = np.zeros(n, dtype=bool)
+        self.epoch_pos = self._epoch_position(self.static.job_base_s, self.work_done_s)
         self.history: list[RoundRecord] = []
         self._next_arrival = 0
         self._num_done = 0
@@ -93,6 +104,15 @@ class Simulator:
         self._version = getattr(self, "_version", 0) + 1
         self._admit_and_skip_idle()
 
+    def _epoch_position(self, job_base_s: np.ndarray, work_s: np.ndarray) -> np.ndarray:
+        """Flat index (into the static per-epoch arrays) of the first epoch not completed
+        after ``work_s`` of work, for jobs with base offsets ``job_base_s``: one past the
+        job's last epoch once it is done. An epoch whose end is reached up to float rounding
+        (1 us of slack) counts as completed."""
+        query = job_base_s + work_s
+        query += _SLACK_S
+        return self.static.epoch_end_global_s.searchsorted(query, side="right")
+
     def reset(self) -> None:
         """Back to time 0 with nothing run."""
         self._reset_dynamic()
@@ -100,6 +120,11 @@ class Simulator:
     @property
     def num_jobs(self) -> int:
         return len(self.static.arrival_s)
+
+    @property
+    def num_arrived(self) -> int:
+        """Jobs admitted so far (arrivals are admitted in trace order: a prefix of ids)."""
+        return self._next_arrival
 
     @property
     def num_done(self) -> int:
@@ -140,10 +165,10 @@ class Simulator:
 
     def _admit_and_skip_idle(self) -> None:
         """Admit arrivals up to now; when nothing is runnable, jump to the next arrival (R1)."""
-        arrival = self.static.arrival_s
-        n = self.num_jobs
+        arrival = self._arrivals  # the sorted arrival times as Python floats: bisect is cheap
+        n = len(arrival)
         while True:
-            end = int(np.searchsorted(arrival, self.time_s, side="right"))
+            end = bisect_right(arrival, self.time_s, lo=self._next_arrival)
             if end > self._next_arrival:
                 self.status[self._next_arrival:end] = ACTIVE
                 self._next_arrival = end
@@ -151,7 +176,7 @@ class Simulator:
             any_active = self._num_done < self._next_arrival  # done jobs have all arrived
             if any_active or self._next_arrival >= n:
                 break
-            self.time_s = float(arrival[self._next_arrival])
+            self.time_s = arrival[self._next_arrival]
         self._version += 1
 
     def validate_selection(self, job_ids: Iterable[int]) -> np.ndarray:
@@ -191,39 +216,63 @@ class Simulator:
         """Run one round with the jobs ``job_ids`` (R2-R4), then admit arrivals (R1)."""
         if self.done:
             raise InvalidActionError("the episode is over: every job has completed")
-        ids = self.validate_selection(job_ids)
-        cfg = self.config
-        remaining = self.static.isolated_time_s[ids] - self.work_done_s[ids]
-        pays = (
-            (self.round_index >= 1)
-            & ~self.ran_last_round[ids]
-            & (np.minimum(cfg.round_s, remaining) > cfg.restart_threshold_s)
-        )
-        overhead = np.where(pays, cfg.restart_overhead_s, 0.0)
-        finish_offset = overhead + remaining
-        finishes = finish_offset <= cfg.round_s
-        if ids.size and finishes.all():
+        return self.run_round(self.validate_selection(job_ids))
+
+    def run_round(self, ids: np.ndarray) -> RoundRecord:
+        """:meth:`step` for ``ids`` already checked: sorted, unique, active int64 job ids
+        whose gangs fit the cluster, as :meth:`validate_selection` returns them (the env's
+        action modes build such sets). Nothing is checked again; the simulator keeps
+        ``ids`` (in the round record), so do not modify it afterwards."""
+        if self._num_done == self.num_jobs:
+            raise InvalidActionError("the episode is over: every job has completed")
+        round_s, threshold_s, restart_s = self._round_constants
+        iso = self.static.isolated_time_s[ids]
+        work = self.work_done_s[ids]
+        remaining = iso - work
+        if self.round_index >= 1:
+            # a job pays the restart unless it ran last round or runs too briefly (R3)
+            pays = np.minimum(round_s, remaining) > threshold_s
+            overhead = np.greater(pays, self.ran_last_round[ids]) * restart_s
+            finish_offset = overhead + remaining
+        else:
+            overhead = np.zeros(ids.size)
+            finish_offset = 0.0 + remaining
+        finishes = finish_offset <= round_s
+        num_finishing = int(np.count_nonzero(finishes))
+        if ids.size and num_finishing == ids.size:
             round_len = float(finish_offset.max())
         else:
-            round_len = cfg.round_s
-        run_s = np.where(finishes, finish_offset, round_len)
+            round_len = self.config.round_s
+        # finishing jobs run to their finish, the others the whole round
+        run_s = np.minimum(finish_offset, round_len)
         start = self.time_s
 
-        self.work_done_s[ids] += run_s - overhead
-        done_ids = ids[finishes]
-        if done_ids.size:
-            self.work_done_s[done_ids] = self.static.isolated_time_s[done_ids]
+        work += run_s - overhead
+        if num_finishing:
+            work[finishes] = iso[finishes]
+        self.work_done_s[ids] = work
+        # only the jobs that ran move on in their epochs
+        self.epoch_pos[ids] = self._epoch_position(self.static.job_base_s[ids], work)
+        if num_finishing:
+            done_ids = ids[finishes]
             self.completion_s[done_ids] = start + finish_offset[finishes]
             self.status[done_ids] = DONE
-            self._num_done += int(done_ids.size)
+            self._num_done += num_finishing
             self._active_cache = None
-        self.run_time_s[ids] += run_s
-        self.rounds_run[ids] += 1
-        self.last_run_s[self.ran_last_round] = 0.0
+        else:
+            done_ids = ids[:0]
+        run_time = self.run_time_s[ids]
+        run_time += run_s
+        self.run_time_s[ids] = run_time
+        rounds_run = self.rounds_run[ids]
+        rounds_run += 1
+        self.rounds_run[ids] = rounds_run
+        # only the previous round's jobs hold non-zero entries: filling is the same reset
+        self.last_run_s.fill(0.0)
         self.last_run_s[ids] = run_s
-        self.last_overhead_s[self.ran_last_round] = 0.0
+        self.last_overhead_s.fill(0.0)
         self.last_overhead_s[ids] = overhead
-        self.ran_last_round[:] = False
+        self.ran_last_round.fill(False)
         self.ran_last_round[ids] = True
 
         record = RoundRecord(
@@ -234,7 +283,7 @@ class Simulator:
             run_s=run_s,
             overhead_s=overhead,
             completed_ids=done_ids,
-            gpus_busy=int(self.static.gang[ids].sum()),
+            gpus_busy=int(np.add.reduce(self.static.gang[ids])),
         )
         self.history.append(record)
         self.time_s = start + round_len

@@ -2,7 +2,9 @@
 
 The simulator (:mod:`shockwave_gym.simulator`) owns the dynamics; this module holds the
 containers it works on, so that the read-only view can use them without importing the
-simulator. Per-epoch arrays of all jobs are flattened with per-job offsets.
+simulator. Per-epoch arrays of all jobs are flattened with per-job offsets; a few tables
+built from them let the view derive each state's observed arrays with plain gathers
+(:meth:`StaticJobArrays.state_rows`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from shockwave_gym.throughput import ThroughputTable
 
 #: Job status codes held in ``Simulator.status``.
 PENDING, ACTIVE, DONE = 0, 1, 2
+
+_ZERO, _ONE = np.array(0.0), np.array(1.0)  # 0-d: faster than Python scalars in ufuncs
 
 
 @dataclass
@@ -57,16 +61,59 @@ class StaticJobArrays:
     epoch_batch_size: np.ndarray  # flat, hidden future
     epoch_rate: np.ndarray  # flat iterations/s, hidden future
     epoch_duration_s: np.ndarray  # flat, hidden future
-    size_counts_through_epoch: np.ndarray  # (flat epochs, W) epochs per reachable size up to and incl. each epoch
+    # Tables by "observed row" count_row_base[j] + k, for job j after k completed epochs
+    # (k = 0..num_epochs): what the view gathers once per state
+    count_row_base: np.ndarray  # (J,) row of each job with 0 epochs completed
+    size_counts_by_row: np.ndarray  # (flat epochs + J, W) completed epochs per reachable size
     specs: tuple[JobSpec, ...] = field(repr=False, default=())
 
+    def __post_init__(self):
+        # the mean completed-epoch duration by observed row (NaN for k = 0)
+        epoch_rows = np.ones(self.size_counts_by_row.shape[0], dtype=bool)  # False: k = 0
+        epoch_rows[self.count_row_base] = False
+        ends = np.zeros(epoch_rows.size)
+        ends[epoch_rows] = self.epoch_end_within_s
+        completed = np.arange(epoch_rows.size) - np.repeat(self.count_row_base, self.num_epochs + 1)
+        self.mean_epoch_s_by_row = ends / np.maximum(completed, 1)
+        self.mean_epoch_s_by_row[~epoch_rows] = np.nan
+        # per flat epoch, one row of what the view reads at the current epoch
+        self.epoch_table = np.stack(
+            [self.epoch_duration_s, self.epoch_start_within_s, self.epoch_rate, self.epoch_batch_size.astype(np.float64)],
+            axis=1,
+        )
+
+    def state_rows(self, pos, work_s, done, run_time_s):
+        """What the view derives from the dynamic state (per job): ``pos`` the first epoch
+        not completed (flat index), ``work_s`` work done, ``done`` completed, ``run_time_s``.
+
+        Returns ``(rows, epochs_done, batch_size, counts)``: ``rows`` is (7, k) float64 with
+        the current epoch's duration, the mean completed-epoch duration, the current
+        throughput, (scratch), the share of the current epoch done, the epoch progress and
+        the attained service; ``counts`` the observed epochs per reachable size.
+        """
+        first = self.first_epoch_index
+        current = np.minimum(pos, self.last_epoch_index)  # flat index of the current epoch
+        epochs_done = pos - first
+        np.minimum(epochs_done, self.num_epochs, out=epochs_done)
+        observed_row = self.count_row_base + epochs_done
+        rows = np.empty((7, pos.size))
+        rows[:4] = self.epoch_table[current].T  # duration, start (scratch), rate, batch size
+        duration, mean, _, batch, fraction_done, epoch_progress, service = rows
+        batch_size = batch.astype(np.int64)
+        np.subtract(work_s, mean, out=fraction_done)
+        fraction_done /= duration
+        np.maximum(fraction_done, _ZERO, out=fraction_done)
+        np.minimum(fraction_done, _ONE, out=fraction_done)
+        np.putmask(fraction_done, done, _ONE)  # exact, whatever the float rounding
+        np.add(current - first, fraction_done, out=epoch_progress)
+        self.mean_epoch_s_by_row.take(observed_row, out=mean, mode="clip")  # indices are in range
+        np.multiply(run_time_s, self.gang, out=service)
+        return rows, epochs_done, batch_size, self.size_counts_by_row[observed_row]
+
     def observed_size_counts(self, epochs_done: np.ndarray) -> np.ndarray:
-        """(J, W) completed epochs per reachable size, given completed epochs per job:
-        what has been observed of the schedule, nothing beyond."""
-        idx = self.first_epoch_index + epochs_done - 1
-        counts = self.size_counts_through_epoch[np.maximum(idx, 0)]
-        counts[epochs_done <= 0] = 0
-        return counts
+        """(J, W) completed epochs per reachable size, given completed epochs per job
+        (0..num_epochs): what has been observed of the schedule, nothing beyond."""
+        return self.size_counts_by_row[self.count_row_base + epochs_done]
 
 
 def build_static_arrays(specs: Sequence[JobSpec], throughputs: ThroughputTable) -> StaticJobArrays:
@@ -105,7 +152,8 @@ def build_static_arrays(specs: Sequence[JobSpec], throughputs: ThroughputTable) 
         epoch_batch_size=flat_sizes,
         epoch_rate=np.concatenate([p.throughputs for p in profiles]) if profiles else np.zeros(0),
         epoch_duration_s=durations,
-        size_counts_through_epoch=_running_size_counts(reachable, flat_sizes, job_of_epoch, offset),
+        count_row_base=offset[:-1] + np.arange(len(specs)),
+        size_counts_by_row=_size_counts_by_row(reachable, flat_sizes, job_of_epoch, offset),
         specs=tuple(specs),
     )
 
@@ -120,14 +168,19 @@ def _reachable_matrix(reachable: list[tuple[int, ...]]) -> tuple[np.ndarray, np.
     return sizes, valid
 
 
-def _running_size_counts(
+def _size_counts_by_row(
     reachable: np.ndarray, flat_sizes: np.ndarray, job_of_epoch: np.ndarray, offset: np.ndarray
 ) -> np.ndarray:
-    """(flat epochs, W) int32: per job, epochs at each reachable size up to and including
-    each epoch, so the observed counts of any state are one gather."""
+    """(flat epochs + J, W): per job, a zero row, then the epochs at each reachable size up
+    to and including each of its epochs, so the observed counts of any state are one gather."""
     # job_profile guarantees every scheduled size is reachable, so each row has one match
     one_hot = (reachable[job_of_epoch] == flat_sizes[:, None]).astype(np.int32)
     cum = np.cumsum(one_hot, axis=0)
     # subtract the running total at each job's start so counts restart per job
     start_totals = np.vstack([np.zeros((1, reachable.shape[1]), np.int32), cum])[offset[:-1]]
-    return cum - start_totals[job_of_epoch]
+    counts = cum - start_totals[job_of_epoch]
+    epoch_rows = np.ones(counts.shape[0] + offset.size - 1, dtype=bool)
+    epoch_rows[offset[:-1] + np.arange(offset.size - 1)] = False  # each job's k = 0 row
+    by_row = np.zeros((epoch_rows.size, counts.shape[1]), dtype=counts.dtype)
+    by_row[epoch_rows] = counts
+    return by_row

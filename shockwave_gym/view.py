@@ -23,6 +23,8 @@ import numpy as np
 from shockwave_gym.jobs import PublicJobSpec
 from shockwave_gym.state import ACTIVE, DONE, PENDING
 
+_DONE = np.array(DONE, dtype=np.int8)  # 0-d: numpy compares with it faster than with an int
+
 
 class OracleAccessError(AttributeError):
     """Raised when an agent asks a non-oracle view for hidden future information."""
@@ -109,7 +111,7 @@ class ClusterView:
 
     @property
     def num_arrived(self) -> int:
-        return int(np.count_nonzero(self._sim.status != PENDING))
+        return self._sim.num_arrived
 
     @property
     def done(self) -> bool:
@@ -161,6 +163,13 @@ class ClusterView:
     # --- per-job observed state ----------------------------------------------------------
 
     @property
+    def derived_arrays(self) -> _Derived:
+        """Every derived per-job array of the current state at once (the properties
+        ``epochs_done`` to ``attained_service_gpu_s`` below, as attributes of one object):
+        one call for code that reads several of them per state."""
+        return self._derived()
+
+    @property
     def is_active(self) -> np.ndarray:
         return self._sim.status == ACTIVE
 
@@ -193,6 +202,12 @@ class ClusterView:
     @property
     def ran_last_round(self) -> np.ndarray:
         return _read_only(self._sim.ran_last_round)
+
+    @property
+    def busy_gpus_last_round(self) -> int:
+        """GPUs held by the jobs that ran in the previous round (0 before the first)."""
+        history = self._sim.history
+        return history[-1].gpus_busy if history else 0
 
     @property
     def last_run_s(self) -> np.ndarray:
@@ -275,40 +290,44 @@ class ClusterView:
 
     # --- derived arrays, computed once per state -----------------------------------------
 
-    def _derived(self) -> SimpleNamespace:
+    def _derived(self) -> _Derived:
         """Per-job observed quantities for the current state, computed once per state.
 
-        Everything follows from work done: one searchsorted finds each job's current epoch
-        in the flat epoch arrays, then a few gathers. This is the env's hot path.
+        Everything follows from each job's epoch position (kept by the simulator) and work
+        done, by a few gathers from the static tables (:meth:`StaticJobArrays.state_rows`).
+        This is the env's hot path.
         """
         sim = self._sim
         if self._cache_version == sim._version:
             return self._cache
-        s = sim.static
-        work = sim.work_done_s
-        # 1 us of slack: an epoch whose end is reached up to float rounding counts as done
-        pos = np.searchsorted(s.epoch_end_global_s, s.job_base_s + work + 1e-6, side="right")
-        current = np.minimum(pos, s.last_epoch_index)  # flat index of the current epoch
-        epochs_done = np.minimum(pos - s.first_epoch_index, s.num_epochs)
-        duration = s.epoch_duration_s[current]
-        fraction_done = (work - s.epoch_start_within_s[current]) / duration
-        np.clip(fraction_done, 0.0, 1.0, out=fraction_done)
-        fraction_done[sim.status == DONE] = 1.0  # exact, whatever the float rounding
-        epoch_index = current - s.first_epoch_index
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean_duration = np.where(epochs_done > 0, s.epoch_end_within_s[pos - 1] / epochs_done, np.nan)
-        derived = SimpleNamespace(
-            epochs_done=epochs_done,
-            epoch_progress=epoch_index + fraction_done,
-            current_epoch_fraction_done=fraction_done,
-            current_batch_size=s.epoch_batch_size[current],
-            current_throughput=s.epoch_rate[current],
-            current_epoch_duration_s=duration,
-            mean_epoch_duration_s=mean_duration,
-            observed_batch_size_counts=s.observed_size_counts(epochs_done),
-            attained_service_gpu_s=sim.run_time_s * s.gang,
-        )
-        for value in vars(derived).values():
-            value.flags.writeable = False
-        self._cache, self._cache_version = derived, sim.version
+        rows = sim.static.state_rows(sim.epoch_pos, sim.work_done_s, sim.status == _DONE, sim.run_time_s)
+        derived = _Derived(*rows)
+        self._cache, self._cache_version = derived, sim._version
         return derived
+
+
+class _Derived:
+    """The per-state derived arrays of :meth:`ClusterView._derived` (read-only)."""
+
+    __slots__ = (
+        "_rows",
+        "epochs_done",
+        "epoch_progress",
+        "current_epoch_fraction_done",
+        "current_batch_size",
+        "current_throughput",
+        "current_epoch_duration_s",
+        "mean_epoch_duration_s",
+        "observed_batch_size_counts",
+        "attained_service_gpu_s",
+    )
+
+    def __init__(self, rows: np.ndarray, epochs_done: np.ndarray, batch_size: np.ndarray, counts: np.ndarray):
+        for array in (rows, epochs_done, batch_size, counts):
+            array.flags.writeable = False  # and so every row view taken from now on
+        self._rows = rows
+        self.current_epoch_duration_s, self.mean_epoch_duration_s, self.current_throughput = rows[:3]
+        self.current_epoch_fraction_done, self.epoch_progress, self.attained_service_gpu_s = rows[4:]
+        self.epochs_done = epochs_done
+        self.current_batch_size = batch_size
+        self.observed_batch_size_counts = counts

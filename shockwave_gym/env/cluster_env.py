@@ -23,12 +23,7 @@ from shockwave_gym.errors import InputError, InvalidActionError
 from shockwave_gym.gantt import gantt_rgb
 from shockwave_gym.interface.actions import make_action_mode
 from shockwave_gym.interface.ftf import ftf_estimate
-from shockwave_gym.interface.observation import (
-    cluster_features,
-    job_feature_matrix,
-    observation_space,
-    slot_jobs,
-)
+from shockwave_gym.interface.observation import JobFeatures, cluster_features, observation_space
 from shockwave_gym.interface.slots import SlotMap
 from shockwave_gym.metrics import compute_metrics
 from shockwave_gym.simulator import Simulator
@@ -245,6 +240,7 @@ class ClusterEnv(gym.Env):
             self.simulator = Simulator(trace.jobs, self.sim_config, self.throughputs, trace_name=trace.name)
             self.trace = trace
         self.slots.reset(trace.num_jobs)
+        self._features = JobFeatures(self.simulator.view)
         self._last_record = None
         self._metrics = None
         self._repairs_total = 0
@@ -276,7 +272,11 @@ class ClusterEnv(gym.Env):
         start_s = sim.time_s
         active_before = view.active_job_ids
         progress_before = view.epoch_progress
-        record = sim.step(job_ids)
+        # the action modes only ever choose active, slotted jobs that fit: skip re-checking
+        if not mode.chooses_sorted:
+            job_ids = job_ids.copy()
+            job_ids.sort()
+        record = sim.run_round(job_ids)
         self._last_record = record
         self._rho_hat = ftf_estimate(view)
         transition = RoundTransition(
@@ -331,9 +331,11 @@ class ClusterEnv(gym.Env):
     def _begin_decision(self) -> None:
         """Seat jobs and build the round's per-slot features (``_rho_hat`` must be current)."""
         view = self.simulator.view
-        self.slots.update(view)
-        self._slot_features = slot_jobs(self.slots, job_feature_matrix(view, self._rho_hat))
-        self._job_valid = (self.slots.slot_job >= 0).view(np.int8)
+        slots = self.slots
+        slots.update(view)
+        self._features.fill(view, self._rho_hat)
+        self._slot_features = self._features.slot_features(slots)
+        self._job_valid = slots.valid_int8()
         if self.action_mode == "sequential":
             self._mode.start_round(view, self.slots)
 

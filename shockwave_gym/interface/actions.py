@@ -22,6 +22,8 @@ the env. ``mode.space()`` builds the matching Gymnasium space.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from shockwave_gym.errors import InputError, InvalidActionError
@@ -39,11 +41,13 @@ def _select_bits(action, max_jobs: int) -> np.ndarray:
         raise InvalidActionError(f"select action must have shape ({max_jobs},), got {bits.shape}")
     if bits.dtype == bool:
         return bits
-    if bits.dtype.kind not in "iuf" or not np.all((bits == 0) | (bits == 1)):
+    as_bool = bits.astype(bool) if bits.dtype.kind in "iuf" else None
+    # exactly 0 or 1 <=> equal to its truth value (0.5, 2, inf and NaN all differ)
+    if as_bool is None or np.count_nonzero(as_bool != bits):
         raise InvalidActionError(
             f"select action must hold only 0 and 1 (bool, integer or float), got {bits.tolist()!r}"
         )
-    return bits.astype(bool)
+    return as_bool
 
 
 class SelectMode:
@@ -51,6 +55,7 @@ class SelectMode:
 
     name = "select"
     closes_every_step = True
+    chooses_sorted = True  # choose() returns ascending ids
 
     def __init__(self, max_jobs: int):
         self.max_jobs = max_jobs
@@ -63,9 +68,10 @@ class SelectMode:
     def choose(self, action, view: ClusterView, slots: SlotMap) -> tuple[np.ndarray, int]:
         """(job ids to run, number of bits the repair rule dropped)."""
         wanted = _select_bits(action, self.max_jobs)
-        valid = slots.slot_job >= 0
-        absent = int(np.count_nonzero(wanted & ~valid))
-        ids = np.sort(slots.slot_job[wanted & valid])
+        valid = slots.occupied()
+        absent = int(np.count_nonzero(wanted > valid))  # bits set on empty slots
+        ids = slots.slot_job[wanted & valid]
+        ids.sort()
         chosen = pack_in_order(ids, view.gang, view.gpus)
         return chosen, absent + int(ids.size - chosen.size)
 
@@ -81,6 +87,7 @@ class PriorityMode:
 
     name = "priority"
     closes_every_step = True
+    chooses_sorted = False  # choose() returns ids in packing order
 
     def __init__(self, max_jobs: int):
         self.max_jobs = max_jobs
@@ -96,13 +103,12 @@ class PriorityMode:
             raise InvalidActionError(f"priority action must have shape ({self.max_jobs},), got {scores.shape}")
         if scores.dtype.kind not in "iuf":
             raise InvalidActionError(f"priority scores must be numbers (integer or float), got dtype {scores.dtype}")
-        slot_job = slots.slot_job
-        valid = slot_job >= 0
-        ids = slot_job[valid]
-        own = scores[valid]
-        if not np.isfinite(own.sum(dtype=np.float64)):  # one reduction catches NaN and inf
+        by_id = slots.slots_by_job()  # occupied slots, ascending job id
+        own = scores[by_id]
+        if not math.isfinite(np.add.reduce(own, dtype=np.float64)):  # one reduction catches NaN and inf
             raise InvalidActionError("priority scores must be finite")
-        order = ids[np.lexsort((ids, -own))]  # descending score, ties by arrival
+        # descending score, ties by arrival: a stable sort of the id-ordered scores
+        order = slots.jobs_by_id()[(-own).argsort(kind="stable")]
         if slots.queue.size:
             order = np.concatenate([order, slots.queue])
         return pack_in_order(order, view.gang, view.gpus), 0
@@ -117,6 +123,7 @@ class SequentialMode:
 
     name = "sequential"
     closes_every_step = False
+    chooses_sorted = True  # chosen() returns ascending ids
 
     def __init__(self, max_jobs: int):
         self.max_jobs = max_jobs

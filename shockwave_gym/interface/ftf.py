@@ -27,8 +27,14 @@ def ftf_estimate(view: ClusterView, job_ids: np.ndarray | None = None) -> np.nda
     is 1 for a job that has been served at its fair share, above 1 for one that waited.
     Meaningful for active jobs only.
     """
-    c = contention(view)
+    c = np.array(contention(view))
     remaining = predicted_remaining_s(view)
-    age = view.time_s - view.arrival_s
-    rho = (age + c * remaining) / np.maximum(c * (view.work_done_s + remaining), 1e-9)
+    rho = c * remaining
+    rho += view.time_s - view.arrival_s  # + age
+    fair = view.work_done_s + remaining
+    fair *= c
+    rho /= np.maximum(fair, _TINY, out=fair)
     return rho if job_ids is None else rho[job_ids]
+
+
+_TINY = np.array(1e-9)

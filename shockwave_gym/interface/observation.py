@@ -64,8 +64,7 @@ _JOB_LOW = np.array([f[1] for f in JOB_FEATURES], dtype=np.float32)
 _JOB_HIGH = np.array([f[2] for f in JOB_FEATURES], dtype=np.float32)
 _CLUSTER_LOW = np.array([f[1] for f in CLUSTER_FEATURES], dtype=np.float32)
 _CLUSTER_HIGH = np.array([f[2] for f in CLUSTER_FEATURES], dtype=np.float32)
-_CLUSTER_LOW_LIST = [f[1] for f in CLUSTER_FEATURES]
-_CLUSTER_HIGH_LIST = [f[2] for f in CLUSTER_FEATURES]
+_CLUSTER_BOUNDS = tuple((f[1], f[2]) for f in CLUSTER_FEATURES)
 
 
 def observation_signature() -> str:
@@ -105,6 +104,7 @@ def observation_space(max_jobs: int):
 _LOG_SCALE_IN = np.array([1.0, 1.0, 1 / TIME_SCALE_S, 1 / TIME_SCALE_S, 1 / TIME_SCALE_S, math.e - 1, 1.0])[:, None]
 _LOG_SCALE_OUT = np.array([1 / (6 * math.log(10)), 0.25, 1 / 3, 1 / 3, 1 / 3, 1.0, 1 / math.log(2)])[:, None]
 _JOB_LOW_COLUMN = _JOB_LOW.astype(np.float64)[:, None]
+_ZERO, _QUARTER = np.array(0.0), np.array(0.25)  # 0-d: faster than Python scalars in ufuncs
 _JOB_HIGH_COLUMN = _JOB_HIGH.astype(np.float64)[:, None]
 
 
@@ -113,36 +113,65 @@ def job_feature_matrix(view: ClusterView, rho_hat: np.ndarray | None = None) -> 
     clipped to the bounds. Columns of jobs that are not active are meaningless.
 
     ``rho_hat`` (from :func:`ftf_estimate`) is computed when not given. Feature-major
-    because stacking rows is one call; :func:`slot_jobs` transposes while gathering.
+    because each feature is one row operation; :func:`slot_jobs` transposes while gathering.
     """
-    if rho_hat is None:
-        rho_hat = ftf_estimate(view)
-    batch = view.current_batch_size
-    mean_epoch_s = view.mean_epoch_duration_s
-    # before its first epoch completes, a job's current epoch stands in for the mean
-    mean_epoch_s = np.where(np.isnan(mean_epoch_s), view.current_epoch_duration_s, mean_epoch_s)
-    features = np.array(
-        (
-            view.gang / view.gpus,
-            view.epoch_progress / view.num_epochs,
-            np.log2(batch / view.initial_batch_size) * 0.25,
-            view.current_throughput * batch,  # samples/s
-            mean_epoch_s / view.round_s,
-            predicted_remaining_s(view),
-            view.time_s - view.arrival_s,  # negative for jobs yet to arrive: clipped to 0
-            view.attained_service_gpu_s,
-            view.ran_last_round,
-            rho_hat,
-        ),
-        dtype=np.float64,
-    )
-    logged = features[3:]
-    logged *= _LOG_SCALE_IN
-    np.maximum(logged, 0.0, out=logged)
-    np.log1p(logged, out=logged)
-    logged *= _LOG_SCALE_OUT
-    np.minimum(features, _JOB_HIGH_COLUMN, out=features)
-    return np.maximum(features, _JOB_LOW_COLUMN, out=features)
+    return JobFeatures(view, padded=False).fill(view, rho_hat)
+
+
+class JobFeatures:
+    """A reusable buffer of :func:`job_feature_matrix` for one trace (``view``'s jobs and
+    cluster): the rows are set up once, the trace's static feature (gang share) is computed
+    once, and :meth:`fill` recomputes the rest for each state. With ``padded`` the buffer
+    has one extra zero column that stands for the empty slots in :meth:`slot_features`
+    (every bound brackets 0, so clipping keeps it zero)."""
+
+    def __init__(self, view: ClusterView, *, padded: bool = True):
+        self.buffer = np.zeros((len(JOB_FEATURES), view.num_jobs + int(padded)))
+        self.__setstate__({"buffer": self.buffer, "num_jobs": view.num_jobs})
+        np.divide(view.gang, view.gpus, out=self._rows[0])
+
+    def __getstate__(self):  # the rows are views of the buffer: rebuilt, not copied
+        return {"buffer": self.buffer, "num_jobs": len(self._rows[0])}
+
+    def __setstate__(self, state):
+        self.buffer = state["buffer"]
+        self._rows = tuple(self.buffer[:, : state["num_jobs"]])
+
+    def fill(self, view: ClusterView, rho_hat: np.ndarray | None = None) -> np.ndarray:
+        """The features of ``view``'s current state (a view of the same jobs and cluster as
+        at construction), written into :attr:`buffer`, which is returned."""
+        if rho_hat is None:
+            rho_hat = ftf_estimate(view)
+        d = view.derived_arrays
+        batch = d.current_batch_size
+        _, progress, growth, samples, mean_epoch_s, remaining, age, service, ran, rho = self._rows
+        np.divide(d.epoch_progress, view.num_epochs, out=progress)
+        np.divide(batch, view.initial_batch_size, out=growth)
+        np.log2(growth, out=growth)
+        growth *= _QUARTER
+        np.multiply(d.current_throughput, batch, out=samples)  # samples/s
+        # before its first epoch completes, a job's current epoch stands in for the mean
+        mean_epoch_s[:] = d.mean_epoch_duration_s
+        np.copyto(mean_epoch_s, d.current_epoch_duration_s, where=np.isnan(mean_epoch_s))
+        mean_epoch_s /= np.array(view.round_s)
+        remaining[:] = predicted_remaining_s(view)
+        np.subtract(view.time_s, view.arrival_s, out=age)  # negative before arrival: clipped to 0
+        service[:] = d.attained_service_gpu_s
+        ran[:] = view.ran_last_round
+        rho[:] = rho_hat
+        out = self.buffer
+        logged = out[3:]
+        logged *= _LOG_SCALE_IN
+        np.maximum(logged, _ZERO, out=logged)
+        np.log1p(logged, out=logged)
+        logged *= _LOG_SCALE_OUT
+        np.minimum(out, _JOB_HIGH_COLUMN, out=out)
+        return np.maximum(out, _JOB_LOW_COLUMN, out=out)
+
+    def slot_features(self, slots: SlotMap) -> np.ndarray:
+        """:func:`slot_jobs` of the last :meth:`fill` (padded buffer): each slot's job,
+        zeros for empty slots, as a fresh C-ordered (max_jobs, F) float32 array."""
+        return self.buffer[:, slots.gather_index()].T.astype(np.float32, order="C")
 
 
 def cluster_features(view: ClusterView, slots: SlotMap, free_gpus: int | None = None) -> np.ndarray:
@@ -151,19 +180,22 @@ def cluster_features(view: ClusterView, slots: SlotMap, free_gpus: int | None = 
     ``slots`` must have been updated for this state (it carries the queue and the demand).
     """
     gpus = view.gpus
-    free = gpus if free_gpus is None else free_gpus
+    max_jobs = slots.max_jobs
     values = (
-        free / gpus,
-        float(view.gang @ view.ran_last_round) / gpus,
-        view.num_active / slots.max_jobs,
-        slots.queue.size / slots.max_jobs,
+        (gpus if free_gpus is None else free_gpus) / gpus,
+        view.busy_gpus_last_round / gpus,
+        view.num_active / max_jobs,
+        slots.queue.size / max_jobs,
         slots.demand_gpus / gpus,
         math.log1p(view.time_s / TIME_SCALE_S) / 3.0,
         math.log1p(view.round_index * view.round_s / TIME_SCALE_S) / 3.0,
         math.log2(gpus) / 8.0,
     )
-    bounded = [min(max(v, lo), hi) for v, lo, hi in zip(values, _CLUSTER_LOW_LIST, _CLUSTER_HIGH_LIST, strict=True)]
-    return np.array(bounded, dtype=np.float32)
+    # min(max(v, low), high), NaN passing through
+    return np.array(
+        [high if v > high else (low if v < low else v) for v, (low, high) in zip(values, _CLUSTER_BOUNDS, strict=True)],
+        dtype=np.float32,
+    )
 
 
 def slot_jobs(slots: SlotMap, features: np.ndarray) -> np.ndarray:

@@ -29,17 +29,29 @@ def pack_in_order(
         return order
     sizes = gang[order]
     if holds is None and backfill:
-        cumulative = np.cumsum(sizes)
+        cumulative = sizes.cumsum()
         if cumulative[-1] <= gpus:  # everything fits: the common case, no Python loop
             return order
-        head = int(np.searchsorted(cumulative, gpus, side="right"))  # fit in sequence
+        head = int(cumulative.searchsorted(gpus, side="right"))  # fit in sequence
         free = gpus - (int(cumulative[head - 1]) if head else 0)
+        if free == 0:
+            return order[:head]
         return np.concatenate([order[:head], _scan(order[head:], sizes[head:], None, free, True)])
     return _scan(order, sizes, holds, gpus, backfill)
 
 
 def _scan(order: np.ndarray, sizes: np.ndarray, holds: np.ndarray | None, free: int, backfill: bool) -> np.ndarray:
     chosen = []
+    if holds is None and backfill:
+        # the scan can stop once the free GPUs are fewer than any gang still to come
+        smallest_left = np.minimum.accumulate(sizes[::-1])[::-1].tolist()
+        for job_id, size, smallest in zip(order.tolist(), sizes.tolist(), smallest_left, strict=True):
+            if free < smallest:
+                break
+            if size <= free:
+                free -= size
+                chosen.append(job_id)
+        return np.asarray(chosen, dtype=np.int64)
     held = [False] * order.size if holds is None else np.asarray(holds, dtype=bool).tolist()
     for job_id, size, hold in zip(order.tolist(), sizes.tolist(), held, strict=True):
         if free == 0:

@@ -21,6 +21,10 @@ import numpy as np
 from shockwave_gym.jobs import DATASET_SIZES
 from shockwave_gym.view import ClusterView
 
+# 0-d constants: numpy combines them with arrays faster than Python scalars, same values
+_ONE = np.array(1.0)
+_ZERO_INT, _ONE_INT = np.array(0, dtype=np.int64), np.array(1, dtype=np.int64)
+
 
 class RemainingTimePredictor:
     """Vectorised Dirichlet predictor over reachable batch sizes of ``view``'s jobs.
@@ -52,9 +56,13 @@ class RemainingTimePredictor:
     ) -> np.ndarray:
         """Posterior-mean duration of one future epoch, per job, given the completed epochs
         per reachable size (``view.observed_batch_size_counts``)."""
-        weights = self.prior + observed_counts
         durations = self.duration_at_s if duration_scale is None else self.duration_at_s * duration_scale[:, None]
-        return (weights * durations).sum(axis=1) / weights.sum(axis=1)
+        # weighted durations and weights side by side: both sums in one reduction
+        terms = np.empty((2, *self.prior.shape))
+        weights = np.add(self.prior, observed_counts, out=terms[1])
+        np.multiply(weights, durations, out=terms[0])
+        weighted, total = np.add.reduce(terms, axis=2)
+        return weighted / total
 
     def predict(
         self,
@@ -84,10 +92,13 @@ class RemainingTimePredictor:
         the observed rest of the current epoch plus the expected future epochs."""
         if self._cached_version == view.version:
             return self._cached
-        epochs_done = view.epochs_done
-        future_epochs = np.maximum(view.num_epochs - epochs_done - 1, 0)
-        expected = self.expected_epoch_duration_s(view.observed_batch_size_counts)
-        remaining = (1.0 - view.current_epoch_fraction_done) * view.current_epoch_duration_s + future_epochs * expected
+        derived = view.derived_arrays
+        future_epochs = view.num_epochs - derived.epochs_done
+        future_epochs -= _ONE_INT
+        np.maximum(future_epochs, _ZERO_INT, out=future_epochs)
+        remaining = _ONE - derived.current_epoch_fraction_done
+        remaining *= derived.current_epoch_duration_s
+        remaining += future_epochs * self.expected_epoch_duration_s(derived.observed_batch_size_counts)
         remaining.flags.writeable = False
         self._cached, self._cached_version = remaining, view.version
         return remaining

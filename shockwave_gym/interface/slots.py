@@ -20,7 +20,7 @@ class SlotMap:
     active jobs without a slot, oldest first. Call :meth:`update` once per round boundary.
     """
 
-    __slots__ = ("max_jobs", "slot_job", "job_slot", "queue", "demand_gpus", "_seen")
+    __slots__ = ("max_jobs", "slot_job", "job_slot", "queue", "demand_gpus", "_seen", "_gather", "_valid", "_valid_int8", "_by_job", "_jobs_by_id")
 
     def __init__(self, max_jobs: int, num_jobs: int = 0):
         self.max_jobs = require_positive_int(max_jobs, "max_jobs")
@@ -33,6 +33,11 @@ class SlotMap:
         self.queue = np.zeros(0, dtype=np.int64)
         self.demand_gpus = 0  # sum of the active jobs' gangs, slotted or queued
         self._seen: tuple[int, int, int] | None = None
+        self._gather: np.ndarray | None = None
+        self._valid: np.ndarray | None = None
+        self._valid_int8: np.ndarray | None = None
+        self._jobs_by_id: np.ndarray | None = None
+        self._by_job: np.ndarray | None = None
 
     @property
     def valid(self) -> np.ndarray:
@@ -49,23 +54,67 @@ class SlotMap:
         if seen == self._seen:
             return
         self._seen = seen
+        self._gather = self._by_job = self._jobs_by_id = None
         active = view.active_job_ids
-        self.demand_gpus = int(view.gang[active].sum())
+        self.demand_gpus = int(np.add.reduce(view.gang[active]))
         slot_job = self.slot_job
         occupied = slot_job >= 0
         gone = occupied & ~view.is_active[np.maximum(slot_job, 0)]
-        if gone.any():
+        if np.count_nonzero(gone):
             self.job_slot[slot_job[gone]] = -1
             slot_job[gone] = -1
         waiting = active[self.job_slot[active] < 0]  # ascending id = arrival order
         if waiting.size:
-            free = np.flatnonzero(slot_job < 0)[: waiting.size]
+            free = (slot_job < 0).nonzero()[0][: waiting.size]
             seated = waiting[: free.size]
             slot_job[free] = seated
             self.job_slot[seated] = free
             self.queue = waiting[free.size:]
         elif self.queue.size:
             self.queue = self.queue[:0]
+
+    def gather_index(self) -> np.ndarray:
+        """(max_jobs,) int64: each slot's job id, ``num_jobs`` for an empty slot (an index
+        into per-job arrays padded with one trailing entry). Read-only; cached until the
+        next change."""
+        if self._gather is None:
+            valid = self.slot_job >= 0
+            gather = self.slot_job.copy()
+            np.putmask(gather, ~valid, self.job_slot.size)
+            gather.flags.writeable = valid.flags.writeable = False
+            self._gather, self._valid, self._valid_int8 = gather, valid, valid.view(np.int8)
+        return self._gather
+
+    def occupied(self) -> np.ndarray:
+        """(max_jobs,) bool, read-only: where the slot holds a job (cached :attr:`valid`)."""
+        if self._gather is None:
+            self.gather_index()
+        return self._valid
+
+    def valid_int8(self) -> np.ndarray:
+        """A fresh (max_jobs,) int8 array: 1 where the slot holds a job."""
+        if self._gather is None:
+            self.gather_index()
+        return self._valid_int8.copy()
+
+    def slots_by_job(self) -> np.ndarray:
+        """The occupied slots in ascending order of their job ids (= arrival order).
+        Read-only; cached until the next change."""
+        if self._by_job is None:
+            occupied = (self.slot_job >= 0).nonzero()[0]
+            by_job = occupied[self.slot_job[occupied].argsort(kind="stable")]
+            by_job.flags.writeable = False
+            self._by_job = by_job
+        return self._by_job
+
+    def jobs_by_id(self) -> np.ndarray:
+        """The slotted job ids, ascending (``slot_job[slots_by_job()]``). Read-only;
+        cached until the next change."""
+        if self._jobs_by_id is None:
+            jobs = self.slot_job[self.slots_by_job()]
+            jobs.flags.writeable = False
+            self._jobs_by_id = jobs
+        return self._jobs_by_id
 
     def __getstate__(self):
         return {name: getattr(self, name) for name in self.__slots__}
