@@ -28,6 +28,9 @@ class EpochBank:
     """Flat epoch arrays of distinct traces; ``size_counts`` is (epochs, width) int32 with
     ``width`` the widest reachable-size list seen (narrower traces padded with zeros)."""
 
+    #: Dead epochs tolerated before :meth:`compact` rebuilds, however small the live part.
+    min_dead_epochs = 1 << 16
+
     def __init__(self) -> None:
         self.size = 0
         self.width = 1
@@ -80,13 +83,13 @@ class EpochBank:
         return start
 
     def compact(self, live: list[StaticJobArrays]) -> dict[int, int]:
-        """Keep only the traces in ``live``; returns {id(static): shift of its offset}.
+        """Keep only the stored traces in ``live``; returns {id(static): shift of its offset}.
 
         Does nothing (returns {}) while the dead epochs are fewer than the live ones.
         """
-        keep = {id(s): s for s in live}
+        keep = {id(s): s for s in live if id(s) in self._entries}
         live_epochs = sum(int(s.epoch_duration_s.size) for s in keep.values())
-        if self.size - live_epochs <= max(live_epochs, 1 << 16):
+        if self.size - live_epochs <= max(live_epochs, self.min_dead_epochs):
             return {}
         old = {key: start for key, (start, _) in self._entries.items() if key in keep}
         self.size = 0

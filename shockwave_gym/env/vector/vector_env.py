@@ -75,16 +75,24 @@ class ClusterVectorEnv(VectorEnv):
     def _setup(self, env_kwargs: list[dict], max_episode_steps, autoreset_mode) -> None:
         if any(kw.get("render_mode") is not None for kw in env_kwargs):
             raise InputError("the vector env does not render; render a single env (gym.make) instead")
-        templates: dict[int, ClusterEnv] = {}
-        self.templates = [templates.setdefault(id(kw), ClusterEnv(**kw)) for kw in env_kwargs]
+        templates: dict[int, ClusterEnv] = {}  # one per distinct dict: equal sources share traces
+        for kw in env_kwargs:
+            if id(kw) not in templates:
+                templates[id(kw)] = ClusterEnv(**kw)
+        self.templates = [templates[id(kw)] for kw in env_kwargs]
         first = self.templates[0]
         for name in _SHARED:
             values = {getattr(t, name) for t in self.templates}
             if len(values) > 1:
                 raise InputError(f"every sub-env needs the same {name} (the spaces must agree), got {sorted(values)}")
-        if len({repr(t.reward_fn) for t in self.templates}) > 1:
-            raise InputError("every sub-env needs the same reward")
-        self.reward = BatchReward(first.reward_fn)
+        groups: dict[str, list[int]] = {}  # clusters with the same reward are computed together
+        for i, t in enumerate(self.templates):
+            groups.setdefault(repr(t.reward_fn), []).append(i)
+        self._rewards = []
+        for rows in groups.values():
+            mask = np.zeros(len(self.templates), bool)
+            mask[rows] = True
+            self._rewards.append((BatchReward(self.templates[rows[0]].reward_fn), mask))
         self.num_envs = k = len(self.templates)
         self.action_mode = first.action_mode
         self.max_jobs = first.max_jobs
@@ -165,7 +173,10 @@ class ClusterVectorEnv(VectorEnv):
             epoch_progress_before=state.derived.epoch_progress, epoch_progress=new.derived.epoch_progress,
             active=new.active, rho_hat=new.rho, max_jobs=self.max_jobs, jct_normaliser_s=self.jct_normaliser_s,
         )
-        rewards = np.where(closing, self.reward(transition), 0.0)
+        rewards = np.zeros(k)
+        for reward, rows in self._rewards:
+            rewards = np.where(rows, reward(transition), rewards)
+        rewards = np.where(closing, rewards, 0.0)
         done = sim.done
         terminated = closing & done
         truncated = closing & ~done & (sim.round_index >= self.max_rounds)
