@@ -19,6 +19,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from shockwave_gym.batch import jit
 from shockwave_gym.batch.bank import EpochBank
 from shockwave_gym.batch.sums import pairwise_row_sums
 from shockwave_gym.config import SimConfig
@@ -42,7 +43,13 @@ _DYNAMIC = {
 class BatchSimulator:
     """K clusters stepped together; load a trace into a cluster with :meth:`load`."""
 
-    def __init__(self, num_clusters: int):
+    def __init__(self, num_clusters: int, *, compiled: bool | None = None):
+        """``compiled``: run the numba loops (default: when numba is installed) or numpy."""
+        if compiled and not jit.AVAILABLE:
+            from shockwave_gym.errors import InputError
+
+            raise InputError("the compiled vector-env backend needs numba: pip install numba")
+        self.compiled = jit.AVAILABLE if compiled is None else bool(compiled)
         k = num_clusters
         self.num_clusters = k
         self.width = 0
@@ -144,6 +151,8 @@ class BatchSimulator:
         """One round (R2-R4) in every cluster of ``rows`` ((K,) bool) with the job sets
         ``selected`` ((K, jobs) bool, valid active jobs fitting the GPUs, False outside
         ``rows``), then admit arrivals (R1). Returns the rounds' start, end and GPUs busy."""
+        if self.compiled:
+            return self._step_compiled(selected, rows)
         sel = selected
         round_s = self.round_s[:, None]
         remaining = self.isolated_time_s - self.work_done_s
@@ -180,24 +189,46 @@ class BatchSimulator:
         end = start + round_len
         busy = (self.gang * sel).sum(axis=1)
         self.overhead_gpu_s += self._round_overhead_gpu_s(sel, overhead)
-        index = np.flatnonzero(rows)
-        for k, s, e, b in zip(index.tolist(), start[index].tolist(), end[index].tolist(), busy[index].tolist(), strict=True):
-            starts, ends, busies = self.rounds[k]
-            starts.append(s)
-            ends.append(e)
-            busies.append(b)
+        self._record(rows, start, end, busy)
         self.time_s = np.where(rows, end, self.time_s)
         self.round_index += rows
         self._advance_epochs(sel)
         self._admit_and_skip_idle(rows & ~self.done)
         return SimpleNamespace(start_s=start, end_s=end, gpus_busy=busy)
 
+    def _step_compiled(self, sel: np.ndarray, rows: np.ndarray) -> SimpleNamespace:
+        k = self.num_clusters
+        start, end, busy = np.zeros(k), np.zeros(k), np.zeros(k, np.int64)
+        jit.step_rows(
+            rows, sel, self.num_jobs, self.isolated_time_s, self.work_done_s, self.ran_last_round, self.round_index,
+            self.round_s, self.restart_threshold_s, self.restart_overhead_s, self.gang, self.completion_s, self.status,
+            self.run_time_s, self.rounds_run, self.last_run_s, self.last_overhead_s, self.time_s, self.num_done,
+            self.overhead_gpu_s, self._exact_overhead(), start, end, busy, self.job_base_s, self.pos, self.seg_end,
+            self.span, self.bank.end_global, DONE,
+        )
+        self._record(rows, start, end, busy)
+        jit.admit_rows(rows & ~self.done, self.arrival_s, self.time_s, self.next_arrival, self.num_done,
+                       self.num_jobs, self.status, ACTIVE)
+        return SimpleNamespace(start_s=start, end_s=end, gpus_busy=busy)
+
+    def _record(self, rows: np.ndarray, start: np.ndarray, end: np.ndarray, busy: np.ndarray) -> None:
+        index = np.flatnonzero(rows)
+        for k, s, e, b in zip(index.tolist(), start[index].tolist(), end[index].tolist(), busy[index].tolist(), strict=True):
+            starts, ends, busies = self.rounds[k]
+            starts.append(s)
+            ends.append(e)
+            busies.append(b)
+
+    def _exact_overhead(self) -> bool:
+        """Integral restart losses: their GPU-second sums are exact in any order."""
+        o = self.restart_overhead_s
+        return bool(np.all((o == np.floor(o)) & (o * self.gpus < 2.0**52)))
+
     def _round_overhead_gpu_s(self, sel: np.ndarray, overhead: np.ndarray) -> np.ndarray:
         """Per cluster, the round's restart loss in GPU-seconds, summed over its job ids in
         ascending order as the metrics do (a 1-D pairwise sum of the selected entries)."""
         paid = self.gang * overhead
-        o = self.restart_overhead_s
-        if np.all((o == np.floor(o)) & (o * self.gpus < 2.0**52)):  # integral terms: any order is exact
+        if self._exact_overhead():
             return paid.sum(axis=1)
         counts = np.count_nonzero(sel, axis=1)
         order = np.argsort(~sel, axis=1, kind="stable")  # selected ids first, ascending

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from shockwave_gym.env.vector import jit
 from shockwave_gym.env.vector.packing import pack_rows
 from shockwave_gym.env.vector.slots import BatchSlotMap
 from shockwave_gym.errors import InvalidActionError
@@ -29,8 +30,9 @@ def _selection(slots: BatchSlotMap, width: int, taken_jobs: np.ndarray, job_ids:
 class BatchSelect:
     closes_every_step = True
 
-    def __init__(self, num_clusters: int, max_jobs: int):
+    def __init__(self, num_clusters: int, max_jobs: int, *, compiled: bool = False):
         self.max_jobs = max_jobs
+        self.compiled = compiled
 
     def choose(self, action, slots: BatchSlotMap, gang: np.ndarray, gpus: np.ndarray, rows: np.ndarray):
         bits = np.asarray(action)
@@ -41,6 +43,11 @@ class BatchSelect:
                 raise InvalidActionError("select actions must hold only 0 and 1 (bool, integer or float)")
             bits = bits.astype(bool)
         wanted = bits & rows[:, None]
+        if self.compiled:
+            sel = np.zeros(gang.shape, bool)
+            repairs = np.zeros(rows.size, np.int64)
+            jit.choose_select(rows, wanted, slots.slot_job, slots.job_slot, gang, gpus, sel, repairs)
+            return sel, rows.copy(), repairs
         valid = slots.valid
         absent = np.count_nonzero(wanted & ~valid, axis=1)
         candidate = np.zeros(gang.shape, bool)
@@ -62,8 +69,9 @@ class BatchSelect:
 class BatchPriority:
     closes_every_step = True
 
-    def __init__(self, num_clusters: int, max_jobs: int):
+    def __init__(self, num_clusters: int, max_jobs: int, *, compiled: bool = False):
         self.max_jobs = max_jobs
+        self.compiled = compiled
 
     def choose(self, action, slots: BatchSlotMap, gang: np.ndarray, gpus: np.ndarray, rows: np.ndarray):
         scores = np.asarray(action)
@@ -76,6 +84,10 @@ class BatchPriority:
         bad = rows & ~np.isfinite(np.where(valid, scores, 0).sum(axis=1, dtype=np.float64))
         if bad.any():
             raise _rows_error(bad, "priority scores must be finite")
+        if self.compiled:
+            sel = np.zeros(gang.shape, bool)
+            jit.choose_priority(rows, scores, slot_job, slots.queued, gang, gpus, sel)
+            return sel, rows.copy(), np.zeros(rows.size, np.int64)
         key = np.where(valid, -scores, np.inf)  # empty slots last
         order = np.lexsort((slot_job, key), axis=1)  # descending score, ties by arrival
         ids = np.take_along_axis(slot_job, order, axis=1)
@@ -101,8 +113,9 @@ class BatchSequential:
 
     closes_every_step = False
 
-    def __init__(self, num_clusters: int, max_jobs: int):
+    def __init__(self, num_clusters: int, max_jobs: int, *, compiled: bool = False):
         self.max_jobs = max_jobs
+        self.compiled = compiled  # sub-steps are cheap already: one numpy path
         self.picked = np.zeros((num_clusters, max_jobs), bool)
         self.free_gpus = np.zeros(num_clusters, np.int64)
         self.slot_gang = np.zeros((num_clusters, max_jobs), np.int64)

@@ -113,6 +113,20 @@ def slot_features(features: np.ndarray, slot_job: np.ndarray) -> np.ndarray:
     return out
 
 
+def finish_raw_features(raw: np.ndarray) -> np.ndarray:
+    """The logarithms, scales and clipping of ``job_features``, in place, on the compiled
+    path's raw (features, occupied slots) block (``jit.slot_raw_features``)."""
+    np.log2(raw[2], out=raw[2])
+    raw[2] *= 0.25
+    logged = raw[3:]
+    logged *= _LOG_SCALE_IN
+    np.maximum(logged, 0.0, out=logged)
+    np.log1p(logged, out=logged)
+    logged *= _LOG_SCALE_OUT
+    np.minimum(raw, _JOB_HIGH[:, :, 0], out=raw)
+    return np.maximum(raw, _JOB_LOW[:, :, 0], out=raw)
+
+
 def cluster_features(sim: BatchSimulator, num_active, queue_length, demand_gpus, free_gpus, max_jobs: int) -> np.ndarray:
     """(K, 8) float32 cluster features (``cluster_features`` for every cluster)."""
     gpus = sim.gpus

@@ -14,8 +14,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from shockwave_gym.batch import pairwise_row_sums
+from shockwave_gym.env.vector import jit
 from shockwave_gym.env.rewards import NSW_MIN_UTILITY, REWARDS, WeightedReward
 from shockwave_gym.errors import InputError
+from shockwave_gym.state import ACTIVE
 
 
 @dataclass
@@ -32,10 +34,15 @@ class BatchTransition:
     rho_hat: np.ndarray
     max_jobs: int
     jct_normaliser_s: np.ndarray
+    compiled: bool = False
 
 
-def _compact_sums(values: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _compact_sums(values: np.ndarray, mask: np.ndarray, compiled: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Per row, the 1-D numpy sum of ``values[mask]`` (in column order) and the count."""
+    if compiled:
+        out, counts = np.zeros(values.shape[0]), np.zeros(values.shape[0], np.int64)
+        jit.masked_sums(values, mask, out, counts)
+        return out, counts
     counts = np.count_nonzero(mask, axis=1)
     packed = np.zeros(values.shape)
     r, c = np.nonzero(mask)
@@ -45,6 +52,10 @@ def _compact_sums(values: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.
 
 def jct_terms(t: BatchTransition) -> np.ndarray:
     sim = t.sim
+    if t.compiled:
+        area = np.zeros(t.start_s.size)
+        jit.jct_areas(sim.arrival_s, sim.completion_s, sim.num_jobs, t.start_s, t.end_s, area)
+        return -area / t.jct_normaliser_s
     arrived = np.count_nonzero(sim.arrival_s < t.end_s[:, None], axis=1)
     with np.errstate(invalid="ignore"):
         overlap = np.fmin(sim.completion_s, t.end_s[:, None])
@@ -62,13 +73,18 @@ def nsw_terms(t: BatchTransition) -> np.ndarray:
     after = t.epoch_progress / epochs
     before = t.epoch_progress_before / epochs
     gain = np.log(np.maximum(after, NSW_MIN_UTILITY)) - np.log(np.maximum(before, NSW_MIN_UTILITY))
-    total, counts = _compact_sums(np.where(t.active_before, gain, 0.0), t.active_before)
+    total, counts = _compact_sums(np.where(t.active_before, gain, 0.0), t.active_before, t.compiled)
     return np.where(counts > 0, total / t.max_jobs, 0.0)
 
 
 def ftf_terms(t: BatchTransition) -> np.ndarray:
+    if t.compiled:
+        total, counts = np.zeros(t.start_s.size), np.zeros(t.start_s.size, np.int64)
+        jit.ftf_excess_sums(t.rho_hat, t.sim.status, t.sim.num_jobs, ACTIVE, total, counts)
+        value = -total * ((t.end_s - t.start_s) / t.sim.round_s) / t.max_jobs
+        return np.where(counts > 0, value, 0.0)
     excess = np.maximum(np.where(t.active, t.rho_hat, 0.0) - 1.0, 0.0)
-    total, counts = _compact_sums(excess, t.active)
+    total, counts = _compact_sums(excess, t.active, t.compiled)
     value = -total * ((t.end_s - t.start_s) / t.sim.round_s) / t.max_jobs
     return np.where(counts > 0, value, 0.0)
 

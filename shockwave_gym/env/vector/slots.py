@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from shockwave_gym.env.vector import jit
+from shockwave_gym.state import ACTIVE
+
 
 class BatchSlotMap:
     """``slot_job`` (K, max_jobs) job id per slot (-1 empty), ``job_slot`` (K, jobs) slot per
     job (-1 none), ``queued`` (K, jobs) bool, ``demand_gpus`` (K,) sum of active gangs."""
 
-    def __init__(self, num_clusters: int, max_jobs: int):
+    def __init__(self, num_clusters: int, max_jobs: int, *, compiled: bool = False):
         self.max_jobs = max_jobs
+        self.compiled = compiled
         self.slot_job = np.full((num_clusters, max_jobs), -1, np.int64)
         self.job_slot = np.full((num_clusters, 0), -1, np.int64)
         self.queued = np.zeros((num_clusters, 0), bool)
@@ -42,8 +46,13 @@ class BatchSlotMap:
     def queue_length(self) -> np.ndarray:
         return np.count_nonzero(self.queued, axis=1)
 
-    def update(self, active: np.ndarray, gang: np.ndarray, rows: np.ndarray) -> None:
+    def update(self, sim, rows: np.ndarray) -> None:
         """Free the slots of jobs no longer active, then seat waiting jobs, in ``rows``."""
+        if self.compiled:
+            jit.update_slots(rows, sim.num_jobs, sim.status, sim.gang, ACTIVE, self.slot_job, self.job_slot,
+                             self.queued, self.demand_gpus)
+            return
+        active, gang = sim.status == ACTIVE, sim.gang
         row = rows[:, None]
         self.demand_gpus = np.where(rows, (gang * active).sum(axis=1), self.demand_gpus)
         slot_job = self.slot_job

@@ -26,11 +26,13 @@ from gymnasium.vector.utils import batch_space
 
 from shockwave_gym.batch import BatchSimulator
 from shockwave_gym.env.cluster_env import ClusterEnv
+from shockwave_gym.env.vector import jit
 from shockwave_gym.env.vector.actions import BATCH_MODES
 from shockwave_gym.env.vector.estimates import (
     BatchPredictor,
     active_mask,
     cluster_features,
+    finish_raw_features,
     ftf_estimates,
     job_features,
     slot_features,
@@ -41,6 +43,7 @@ from shockwave_gym.errors import InputError
 from shockwave_gym.interface.predictor import RemainingTimePredictor
 from shockwave_gym.metrics import compute_metrics
 from shockwave_gym.simulator import Simulator
+from shockwave_gym.state import ACTIVE, DONE
 
 _SHARED = ("action_mode", "max_jobs")
 
@@ -51,28 +54,32 @@ class ClusterVectorEnv(VectorEnv):
     ``ClusterVectorEnv(num_envs, **kwargs)`` gives every cluster the same arguments;
     :meth:`from_env_kwargs` one argument dict per cluster (traces and GPUs may differ; the
     action mode and ``max_jobs``, hence the spaces, must agree). ``max_episode_steps``
-    truncates as ``TimeLimit`` does. Rewards must be built-in terms.
+    truncates as ``TimeLimit`` does. Rewards must be built-in terms. ``compiled`` picks the
+    numba loops (default when numba is installed) or the pure-numpy path; both give the same
+    results bit for bit.
     """
 
     metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
 
     def __init__(self, num_envs: int = 1, *, max_episode_steps: int | None = None,
-                 autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP, **kwargs):
+                 autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP, compiled: bool | None = None,
+                 **kwargs):
         if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
             raise InputError(f"num_envs must be a positive integer, got {num_envs!r}")
-        self._setup([kwargs] * num_envs, max_episode_steps, autoreset_mode)
+        self._setup([kwargs] * num_envs, max_episode_steps, autoreset_mode, compiled)
 
     @classmethod
     def from_env_kwargs(cls, env_kwargs: list[dict], *, max_episode_steps: int | None = None,
-                        autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP) -> ClusterVectorEnv:
+                        autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
+                        compiled: bool | None = None) -> ClusterVectorEnv:
         """One cluster per dict of :class:`ClusterEnv` arguments."""
         if not env_kwargs:
             raise InputError("from_env_kwargs needs at least one dict of env arguments")
         self = cls.__new__(cls)
-        self._setup(list(env_kwargs), max_episode_steps, autoreset_mode)
+        self._setup(list(env_kwargs), max_episode_steps, autoreset_mode, compiled)
         return self
 
-    def _setup(self, env_kwargs: list[dict], max_episode_steps, autoreset_mode) -> None:
+    def _setup(self, env_kwargs: list[dict], max_episode_steps, autoreset_mode, compiled) -> None:
         if any(kw.get("render_mode") is not None for kw in env_kwargs):
             raise InputError("the vector env does not render; render a single env (gym.make) instead")
         templates: dict[int, ClusterEnv] = {}  # one per distinct dict: equal sources share traces
@@ -108,10 +115,11 @@ class ClusterVectorEnv(VectorEnv):
         self.max_episode_steps = max_episode_steps
         self.max_rounds = np.array([t.max_rounds for t in self.templates], np.int64)
         self.jct_normaliser_s = np.array([t.jct_normaliser_s for t in self.templates])
-        self.sim = BatchSimulator(k)
+        self.sim = BatchSimulator(k, compiled=compiled)
+        self.compiled = self.sim.compiled
         self.predictor = BatchPredictor(k)
-        self.slots = BatchSlotMap(k, self.max_jobs)
-        self.mode = BATCH_MODES[self.action_mode](k, self.max_jobs)
+        self.slots = BatchSlotMap(k, self.max_jobs, compiled=self.compiled)
+        self.mode = BATCH_MODES[self.action_mode](k, self.max_jobs, compiled=self.compiled)
         self._np_random = [None] * k
         self._tables: list[tuple | None] = [None] * k  # (trace, simulator, predictor) per cluster
         self._steps = np.zeros(k, np.int64)
@@ -170,8 +178,8 @@ class ClusterVectorEnv(VectorEnv):
         new = self._state
         transition = BatchTransition(
             sim=sim, start_s=start_s, end_s=sim.time_s, active_before=active_before,
-            epoch_progress_before=state.derived.epoch_progress, epoch_progress=new.derived.epoch_progress,
-            active=new.active, rho_hat=new.rho, max_jobs=self.max_jobs, jct_normaliser_s=self.jct_normaliser_s,
+            epoch_progress_before=state.progress, epoch_progress=new.progress, active=new.active,
+            rho_hat=new.rho, max_jobs=self.max_jobs, jct_normaliser_s=self.jct_normaliser_s, compiled=self.compiled,
         )
         rewards = np.zeros(k)
         for reward, rows in self._rewards:
@@ -263,26 +271,51 @@ class ClusterVectorEnv(VectorEnv):
     def _refresh(self) -> None:
         """Derived arrays, predictions and rho-hat of the current state (all clusters)."""
         sim = self.sim
-        derived = sim.derived()
         active = active_mask(sim)
+        if self.compiled:
+            shape = sim.pos.shape
+            progress, remaining, rho, mean, rate = (np.zeros(shape) for _ in range(5))
+            batch = np.ones(shape, np.int64)
+            num_active = np.zeros(self.num_envs, np.int64)
+            b = sim.bank
+            jit.derive_rows(
+                sim.num_jobs, sim.pos, sim.seg_end, sim.first, sim.num_epochs, sim.work_done_s, sim.status, b.duration,
+                b.start_within, b.end_within, b.batch_size, b.rate, b.size_counts, self.predictor.prior,
+                self.predictor.duration_at_s, sim.time_s, sim.arrival_s, sim.gpus, sim.ran_last_round, ACTIVE, DONE,
+                progress, remaining, rho, mean, batch, rate, num_active,
+            )
+            self._state = _State(progress, active, num_active, remaining, rho, (mean, batch, rate))
+            return
+        derived = sim.derived()
         num_active = np.count_nonzero(active, axis=1)
         remaining = self.predictor.remaining_s(derived, sim.num_epochs)
         rho = ftf_estimates(sim, remaining, num_active)
-        self._state = _State(derived, active, num_active, remaining, rho)
+        self._state = _State(derived.epoch_progress, active, num_active, remaining, rho, derived)
 
     def _begin_decision(self, rows: np.ndarray) -> None:
         """Seat jobs and start building the rounds of ``rows`` (as ClusterEnv._begin_decision)."""
         if rows.any():
-            self.slots.update(active_mask(self.sim), self.sim.gang, rows)
+            self.slots.update(self.sim, rows)
             self.mode.start_round(self.slots, self.sim.gang, self.sim.gpus, rows)
 
     def _observations(self) -> dict[str, np.ndarray]:
         sim, state, slots = self.sim, self._state, self.slots
-        features = job_features(sim, state.derived, state.remaining, state.rho)
+        if self.compiled:
+            mean, batch, rate = state.extra
+            raw = np.empty((10, int(np.count_nonzero(slots.slot_job >= 0))))
+            jit.slot_raw_features(
+                slots.slot_job, sim.gang, sim.gpus, state.progress, sim.num_epochs, batch, sim.initial_batch_size, rate,
+                mean, sim.round_s, state.remaining, sim.time_s, sim.arrival_s, sim.run_time_s, sim.ran_last_round,
+                state.rho, raw,
+            )
+            jobs = np.empty((self.num_envs, self.max_jobs, 10), np.float32)
+            jit.scatter_slot_features(slots.slot_job, finish_raw_features(raw), jobs)
+        else:
+            jobs = slot_features(job_features(sim, state.extra, state.remaining, state.rho), slots.slot_job)
         sequential = self.action_mode == "sequential"
         free = self.mode.free_gpus if sequential else sim.gpus
         return {
-            "jobs": slot_features(features, slots.slot_job),
+            "jobs": jobs,
             "job_valid": slots.valid.view(np.int8).copy(),
             "picked": self.mode.picked.astype(np.int8) if sequential else np.zeros(slots.slot_job.shape, np.int8),
             "cluster": cluster_features(sim, state.num_active, slots.queue_length, slots.demand_gpus, free, self.max_jobs),
@@ -322,7 +355,11 @@ class ClusterVectorEnv(VectorEnv):
 
 
 class _State:
-    __slots__ = ("derived", "active", "num_active", "remaining", "rho")
+    """One state's per-job estimates; ``extra`` is the path's own: the numpy path's derived
+    arrays, or the compiled path's (mean epoch duration, batch size, throughput)."""
 
-    def __init__(self, derived, active, num_active, remaining, rho):
-        self.derived, self.active, self.num_active, self.remaining, self.rho = derived, active, num_active, remaining, rho
+    __slots__ = ("progress", "active", "num_active", "remaining", "rho", "extra")
+
+    def __init__(self, progress, active, num_active, remaining, rho, extra):
+        self.progress, self.active, self.num_active = progress, active, num_active
+        self.remaining, self.rho, self.extra = remaining, rho, extra

@@ -1,0 +1,249 @@
+"""Compiled (numba) loops of the vector env's per-step work: derived arrays, predictor,
+rho-hat and the observation's raw features in one pass; the slot map; the ``priority`` and
+``select`` decoders with the packing scan; masked sums for the rewards.
+
+Each loop does per element the float64 operations of the numpy path in
+:mod:`shockwave_gym.env.vector` (no fast-math). Logarithms are left to numpy, which applies
+them to the raw features exactly as the single observation does, so results stay bit for
+bit the same. Optional: without numba the numpy path runs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from shockwave_gym.batch import jit as core_jit
+
+AVAILABLE = core_jit.AVAILABLE
+
+if AVAILABLE:
+    import numba
+
+    _jit = numba.njit(cache=True, error_model="numpy", nogil=True)
+    pairwise_sum = core_jit.pairwise_sum
+
+    @_jit
+    def derive_rows(num_jobs, pos, seg_end, first, num_epochs, work, status, duration_of, start_within, end_within,
+                    batch_of, rate_of, size_counts, prior, duration_at, time_s, arrival, gpus, ran_last, active_code,
+                    done_code, progress_out, remaining_out, rho_out, mean_out, batch_out, rate_out, num_active_out):
+        """Per job: ClusterView._derived, RemainingTimePredictor.remaining_s and ftf_estimate
+        (the mean epoch duration already falls back on the current epoch's)."""
+        clusters = pos.shape[0]
+        sizes = prior.shape[2]
+        for k in range(clusters):
+            n = num_jobs[k]
+            active = 0
+            for j in range(n):
+                if status[k, j] == active_code:
+                    active += 1
+            num_active_out[k] = active
+            c = max(1.0, active / gpus[k])
+            for j in range(n):
+                # only active jobs and those that just completed are ever read
+                if status[k, j] != active_code and not (status[k, j] == done_code and ran_last[k, j]):
+                    continue
+                p = pos[k, j]
+                current = min(p, seg_end[k, j] - 1)
+                if current < 0:
+                    current = 0
+                done = min(p - first[k, j], num_epochs[k, j])
+                duration = duration_of[current]
+                fraction = (work[k, j] - start_within[current]) / duration
+                fraction = min(max(fraction, 0.0), 1.0)
+                if status[k, j] == done_code:
+                    fraction = 1.0
+                progress_out[k, j] = (current - first[k, j]) + fraction
+                mean_out[k, j] = end_within[p - 1] / done if done > 0 else duration
+                batch_out[k, j] = batch_of[current]
+                rate_out[k, j] = rate_of[current]
+                weighted = 0.0
+                total = 0.0
+                counted = first[k, j] + done - 1
+                for w in range(sizes):
+                    count = size_counts[counted, w] if done > 0 else 0
+                    weight = prior[k, j, w] + count
+                    weighted += weight * duration_at[k, j, w]
+                    total += weight
+                expected = weighted / total
+                future = max(num_epochs[k, j] - done - 1, 0)
+                remaining = (1.0 - fraction) * duration + future * expected
+                remaining_out[k, j] = remaining
+                age = time_s[k] - arrival[k, j]
+                rho_out[k, j] = (age + c * remaining) / max(c * (work[k, j] + remaining), 1e-9)
+
+    @_jit
+    def slot_raw_features(slot_job, gang, gpus, progress, num_epochs, batch, initial, rate, mean, round_s,
+                          remaining, time_s, arrival, run_time, ran_last, rho, raw_out):
+        """(features, occupied slots) in row-major slot order: job_feature_matrix of each
+        occupied slot's job before its logarithms (row 2 holds batch / initial)."""
+        i = 0
+        for k in range(slot_job.shape[0]):
+            for s in range(slot_job.shape[1]):
+                j = slot_job[k, s]
+                if j < 0:
+                    continue
+                b = batch[k, j]
+                raw_out[0, i] = gang[k, j] / gpus[k]
+                raw_out[1, i] = progress[k, j] / num_epochs[k, j]
+                raw_out[2, i] = b / initial[k, j]
+                raw_out[3, i] = rate[k, j] * b
+                raw_out[4, i] = mean[k, j] / round_s[k]
+                raw_out[5, i] = remaining[k, j]
+                raw_out[6, i] = time_s[k] - arrival[k, j]
+                raw_out[7, i] = run_time[k, j] * gang[k, j]
+                raw_out[8, i] = 1.0 if ran_last[k, j] else 0.0
+                raw_out[9, i] = rho[k, j]
+                i += 1
+
+    @_jit
+    def scatter_slot_features(slot_job, features, out):
+        """(K, slots, features) float32: the occupied slots' features, zeros elsewhere."""
+        i = 0
+        for k in range(slot_job.shape[0]):
+            for s in range(slot_job.shape[1]):
+                if slot_job[k, s] < 0:
+                    for f in range(features.shape[0]):
+                        out[k, s, f] = 0.0
+                    continue
+                for f in range(features.shape[0]):
+                    out[k, s, f] = np.float32(features[f, i])
+                i += 1
+
+    @_jit
+    def update_slots(rows, num_jobs, status, gang, active_code, slot_job, job_slot, queued, demand):
+        """BatchSlotMap.update for ``rows``."""
+        slots = slot_job.shape[1]
+        for k in range(rows.size):
+            if not rows[k]:
+                continue
+            n = num_jobs[k]
+            total = 0
+            for j in range(n):
+                if status[k, j] == active_code:
+                    total += gang[k, j]
+            demand[k] = total
+            for s in range(slots):
+                j = slot_job[k, s]
+                if j >= 0 and status[k, j] != active_code:
+                    job_slot[k, j] = -1
+                    slot_job[k, s] = -1
+            s = 0
+            for j in range(n):
+                queued[k, j] = False
+                if status[k, j] != active_code or job_slot[k, j] >= 0:
+                    continue
+                while s < slots and slot_job[k, s] >= 0:
+                    s += 1
+                if s < slots:
+                    slot_job[k, s] = j
+                    job_slot[k, j] = s
+                else:
+                    queued[k, j] = True
+
+    @_jit
+    def _scan(k, order, count, gang, gpus, sel):
+        free = gpus[k]
+        taken = 0
+        for i in range(count):
+            if free == 0:
+                break
+            j = order[i]
+            g = gang[k, j]
+            if g > free:
+                continue
+            free -= g
+            sel[k, j] = True
+            taken += 1
+        return taken
+
+    @_jit
+    def choose_priority(rows, scores, slot_job, queued, gang, gpus, sel):
+        """PriorityMode.choose for ``rows``: descending score (ties by arrival), queue last, packed."""
+        slots = slot_job.shape[1]
+        order = np.empty(slots + queued.shape[1], np.int64)
+        keys = np.empty(slots)
+        for k in range(rows.size):
+            if not rows[k]:
+                continue
+            count = 0
+            for s in range(slots):
+                j = slot_job[k, s]
+                if j < 0:
+                    continue
+                key = -np.float64(scores[k, s])
+                i = count  # stable insertion: after every entry with a smaller key, or an equal key and smaller id
+                while i > 0 and (keys[i - 1] > key or (keys[i - 1] == key and order[i - 1] > j)):
+                    keys[i] = keys[i - 1]
+                    order[i] = order[i - 1]
+                    i -= 1
+                keys[i] = key
+                order[i] = j
+                count += 1
+            for j in range(queued.shape[1]):
+                if queued[k, j]:
+                    order[count] = j
+                    count += 1
+            _scan(k, order, count, gang, gpus, sel)
+
+    @_jit
+    def choose_select(rows, wanted, slot_job, job_slot, gang, gpus, sel, repairs):
+        """SelectMode.choose for ``rows``: wanted slotted jobs in arrival order, packed."""
+        slots = slot_job.shape[1]
+        order = np.empty(job_slot.shape[1], np.int64)
+        for k in range(rows.size):
+            if not rows[k]:
+                continue
+            absent = 0
+            for s in range(slots):
+                if wanted[k, s] and slot_job[k, s] < 0:
+                    absent += 1
+            count = 0
+            for j in range(job_slot.shape[1]):
+                s = job_slot[k, j]
+                if s >= 0 and wanted[k, s]:
+                    order[count] = j
+                    count += 1
+            repairs[k] = absent + count - _scan(k, order, count, gang, gpus, sel)
+
+    @_jit
+    def masked_sums(values, mask, out, counts):
+        """Per row, ``np.sum(values[mask])`` (column order) bit for bit, and the count."""
+        buffer = np.empty(values.shape[1])
+        for k in range(values.shape[0]):
+            count = 0
+            for j in range(values.shape[1]):
+                if mask[k, j]:
+                    buffer[count] = values[k, j]
+                    count += 1
+            out[k] = pairwise_sum(buffer, count)
+            counts[k] = count
+
+    @_jit
+    def jct_areas(arrival, completion, num_jobs, start_s, end_s, out):
+        """jobs_in_system_integral_s per cluster: the arrived jobs' overlaps, summed as numpy does."""
+        buffer = np.empty(arrival.shape[1])
+        for k in range(arrival.shape[0]):
+            arrived = 0
+            while arrived < num_jobs[k] and arrival[k, arrived] < end_s[k]:
+                arrived += 1
+            for j in range(arrived):
+                c = completion[k, j]
+                overlap = c if c < end_s[k] else end_s[k]  # fmin: NaN (unfinished) -> end
+                if c != c:
+                    overlap = end_s[k]
+                overlap -= max(arrival[k, j], start_s[k])
+                buffer[j] = max(overlap, 0.0)
+            out[k] = pairwise_sum(buffer, arrived)
+
+    @_jit
+    def ftf_excess_sums(rho, status, num_jobs, active_code, out, counts):
+        """Per cluster, the sum of max(0, rho-hat - 1) over active jobs (ascending id), numpy's order."""
+        buffer = np.empty(rho.shape[1])
+        for k in range(rho.shape[0]):
+            count = 0
+            for j in range(num_jobs[k]):
+                if status[k, j] == active_code:
+                    buffer[count] = max(rho[k, j] - 1.0, 0.0)
+                    count += 1
+            out[k] = pairwise_sum(buffer, count)
+            counts[k] = count
