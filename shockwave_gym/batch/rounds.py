@@ -67,7 +67,10 @@ class BatchSimulator:
         self.next_arrival = np.zeros(k, np.int64)
         self.num_done = np.zeros(k, np.int64)
         self.overhead_gpu_s = np.zeros(k)
-        self.rounds: list[tuple[list, list, list]] = [([], [], []) for _ in range(k)]
+        # per cluster and round index: start, end, GPUs busy (grown by doubling)
+        self.round_start_s = np.zeros((k, 64))
+        self.round_end_s = np.zeros((k, 64))
+        self.round_gpus_busy = np.zeros((k, 64), np.int64)
         for name, (dtype, fill) in {**_STATIC, **_DYNAMIC}.items():
             setattr(self, name, np.full((k, 0), fill, dtype))
 
@@ -122,7 +125,6 @@ class BatchSimulator:
         self.next_arrival[k] = 0
         self.num_done[k] = 0
         self.overhead_gpu_s[k] = 0.0
-        self.rounds[k] = ([], [], [])
         rows = np.zeros(self.num_clusters, bool)
         rows[k] = True
         self._admit_and_skip_idle(rows)
@@ -189,7 +191,7 @@ class BatchSimulator:
         end = start + round_len
         busy = (self.gang * sel).sum(axis=1)
         self.overhead_gpu_s += self._round_overhead_gpu_s(sel, overhead)
-        self._record(rows, start, end, busy)
+        self._record(rows, start, end, busy, self.round_index)
         self.time_s = np.where(rows, end, self.time_s)
         self.round_index += rows
         self._advance_epochs(sel)
@@ -206,18 +208,25 @@ class BatchSimulator:
             self.overhead_gpu_s, self._exact_overhead(), start, end, busy, self.job_base_s, self.pos, self.seg_end,
             self.span, self.bank.end_global, DONE,
         )
-        self._record(rows, start, end, busy)
+        self._record(rows, start, end, busy, self.round_index - 1)  # the loop counted the round
         jit.admit_rows(rows & ~self.done, self.arrival_s, self.time_s, self.next_arrival, self.num_done,
                        self.num_jobs, self.status, ACTIVE)
         return SimpleNamespace(start_s=start, end_s=end, gpus_busy=busy)
 
-    def _record(self, rows: np.ndarray, start: np.ndarray, end: np.ndarray, busy: np.ndarray) -> None:
+    def _record(self, rows: np.ndarray, start: np.ndarray, end: np.ndarray, busy: np.ndarray, at: np.ndarray) -> None:
+        """Store the rounds just run, at round indices ``at``."""
+        capacity = self.round_start_s.shape[1]
+        if int(at.max()) >= capacity:
+            for name in ("round_start_s", "round_end_s", "round_gpus_busy"):
+                old = getattr(self, name)
+                grown = np.zeros((old.shape[0], 2 * capacity), old.dtype)
+                grown[:, :capacity] = old
+                setattr(self, name, grown)
         index = np.flatnonzero(rows)
-        for k, s, e, b in zip(index.tolist(), start[index].tolist(), end[index].tolist(), busy[index].tolist(), strict=True):
-            starts, ends, busies = self.rounds[k]
-            starts.append(s)
-            ends.append(e)
-            busies.append(b)
+        at = at[index]
+        self.round_start_s[index, at] = start[index]
+        self.round_end_s[index, at] = end[index]
+        self.round_gpus_busy[index, at] = busy[index]
 
     def _exact_overhead(self) -> bool:
         """Integral restart losses: their GPU-second sums are exact in any order."""
@@ -289,7 +298,7 @@ class BatchSimulator:
         """Cluster ``k``'s episode so far, for :func:`~shockwave_gym.metrics.compute_metrics`.
         Per-round job sets are not kept: the restart loss they sum to is :attr:`overhead_gpu_s`."""
         n = int(self.num_jobs[k])
-        starts, ends, busies = self.rounds[k]
+        rounds = int(self.round_index[k])
         return EpisodeResult(
             trace_name=self.trace_names[k],
             gpus=int(self.gpus[k]),
@@ -299,9 +308,9 @@ class BatchSimulator:
             isolated_time_s=self.isolated_time_s[k, :n].copy(),
             gang=self.gang[k, :n].copy(),
             run_time_s=self.run_time_s[k, :n].copy(),
-            round_start_s=np.array(starts),
-            round_end_s=np.array(ends),
-            round_gpus_busy=np.array(busies, dtype=np.int64),
+            round_start_s=self.round_start_s[k, :rounds].copy(),
+            round_end_s=self.round_end_s[k, :rounds].copy(),
+            round_gpus_busy=self.round_gpus_busy[k, :rounds].copy(),
             round_job_ids=(),
             round_run_s=(),
             round_overhead_s=(),

@@ -80,14 +80,17 @@ class BatchPriority:
         if scores.dtype.kind not in "iuf":
             raise InvalidActionError(f"priority scores must be numbers (integer or float), got dtype {scores.dtype}")
         slot_job = slots.slot_job
+        if self.compiled:
+            sel = np.zeros(gang.shape, bool)
+            bad = np.zeros(rows.size, bool)
+            jit.choose_priority(rows, scores, slot_job, slots.job_slot, slots.queued, gang, gpus, sel, bad)
+            if bad.any():
+                raise _rows_error(bad, "priority scores must be finite")
+            return sel, rows.copy(), np.zeros(rows.size, np.int64)
         valid = slots.valid & rows[:, None]
         bad = rows & ~np.isfinite(np.where(valid, scores, 0).sum(axis=1, dtype=np.float64))
         if bad.any():
             raise _rows_error(bad, "priority scores must be finite")
-        if self.compiled:
-            sel = np.zeros(gang.shape, bool)
-            jit.choose_priority(rows, scores, slot_job, slots.queued, gang, gpus, sel)
-            return sel, rows.copy(), np.zeros(rows.size, np.int64)
         key = np.where(valid, -scores, np.inf)  # empty slots last
         order = np.lexsort((slot_job, key), axis=1)  # descending score, ties by arrival
         ids = np.take_along_axis(slot_job, order, axis=1)

@@ -10,6 +10,8 @@ bit the same. Optional: without numba the numpy path runs.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from shockwave_gym.batch import jit as core_jit
@@ -157,29 +159,30 @@ if AVAILABLE:
         return taken
 
     @_jit
-    def choose_priority(rows, scores, slot_job, queued, gang, gpus, sel):
-        """PriorityMode.choose for ``rows``: descending score (ties by arrival), queue last, packed."""
-        slots = slot_job.shape[1]
-        order = np.empty(slots + queued.shape[1], np.int64)
-        keys = np.empty(slots)
+    def choose_priority(rows, scores, slot_job, job_slot, queued, gang, gpus, sel, bad):
+        """PriorityMode.choose for ``rows``: descending score (ties by arrival), queue last, packed.
+        Rows with a NaN or infinite score of an occupied slot are flagged in ``bad``."""
+        width = job_slot.shape[1]
+        ids = np.empty(width, np.int64)
+        keys = np.empty(width)
+        order = np.empty(width, np.int64)
         for k in range(rows.size):
             if not rows[k]:
                 continue
             count = 0
-            for s in range(slots):
-                j = slot_job[k, s]
-                if j < 0:
-                    continue
-                key = -np.float64(scores[k, s])
-                i = count  # stable insertion: after every entry with a smaller key, or an equal key and smaller id
-                while i > 0 and (keys[i - 1] > key or (keys[i - 1] == key and order[i - 1] > j)):
-                    keys[i] = keys[i - 1]
-                    order[i] = order[i - 1]
-                    i -= 1
-                keys[i] = key
-                order[i] = j
-                count += 1
-            for j in range(queued.shape[1]):
+            for j in range(width):  # ascending id, so a stable sort breaks ties by arrival
+                s = job_slot[k, j]
+                if s >= 0:
+                    score = np.float64(scores[k, s])
+                    if not np.isfinite(score):
+                        bad[k] = True
+                    ids[count] = j
+                    keys[count] = -score
+                    count += 1
+            ranked = np.argsort(keys[:count], kind="mergesort")
+            for i in range(count):
+                order[i] = ids[ranked[i]]
+            for j in range(width):
                 if queued[k, j]:
                     order[count] = j
                     count += 1
@@ -247,3 +250,29 @@ if AVAILABLE:
                     count += 1
             out[k] = pairwise_sum(buffer, count)
             counts[k] = count
+
+    @_jit
+    def cluster_rows(gpus, gang, ran_last, num_jobs, num_active, queued, demand, free, time_s, round_index, round_s,
+                     max_jobs, time_scale, low, high, out):
+        """cluster_features for every cluster (math.log1p and math.log2, as the single env)."""
+        for k in range(gpus.size):
+            g = gpus[k]
+            busy = 0
+            queue = 0
+            for j in range(num_jobs[k]):
+                if ran_last[k, j]:
+                    busy += gang[k, j]
+                if queued[k, j]:
+                    queue += 1
+            values = (
+                free[k] / g,
+                busy / g,
+                num_active[k] / max_jobs,
+                queue / max_jobs,
+                demand[k] / g,
+                math.log1p(time_s[k] / time_scale) / 3.0,
+                math.log1p(round_index[k] * round_s[k] / time_scale) / 3.0,
+                math.log2(g) / 8.0,
+            )
+            for f in range(8):
+                out[k, f] = np.float32(min(max(values[f], low[f]), high[f]))

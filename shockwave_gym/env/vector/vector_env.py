@@ -318,7 +318,7 @@ class ClusterVectorEnv(VectorEnv):
             "jobs": jobs,
             "job_valid": slots.valid.view(np.int8).copy(),
             "picked": self.mode.picked.astype(np.int8) if sequential else np.zeros(slots.slot_job.shape, np.int8),
-            "cluster": cluster_features(sim, state.num_active, slots.queue_length, slots.demand_gpus, free, self.max_jobs),
+            "cluster": cluster_features(sim, state.num_active, slots, free, self.max_jobs),
         }
 
     def _infos(self, closed: np.ndarray, repairs: np.ndarray) -> dict:
