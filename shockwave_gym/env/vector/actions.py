@@ -83,7 +83,7 @@ class BatchPriority:
         if self.compiled:
             sel = np.zeros(gang.shape, bool)
             bad = np.zeros(rows.size, bool)
-            jit.choose_priority(rows, scores, slot_job, slots.job_slot, slots.queued, gang, gpus, sel, bad)
+            jit.choose_priority(rows, np.ascontiguousarray(scores), slot_job, slots.queued, gang, gpus, sel, bad)
             if bad.any():
                 raise _rows_error(bad, "priority scores must be finite")
             return sel, rows.copy(), np.zeros(rows.size, np.int64)

@@ -22,6 +22,8 @@ if AVAILABLE:
     import numba
 
     _jit = numba.njit(cache=True, error_model="numpy", nogil=True)
+    # helpers inlined into their callers: a call passing arrays costs reference counting
+    _inline = numba.njit(cache=True, error_model="numpy", nogil=True, inline="always")
     pairwise_sum = core_jit.pairwise_sum
 
     @_jit
@@ -142,7 +144,7 @@ if AVAILABLE:
                 else:
                     queued[k, j] = True
 
-    @_jit
+    @_inline
     def _scan(k, order, count, gang, gpus, sel):
         free = gpus[k]
         taken = 0
@@ -159,34 +161,65 @@ if AVAILABLE:
         return taken
 
     @_jit
-    def choose_priority(rows, scores, slot_job, job_slot, queued, gang, gpus, sel, bad):
-        """PriorityMode.choose for ``rows``: descending score (ties by arrival), queue last, packed.
-        Rows with a NaN or infinite score of an occupied slot are flagged in ``bad``."""
-        width = job_slot.shape[1]
-        ids = np.empty(width, np.int64)
-        keys = np.empty(width)
-        order = np.empty(width, np.int64)
+    def _sift_down(heap, size, i, keys, ids):
+        """Restore the heap below ``i``: smaller key (higher score) first, ties by lower id."""
+        while True:
+            left = 2 * i + 1
+            if left >= size:
+                return
+            child = left
+            right = left + 1
+            if right < size:
+                a, b = heap[right], heap[left]
+                if keys[a] < keys[b] or (keys[a] == keys[b] and ids[a] < ids[b]):
+                    child = right
+            c, p = heap[child], heap[i]
+            if not (keys[c] < keys[p] or (keys[c] == keys[p] and ids[c] < ids[p])):
+                return
+            heap[i], heap[child] = c, p
+            i = child
+
+    @_jit
+    def choose_priority(rows, scores, slot_job, queued, gang, gpus, sel, bad):
+        """PriorityMode.choose for ``rows``: descending score (ties by arrival), queue last,
+        packed; the scan pops jobs from a heap until the GPUs are full. Rows with a NaN or
+        infinite score of an occupied slot are flagged in ``bad``."""
+        slots = slot_job.shape[1]
+        keys = np.empty(slots)
+        ids = np.empty(slots, np.int64)
+        heap = np.empty(slots, np.int64)
         for k in range(rows.size):
             if not rows[k]:
                 continue
-            count = 0
-            for j in range(width):  # ascending id, so a stable sort breaks ties by arrival
-                s = job_slot[k, j]
-                if s >= 0:
+            size = 0
+            for s in range(slots):
+                j = slot_job[k, s]
+                if j >= 0:
                     score = np.float64(scores[k, s])
                     if not np.isfinite(score):
                         bad[k] = True
-                    ids[count] = j
-                    keys[count] = -score
-                    count += 1
-            ranked = np.argsort(keys[:count], kind="mergesort")
-            for i in range(count):
-                order[i] = ids[ranked[i]]
-            for j in range(width):
-                if queued[k, j]:
-                    order[count] = j
-                    count += 1
-            _scan(k, order, count, gang, gpus, sel)
+                    keys[size] = -score
+                    ids[size] = j
+                    heap[size] = size
+                    size += 1
+            for i in range(size // 2 - 1, -1, -1):
+                _sift_down(heap, size, i, keys, ids)
+            free = gpus[k]
+            while size > 0 and free > 0:
+                j = ids[heap[0]]
+                size -= 1
+                heap[0] = heap[size]
+                _sift_down(heap, size, 0, keys, ids)
+                g = gang[k, j]
+                if g <= free:
+                    free -= g
+                    sel[k, j] = True
+            for j in range(queued.shape[1]):
+                if free == 0:
+                    break
+                if queued[k, j] and gang[k, j] <= free:
+                    free -= gang[k, j]
+                    sel[k, j] = True
 
     @_jit
     def choose_select(rows, wanted, slot_job, job_slot, gang, gpus, sel, repairs):
