@@ -114,18 +114,19 @@ def slot_features(features: np.ndarray, slot_job: np.ndarray) -> np.ndarray:
     return out
 
 
-def finish_raw_features(raw: np.ndarray) -> np.ndarray:
-    """The logarithms, scales and clipping of ``job_features``, in place, on the compiled
-    path's raw (features, occupied slots) block (``jit.slot_raw_features``)."""
+def take_logarithms(raw: np.ndarray) -> np.ndarray:
+    """numpy's log2 (row 2) and log1p (rows 3-9), in place, on the compiled path's raw
+    (features, occupied slots) block: the same vectorised calls as ``job_features``."""
     np.log2(raw[2], out=raw[2])
-    raw[2] *= 0.25
-    logged = raw[3:]
-    logged *= _LOG_SCALE_IN
-    np.maximum(logged, 0.0, out=logged)
-    np.log1p(logged, out=logged)
-    logged *= _LOG_SCALE_OUT
-    np.minimum(raw, _JOB_HIGH[:, :, 0], out=raw)
-    return np.maximum(raw, _JOB_LOW[:, :, 0], out=raw)
+    np.log1p(raw[3:], out=raw[3:])
+    return raw
+
+
+#: Per-feature constants of the compiled path, as flat arrays.
+SCALE_IN = np.ascontiguousarray(_LOG_SCALE_IN[:, 0])
+SCALE_OUT = np.ascontiguousarray(_LOG_SCALE_OUT[:, 0])
+JOB_LOW = np.ascontiguousarray(_JOB_LOW[:, 0, 0])
+JOB_HIGH = np.ascontiguousarray(_JOB_HIGH[:, 0, 0])
 
 
 def cluster_features(sim: BatchSimulator, num_active, slots, free_gpus, max_jobs: int) -> np.ndarray:

@@ -77,9 +77,10 @@ if AVAILABLE:
 
     @_jit
     def slot_raw_features(slot_job, gang, gpus, progress, num_epochs, batch, initial, rate, mean, round_s,
-                          remaining, time_s, arrival, run_time, ran_last, rho, raw_out):
-        """(features, occupied slots) in row-major slot order: job_feature_matrix of each
-        occupied slot's job before its logarithms (row 2 holds batch / initial)."""
+                          remaining, time_s, arrival, run_time, ran_last, rho, scale_in, raw_out):
+        """(features, occupied slots), row-major slot order: job_feature_matrix of each
+        occupied slot's job up to its logarithms: row 2 holds batch / initial, rows 3-9
+        max(0, value x scale_in), ready for numpy's log2 and log1p."""
         i = 0
         for k in range(slot_job.shape[0]):
             for s in range(slot_job.shape[1]):
@@ -90,27 +91,34 @@ if AVAILABLE:
                 raw_out[0, i] = gang[k, j] / gpus[k]
                 raw_out[1, i] = progress[k, j] / num_epochs[k, j]
                 raw_out[2, i] = b / initial[k, j]
-                raw_out[3, i] = rate[k, j] * b
-                raw_out[4, i] = mean[k, j] / round_s[k]
-                raw_out[5, i] = remaining[k, j]
-                raw_out[6, i] = time_s[k] - arrival[k, j]
-                raw_out[7, i] = run_time[k, j] * gang[k, j]
-                raw_out[8, i] = 1.0 if ran_last[k, j] else 0.0
-                raw_out[9, i] = rho[k, j]
+                raw_out[3, i] = max((rate[k, j] * b) * scale_in[0], 0.0)
+                raw_out[4, i] = max((mean[k, j] / round_s[k]) * scale_in[1], 0.0)
+                raw_out[5, i] = max(remaining[k, j] * scale_in[2], 0.0)
+                raw_out[6, i] = max((time_s[k] - arrival[k, j]) * scale_in[3], 0.0)
+                raw_out[7, i] = max((run_time[k, j] * gang[k, j]) * scale_in[4], 0.0)
+                raw_out[8, i] = max((1.0 if ran_last[k, j] else 0.0) * scale_in[5], 0.0)
+                raw_out[9, i] = max(rho[k, j] * scale_in[6], 0.0)
                 i += 1
 
     @_jit
-    def scatter_slot_features(slot_job, features, out):
-        """(K, slots, features) float32: the occupied slots' features, zeros elsewhere."""
+    def scatter_slot_features(slot_job, logged, scale_out, low, high, out):
+        """(K, slots, features) float32: the rest of job_feature_matrix on numpy's logarithms
+        (row 2 x 0.25, rows 3-9 x scale_out, clipping), zeros for empty slots."""
         i = 0
+        features = logged.shape[0]
         for k in range(slot_job.shape[0]):
             for s in range(slot_job.shape[1]):
                 if slot_job[k, s] < 0:
-                    for f in range(features.shape[0]):
+                    for f in range(features):
                         out[k, s, f] = 0.0
                     continue
-                for f in range(features.shape[0]):
-                    out[k, s, f] = np.float32(features[f, i])
+                for f in range(features):
+                    value = logged[f, i]
+                    if f == 2:
+                        value = value * 0.25
+                    elif f >= 3:
+                        value = value * scale_out[f - 3]
+                    out[k, s, f] = np.float32(max(min(value, high[f]), low[f]))
                 i += 1
 
     @_jit

@@ -32,10 +32,14 @@ from shockwave_gym.env.vector.estimates import (
     BatchPredictor,
     active_mask,
     cluster_features,
-    finish_raw_features,
+    JOB_HIGH,
+    JOB_LOW,
+    SCALE_IN,
+    SCALE_OUT,
     ftf_estimates,
     job_features,
     slot_features,
+    take_logarithms,
 )
 from shockwave_gym.env.vector.rewards import BatchReward, BatchTransition
 from shockwave_gym.env.vector.slots import BatchSlotMap
@@ -306,10 +310,10 @@ class ClusterVectorEnv(VectorEnv):
             jit.slot_raw_features(
                 slots.slot_job, sim.gang, sim.gpus, state.progress, sim.num_epochs, batch, sim.initial_batch_size, rate,
                 mean, sim.round_s, state.remaining, sim.time_s, sim.arrival_s, sim.run_time_s, sim.ran_last_round,
-                state.rho, raw,
+                state.rho, SCALE_IN, raw,
             )
             jobs = np.empty((self.num_envs, self.max_jobs, 10), np.float32)
-            jit.scatter_slot_features(slots.slot_job, finish_raw_features(raw), jobs)
+            jit.scatter_slot_features(slots.slot_job, take_logarithms(raw), SCALE_OUT, JOB_LOW, JOB_HIGH, jobs)
         else:
             jobs = slot_features(job_features(sim, state.extra, state.remaining, state.rho), slots.slot_job)
         sequential = self.action_mode == "sequential"
