@@ -167,9 +167,13 @@ class ClusterVectorEnv(VectorEnv):
 
     def step(self, actions):
         k = self.num_envs
-        resetting = self._autoreset.copy() if self.autoreset_mode == AutoresetMode.NEXT_STEP else np.zeros(k, bool)
-        acting = ~resetting
         sim = self.sim
+        resetting = self._autoreset  # next-step autoreset: these clusters reset and ignore their action
+        if resetting.any():
+            for i in np.flatnonzero(resetting).tolist():
+                self._reset_cluster(i, None)
+            self._begin_decision(resetting)
+        acting = ~resetting
         state = self._state
         sel, closes, repairs = self.mode.choose(actions, self.slots, sim.gang, sim.gpus, acting)
         closing = acting & closes
@@ -177,16 +181,15 @@ class ClusterVectorEnv(VectorEnv):
         start_s = sim.time_s.copy()
         if closing.any():
             sim.step(sel & closing[:, None], closing)
-        active_before = state.active
         self._refresh()
         new = self._state
         transition = BatchTransition(
-            sim=sim, start_s=start_s, end_s=sim.time_s, active_before=active_before,
+            sim=sim, start_s=start_s, end_s=sim.time_s, active_before=state.active,
             epoch_progress_before=state.progress, epoch_progress=new.progress, active=new.active,
             rho_hat=new.rho, max_jobs=self.max_jobs, jct_normaliser_s=self.jct_normaliser_s, compiled=self.compiled,
         )
-        rewards = np.zeros(k)
-        for reward, rows in self._rewards:
+        rewards = self._rewards[0][0](transition)
+        for reward, rows in self._rewards[1:]:
             rewards = np.where(rows, reward(transition), rewards)
         rewards = np.where(closing, rewards, 0.0)
         done = sim.done
@@ -196,9 +199,8 @@ class ClusterVectorEnv(VectorEnv):
         self._steps += acting
         if self.max_episode_steps is not None:
             truncated |= acting & (self._steps >= self.max_episode_steps)
-        repaired = repairs > 0
         self._repairs_total += repairs
-        self._rounds_repaired += repaired
+        self._rounds_repaired += repairs > 0
         self._begin_decision(closing)
         infos = self._infos(closing, repairs)
         for i in np.flatnonzero(ended_by_sim).tolist():
@@ -206,29 +208,20 @@ class ClusterVectorEnv(VectorEnv):
             metrics["restart_overhead_gpu_s"] = float(sim.overhead_gpu_s[i])  # job sets are not kept per round
             infos = self._add_info(infos, {"metrics": {key: (math.nan if v is None else v) for key, v in metrics.items()}}, i)
         ended = terminated | truncated
-        if self.autoreset_mode == AutoresetMode.SAME_STEP and ended.any():
+        if self.autoreset_mode == AutoresetMode.NEXT_STEP:
+            self._autoreset = ended
+        elif ended.any():  # same-step autoreset: report the last observation and info, then reset
             obs = self._observations()
             final_obs = np.full(k, None, dtype=object)
             for i in np.flatnonzero(ended).tolist():
                 final_obs[i] = {key: value[i] for key, value in obs.items()}
             final_info = {key: (value & ended if key.startswith("_") else value) for key, value in infos.items()}
-            resetting = ended
-            infos = {"final_obs": final_obs, "_final_obs": ended.copy(), "final_info": final_info, "_final_info": ended.copy()}
-        if resetting.any():
-            for i in np.flatnonzero(resetting).tolist():
+            for i in np.flatnonzero(ended).tolist():
                 self._reset_cluster(i, None)
-            self._begin_decision(resetting)
+            self._begin_decision(ended)
             self._refresh()
-            reset_infos = self._infos(np.zeros(k, bool), np.zeros(k, np.int64))
-            if self.autoreset_mode == AutoresetMode.SAME_STEP:
-                infos.update(reset_infos)
-            else:
-                infos = self._merge_reset_infos(infos, reset_infos, resetting)
-                rewards = np.where(resetting, 0.0, rewards)
-                terminated &= ~resetting
-                truncated &= ~resetting
-        if self.autoreset_mode == AutoresetMode.NEXT_STEP:
-            self._autoreset = terminated | truncated
+            infos = {"final_obs": final_obs, "_final_obs": ended.copy(), "final_info": final_info,
+                     "_final_info": ended.copy(), **self._infos(np.zeros(k, bool), np.zeros(k, np.int64))}
         return self._observations(), rewards, terminated, truncated, infos
 
     def action_masks(self) -> np.ndarray:
@@ -344,18 +337,6 @@ class ClusterVectorEnv(VectorEnv):
         }
         every = np.ones(k, bool)
         return {**infos, **{f"_{key}": every.copy() for key in infos}}
-
-    @staticmethod
-    def _merge_reset_infos(infos: dict, reset_infos: dict, rows: np.ndarray) -> dict:
-        """Rows in ``rows`` report their reset info (and no metrics), the others their step's."""
-        merged = dict(infos)
-        for key, value in reset_infos.items():
-            if key.startswith("_"):
-                continue
-            merged[key] = np.where(rows.reshape((-1,) + (1,) * (value.ndim - 1)), value, infos[key]) if value.dtype != object else np.where(rows, value, infos[key])
-        if "metrics" in merged:
-            merged["_metrics"] = merged["_metrics"] & ~rows
-        return merged
 
 
 class _State:
