@@ -24,6 +24,10 @@ _FIELDS = (
 )
 
 
+#: First column of the size counts in :attr:`EpochBank.packed`.
+PACKED_COUNTS = 5
+
+
 class EpochBank:
     """Flat epoch arrays of distinct traces; ``size_counts`` is (epochs, width) int32 with
     ``width`` the widest reachable-size list seen (narrower traces padded with zeros)."""
@@ -36,6 +40,9 @@ class EpochBank:
         self.width = 1
         self.arrays = {name: np.zeros(0, dtype) for name, _, dtype in _FIELDS}
         self.size_counts = np.zeros((0, self.width), np.int32)
+        #: The compiled path's copy, one row per epoch (a job's lookups share cache lines):
+        #: duration, start within the job, rate, batch size, end within the job, size counts.
+        self.packed = np.zeros((0, PACKED_COUNTS + self.width))
         self._entries: dict[int, tuple[int, StaticJobArrays]] = {}
 
     def __getattr__(self, name: str) -> np.ndarray:
@@ -63,7 +70,9 @@ class EpochBank:
         if width > self.width:
             grown = np.zeros((self.size_counts.shape[0], width), np.int32)
             grown[:, : self.width] = self.size_counts
-            self.size_counts, self.width = grown, width
+            packed = np.zeros((self.packed.shape[0], PACKED_COUNTS + width))
+            packed[:, : self.packed.shape[1]] = self.packed
+            self.size_counts, self.packed, self.width = grown, packed, width
         needed = self.size + count
         if needed > self.size_counts.shape[0]:
             capacity = max(needed, 2 * self.size_counts.shape[0], 1024)
@@ -74,11 +83,18 @@ class EpochBank:
             grown = np.zeros((capacity, self.width), np.int32)
             grown[: self.size] = self.size_counts[: self.size]
             self.size_counts = grown
+            packed = np.zeros((capacity, self.packed.shape[1]))
+            packed[: self.size] = self.packed[: self.size]
+            self.packed = packed
         start = self.size
         for name, source, _ in _FIELDS:
             self.arrays[name][start:needed] = getattr(static, source)
         self.size_counts[start:needed] = 0
         self.size_counts[start:needed, :width] = static.size_counts_through_epoch
+        rows = self.packed[start:needed]
+        for column, name in enumerate(("duration", "start_within", "rate", "batch_size", "end_within")):
+            rows[:, column] = self.arrays[name][start:needed]
+        rows[:, PACKED_COUNTS:] = self.size_counts[start:needed]
         self.size = needed
         return start
 

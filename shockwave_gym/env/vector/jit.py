@@ -27,11 +27,12 @@ if AVAILABLE:
     pairwise_sum = core_jit.pairwise_sum
 
     @_jit
-    def derive_rows(num_jobs, pos, seg_end, first, num_epochs, work, status, duration_of, start_within, end_within,
-                    batch_of, rate_of, size_counts, prior, duration_at, time_s, arrival, gpus, ran_last, active_code,
-                    done_code, progress_out, remaining_out, rho_out, mean_out, batch_out, rate_out, num_active_out):
+    def derive_rows(num_jobs, pos, seg_end, first, num_epochs, work, status, packed, prior, duration_at, time_s,
+                    arrival, gpus, ran_last, active_code, done_code,
+                    progress_out, remaining_out, rho_out, mean_out, batch_out, rate_out, num_active_out):
         """Per job: ClusterView._derived, RemainingTimePredictor.remaining_s and ftf_estimate
-        (the mean epoch duration already falls back on the current epoch's)."""
+        (the mean epoch duration already falls back on the current epoch's). ``packed`` is
+        the bank's per-epoch table (EpochBank.packed)."""
         clusters = pos.shape[0]
         sizes = prior.shape[2]
         for k in range(clusters):
@@ -51,23 +52,29 @@ if AVAILABLE:
                 if current < 0:
                     current = 0
                 done = min(p - first[k, j], num_epochs[k, j])
-                duration = duration_of[current]
-                fraction = (work[k, j] - start_within[current]) / duration
+                duration = packed[current, 0]
+                fraction = (work[k, j] - packed[current, 1]) / duration
                 fraction = min(max(fraction, 0.0), 1.0)
                 if status[k, j] == done_code:
                     fraction = 1.0
                 progress_out[k, j] = (current - first[k, j]) + fraction
-                mean_out[k, j] = end_within[p - 1] / done if done > 0 else duration
-                batch_out[k, j] = batch_of[current]
-                rate_out[k, j] = rate_of[current]
+                batch_out[k, j] = np.int64(packed[current, 3])
+                rate_out[k, j] = packed[current, 2]
                 weighted = 0.0
                 total = 0.0
-                counted = first[k, j] + done - 1
-                for w in range(sizes):
-                    count = size_counts[counted, w] if done > 0 else 0
-                    weight = prior[k, j, w] + count
-                    weighted += weight * duration_at[k, j, w]
-                    total += weight
+                if done > 0:
+                    last = p - 1  # = first + done - 1, the last completed epoch
+                    mean_out[k, j] = packed[last, 4] / done
+                    for w in range(sizes):
+                        weight = prior[k, j, w] + packed[last, 5 + w]
+                        weighted += weight * duration_at[k, j, w]
+                        total += weight
+                else:
+                    mean_out[k, j] = duration
+                    for w in range(sizes):
+                        weight = prior[k, j, w] + 0.0
+                        weighted += weight * duration_at[k, j, w]
+                        total += weight
                 expected = weighted / total
                 future = max(num_epochs[k, j] - done - 1, 0)
                 remaining = (1.0 - fraction) * duration + future * expected

@@ -276,9 +276,8 @@ class ClusterVectorEnv(VectorEnv):
             num_active = np.zeros(self.num_envs, np.int64)
             b = sim.bank
             jit.derive_rows(
-                sim.num_jobs, sim.pos, sim.seg_end, sim.first, sim.num_epochs, sim.work_done_s, sim.status, b.duration,
-                b.start_within, b.end_within, b.batch_size, b.rate, b.size_counts, self.predictor.prior,
-                self.predictor.duration_at_s, sim.time_s, sim.arrival_s, sim.gpus, sim.ran_last_round, ACTIVE, DONE,
+                sim.num_jobs, sim.pos, sim.seg_end, sim.first, sim.num_epochs, sim.work_done_s, sim.status, b.packed,
+                self.predictor.prior, self.predictor.duration_at_s, sim.time_s, sim.arrival_s, sim.gpus, sim.ran_last_round, ACTIVE, DONE,
                 progress, remaining, rho, mean, batch, rate, num_active,
             )
             self._state = _State(progress, active, num_active, remaining, rho, (mean, batch, rate))
