@@ -16,6 +16,7 @@ from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
 import shockwave_gym  # noqa: F401  (registers the ids)
 from shockwave_gym.batch import EpochBank
+from shockwave_gym.batch import jit as batch_jit
 from shockwave_gym.env.vector.vector_env import ClusterVectorEnv
 from shockwave_gym.errors import InputError, InvalidActionError
 from shockwave_gym.interface.actions import ACTION_MODES
@@ -49,7 +50,11 @@ def same_reward(kwargs: list[dict]) -> list[dict]:
 def assert_same(a, b, where: str) -> None:
     """Exact equality of nested dicts / arrays / scalars, dtypes and NaNs included."""
     assert type(a) is type(b), (where, type(a), type(b))
-    if isinstance(a, dict):
+    if isinstance(a, tuple | list):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            assert_same(x, y, f"{where}[{i}]")
+    elif isinstance(a, dict):
         assert a.keys() == b.keys(), (where, sorted(a), sorted(b))
         for key in a:
             assert_same(a[key], b[key], f"{where}.{key}")
@@ -72,14 +77,20 @@ def random_actions(mode: str, masks: np.ndarray, rng: np.random.Generator) -> np
     return np.array([rng.choice(np.flatnonzero(row)) for row in masks], dtype=np.int64)
 
 
+#: Both implementations: the numba loops (when numba is installed) and the pure-numpy path.
+BACKENDS = [pytest.param(True, id="compiled", marks=pytest.mark.skipif(not batch_jit.AVAILABLE, reason="numba missing")),
+            pytest.param(False, id="numpy")]
+
+
 def compare_rollouts(kwargs: list[dict], mode: str, steps: int, *, max_episode_steps: int | None = None,
-                     autoreset_mode=AutoresetMode.NEXT_STEP, seed: int = 3) -> int:
+                     autoreset_mode=AutoresetMode.NEXT_STEP, seed: int = 3, compiled: bool | None = None) -> int:
     """Step the native and the reference vector envs alike; returns episodes ended."""
     extra = {} if max_episode_steps is None else {"max_episode_steps": max_episode_steps}
     reference = SyncVectorEnv([lambda kw=kw: gym.make(ENV_ID, **kw, **extra) for kw in kwargs],
                               autoreset_mode=autoreset_mode)
     native = ClusterVectorEnv.from_env_kwargs(kwargs, max_episode_steps=max_episode_steps or 100_000,
-                                              autoreset_mode=autoreset_mode)
+                                              autoreset_mode=autoreset_mode, compiled=compiled)
+    assert compiled is None or native.compiled == compiled
     assert native.single_observation_space == reference.single_observation_space
     assert native.single_action_space == reference.single_action_space
     assert native.observation_space == reference.observation_space
@@ -106,22 +117,44 @@ def compare_rollouts(kwargs: list[dict], mode: str, steps: int, *, max_episode_s
     return ended
 
 
+@pytest.mark.parametrize("compiled", BACKENDS)
 @pytest.mark.parametrize("mode", ACTION_MODES)
-def test_trajectories_equal_separate_envs_across_autoresets(mode):
+def test_trajectories_equal_separate_envs_across_autoresets(mode, compiled):
     steps = 500 if mode == "sequential" else 250
-    ended = compare_rollouts(mixed_kwargs(mode), mode, steps)
+    ended = compare_rollouts(mixed_kwargs(mode), mode, steps, compiled=compiled)
     assert ended >= 5  # autoresets crossed
 
 
-def test_time_limit_truncation_and_same_step_autoreset_match():
+@pytest.mark.parametrize("compiled", BACKENDS)
+def test_time_limit_truncation_and_same_step_autoreset_match(compiled):
     kwargs = same_reward(mixed_kwargs("select"))
-    assert compare_rollouts(kwargs, "select", 120, max_episode_steps=30, autoreset_mode=AutoresetMode.SAME_STEP) >= 10
+    assert compare_rollouts(kwargs, "select", 120, max_episode_steps=30, autoreset_mode=AutoresetMode.SAME_STEP,
+                            compiled=compiled) >= 10
 
 
-def test_epoch_bank_compaction_keeps_trajectories(monkeypatch):
+@pytest.mark.parametrize("compiled", BACKENDS)
+def test_epoch_bank_compaction_keeps_trajectories(monkeypatch, compiled):
     monkeypatch.setattr(EpochBank, "min_dead_epochs", 0)  # rebuild the bank at every chance
     kwargs = [{"trace": generated(12, s), "gpus": 6, "max_jobs": 12, "action_mode": "priority"} for s in range(3)]
-    assert compare_rollouts(kwargs, "priority", 200) >= 3
+    assert compare_rollouts(kwargs, "priority", 200, compiled=compiled) >= 3
+
+
+def test_integer_priority_scores_and_a_non_integral_restart_loss_match():
+    """Off the usual path: integer scores (ties everywhere) and a restart loss whose GPU-second
+    sums are not exact, so the per-round sum must add in the metrics' order."""
+    kwargs = [{"trace": "teaching-12", "max_jobs": 12, "action_mode": "priority", "restart_overhead_s": 20.3,
+               "gpus": g} for g in (4, 5)]
+    reference = SyncVectorEnv([lambda kw=kw: gym.make(ENV_ID, **kw) for kw in kwargs])
+    native = ClusterVectorEnv.from_env_kwargs(kwargs, max_episode_steps=100_000)
+    assert_same(native.reset(seed=1), reference.reset(seed=1), "reset")
+    rng = np.random.default_rng(0)
+    ended = 0
+    for t in range(150):
+        actions = rng.integers(-1, 2, (2, 12)).astype(np.int64)
+        got, want = native.step(actions), reference.step(actions)
+        assert_same(got, want, f"step {t}")
+        ended += int(got[2].sum())
+    assert ended >= 2
 
 
 def test_make_vec_uses_the_native_vector_env():
