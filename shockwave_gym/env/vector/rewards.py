@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from shockwave_gym.batch import pairwise_row_sums
-from shockwave_gym.env.vector import jit
 from shockwave_gym.env.rewards import NSW_MIN_UTILITY, REWARDS, WeightedReward
+from shockwave_gym.env.vector import jit
 from shockwave_gym.errors import InputError
 from shockwave_gym.state import ACTIVE
 

@@ -29,13 +29,13 @@ from shockwave_gym.env.cluster_env import ClusterEnv
 from shockwave_gym.env.vector import jit
 from shockwave_gym.env.vector.actions import BATCH_MODES
 from shockwave_gym.env.vector.estimates import (
-    BatchPredictor,
-    active_mask,
-    cluster_features,
     JOB_HIGH,
     JOB_LOW,
     SCALE_IN,
     SCALE_OUT,
+    BatchPredictor,
+    active_mask,
+    cluster_features,
     ftf_estimates,
     job_features,
     slot_features,
