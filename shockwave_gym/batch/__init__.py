@@ -3,7 +3,7 @@
 * :mod:`~shockwave_gym.batch.bank` - the per-epoch arrays of the traces the clusters run,
   concatenated once per distinct trace;
 * :mod:`~shockwave_gym.batch.rounds` - :class:`BatchSimulator`: the round rules (R1-R5) over
-  padded (clusters x jobs) arrays, and the per-state derived arrays of the view;
+  padded (clusters x jobs) arrays (numba loops when installed, numpy otherwise);
 * :mod:`~shockwave_gym.batch.sums` - row sums that add in exactly the order of a 1-D
   ``numpy.sum``, so batched reductions reproduce the single simulator bit for bit.
 

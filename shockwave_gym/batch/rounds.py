@@ -263,36 +263,7 @@ class BatchSimulator:
             hi = np.where(open_ & ~right, mid, hi)
         self.pos[rows, cols] = lo
 
-    # --- what the view derives -------------------------------------------------------------
-
-    def derived(self) -> SimpleNamespace:
-        """The view's per-job observed arrays (as :meth:`ClusterView._derived`), all clusters."""
-        b = self.bank
-        pos = self.pos
-        current = np.minimum(pos, self.seg_end - 1)
-        current = np.maximum(current, 0)
-        epochs_done = np.minimum(pos - self.first, self.num_epochs)
-        duration = b.duration[current]
-        fraction = (self.work_done_s - b.start_within[current]) / duration
-        np.clip(fraction, 0.0, 1.0, out=fraction)
-        fraction[self.status == DONE] = 1.0
-        epoch_index = current - self.first
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean_duration = np.where(epochs_done > 0, b.end_within[pos - 1] / epochs_done, np.nan)
-        counted = np.maximum(self.first + epochs_done - 1, 0)
-        counts = b.size_counts[counted]
-        counts[epochs_done <= 0] = 0
-        return SimpleNamespace(
-            epochs_done=epochs_done,
-            epoch_progress=epoch_index + fraction,
-            current_epoch_fraction_done=fraction,
-            current_batch_size=b.batch_size[current],
-            current_throughput=b.rate[current],
-            current_epoch_duration_s=duration,
-            mean_epoch_duration_s=mean_duration,
-            observed_batch_size_counts=counts,
-            attained_service_gpu_s=self.run_time_s * self.gang,
-        )
+    # --- results -------------------------------------------------------------------------
 
     def result(self, k: int) -> EpisodeResult:
         """Cluster ``k``'s episode so far, for :func:`~shockwave_gym.metrics.compute_metrics`.

@@ -27,17 +27,31 @@ def _selection(slots: BatchSlotMap, width: int, taken_jobs: np.ndarray, job_ids:
     return sel
 
 
-class BatchSelect:
+class _ModeBase:
+    """What the modes share: construction, the action's shape check, no per-round state."""
+
     closes_every_step = True
+    name = ""
 
     def __init__(self, num_clusters: int, max_jobs: int, *, compiled: bool = False):
         self.max_jobs = max_jobs
         self.compiled = compiled
 
+    def _shaped(self, action, shape: tuple) -> np.ndarray:
+        array = np.asarray(action)
+        if array.shape != shape:
+            raise InvalidActionError(f"{self.name} actions must have shape {shape}, got {array.shape}")
+        return array
+
+    def start_round(self, slots, gang, gpus, rows) -> None:
+        """Nothing to forget between rounds (the sequential mode overrides this)."""
+
+
+class BatchSelect(_ModeBase):
+    name = "select"
+
     def choose(self, action, slots: BatchSlotMap, gang: np.ndarray, gpus: np.ndarray, rows: np.ndarray):
-        bits = np.asarray(action)
-        if bits.shape != slots.slot_job.shape:
-            raise InvalidActionError(f"select actions must have shape {slots.slot_job.shape}, got {bits.shape}")
+        bits = self._shaped(action, slots.slot_job.shape)
         if bits.dtype != bool:
             if bits.dtype.kind not in "iuf" or not np.all((bits == 0) | (bits == 1)):
                 raise InvalidActionError("select actions must hold only 0 and 1 (bool, integer or float)")
@@ -62,21 +76,12 @@ class BatchSelect:
         out[:, :, 1] = slots.valid
         return out.reshape(slots.slot_job.shape[0], -1)
 
-    def start_round(self, slots, gang, gpus, rows) -> None:
-        pass
 
-
-class BatchPriority:
-    closes_every_step = True
-
-    def __init__(self, num_clusters: int, max_jobs: int, *, compiled: bool = False):
-        self.max_jobs = max_jobs
-        self.compiled = compiled
+class BatchPriority(_ModeBase):
+    name = "priority"
 
     def choose(self, action, slots: BatchSlotMap, gang: np.ndarray, gpus: np.ndarray, rows: np.ndarray):
-        scores = np.asarray(action)
-        if scores.shape != slots.slot_job.shape:
-            raise InvalidActionError(f"priority actions must have shape {slots.slot_job.shape}, got {scores.shape}")
+        scores = self._shaped(action, slots.slot_job.shape)
         if scores.dtype.kind not in "iuf":
             raise InvalidActionError(f"priority scores must be numbers (integer or float), got dtype {scores.dtype}")
         slot_job = slots.slot_job
@@ -107,18 +112,16 @@ class BatchPriority:
     def masks(self, slots: BatchSlotMap) -> np.ndarray:
         return slots.valid
 
-    def start_round(self, slots, gang, gpus, rows) -> None:
-        pass
 
-
-class BatchSequential:
-    """One pick per sub-step per cluster; holds the rounds being built."""
+class BatchSequential(_ModeBase):
+    """One pick per sub-step per cluster; holds the rounds being built (numpy only: a
+    sub-step is a handful of array operations)."""
 
     closes_every_step = False
+    name = "sequential"
 
     def __init__(self, num_clusters: int, max_jobs: int, *, compiled: bool = False):
-        self.max_jobs = max_jobs
-        self.compiled = compiled  # sub-steps are cheap already: one numpy path
+        super().__init__(num_clusters, max_jobs, compiled=compiled)
         self.picked = np.zeros((num_clusters, max_jobs), bool)
         self.free_gpus = np.zeros(num_clusters, np.int64)
         self.slot_gang = np.zeros((num_clusters, max_jobs), np.int64)

@@ -1,11 +1,12 @@
-"""What the observation and the rewards derive from a state, for K clusters at once: the
-remaining-time predictor, the FTF estimate rho-hat, the per-job and the cluster features.
+"""The tables and steps around the per-step loops (:mod:`~shockwave_gym.env.vector.jit`,
+:mod:`~shockwave_gym.env.vector.numpy_loops`): the predictor's per-trace tables, the job
+features' logarithms and constants, and the cluster features.
 
 Same formulas, constants and operation order as :mod:`shockwave_gym.interface.predictor`,
 :mod:`~shockwave_gym.interface.ftf` and :mod:`~shockwave_gym.interface.observation`; the
 per-trace predictor tables come from :class:`~shockwave_gym.interface.predictor.RemainingTimePredictor`
-itself. Sums over reachable batch sizes are short (< 8 terms), so numpy adds them in index
-order whatever the padding, exactly as for one cluster.
+itself. Sums over reachable batch sizes are short (< 8 terms), so they add in index order
+whatever the padding, exactly as for one cluster.
 """
 
 from __future__ import annotations
@@ -29,8 +30,6 @@ from shockwave_gym.state import ACTIVE
 
 _JOB_LOW = np.array([f[1] for f in JOB_FEATURES], np.float32).astype(np.float64)[:, None, None]
 _JOB_HIGH = np.array([f[2] for f in JOB_FEATURES], np.float32).astype(np.float64)[:, None, None]
-_SCALE_IN = _LOG_SCALE_IN[:, :, None]
-_SCALE_OUT = _LOG_SCALE_OUT[:, :, None]
 _CLUSTER_LOW = np.array([f[1] for f in CLUSTER_FEATURES])
 _CLUSTER_HIGH = np.array([f[2] for f in CLUSTER_FEATURES])
 #: numpy sums fewer than 8 terms in index order; more would change the grouping.
@@ -61,57 +60,6 @@ class BatchPredictor:
                 grown = np.zeros((k, max(j, jobs), max(w, sizes)))
                 grown[:, :j, :w] = getattr(self, name)
                 setattr(self, name, grown)
-
-    def remaining_s(self, d, num_epochs: np.ndarray) -> np.ndarray:
-        """(K, jobs) expected remaining isolated run time (as ``RemainingTimePredictor.remaining_s``)."""
-        weights = self.prior + d.observed_batch_size_counts
-        with np.errstate(invalid="ignore", divide="ignore"):
-            expected = (weights * self.duration_at_s).sum(axis=2) / weights.sum(axis=2)
-        future_epochs = np.maximum(num_epochs - d.epochs_done - 1, 0)
-        return (1.0 - d.current_epoch_fraction_done) * d.current_epoch_duration_s + future_epochs * expected
-
-
-def ftf_estimates(sim: BatchSimulator, remaining: np.ndarray, num_active: np.ndarray) -> np.ndarray:
-    """(K, jobs) rho-hat = (age + c R) / (c (W + R)), c = max(1, active / GPUs) per cluster."""
-    c = np.maximum(1.0, num_active / sim.gpus)[:, None]
-    age = sim.time_s[:, None] - sim.arrival_s
-    with np.errstate(invalid="ignore"):
-        return (age + c * remaining) / np.maximum(c * (sim.work_done_s + remaining), 1e-9)
-
-
-def job_features(sim: BatchSimulator, d, remaining: np.ndarray, rho: np.ndarray) -> np.ndarray:
-    """(features, K, jobs) float64, clipped: ``job_feature_matrix`` for every cluster."""
-    batch = d.current_batch_size
-    mean_epoch_s = d.mean_epoch_duration_s
-    mean_epoch_s = np.where(np.isnan(mean_epoch_s), d.current_epoch_duration_s, mean_epoch_s)
-    features = np.empty((len(JOB_FEATURES), *batch.shape))
-    features[0] = sim.gang / sim.gpus[:, None]
-    features[1] = d.epoch_progress / sim.num_epochs
-    features[2] = np.log2(batch / sim.initial_batch_size) * 0.25
-    features[3] = d.current_throughput * batch
-    features[4] = mean_epoch_s / sim.round_s[:, None]
-    features[5] = remaining
-    features[6] = sim.time_s[:, None] - sim.arrival_s
-    features[7] = d.attained_service_gpu_s
-    features[8] = sim.ran_last_round
-    features[9] = rho
-    logged = features[3:]
-    with np.errstate(invalid="ignore"):
-        logged *= _SCALE_IN
-        np.maximum(logged, 0.0, out=logged)
-        np.log1p(logged, out=logged)
-        logged *= _SCALE_OUT
-        np.minimum(features, _JOB_HIGH, out=features)
-        return np.maximum(features, _JOB_LOW, out=features)
-
-
-def slot_features(features: np.ndarray, slot_job: np.ndarray) -> np.ndarray:
-    """(K, max_jobs, features) float32: each slot's job, zeros for empty slots."""
-    k = slot_job.shape[0]
-    rows = np.arange(k)[:, None]
-    out = features[:, rows, np.maximum(slot_job, 0)].transpose(1, 2, 0).astype(np.float32)
-    out[slot_job < 0] = 0.0
-    return out
 
 
 def take_logarithms(raw: np.ndarray) -> np.ndarray:

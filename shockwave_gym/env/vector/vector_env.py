@@ -26,7 +26,7 @@ from gymnasium.vector.utils import batch_space
 
 from shockwave_gym.batch import BatchSimulator
 from shockwave_gym.env.cluster_env import ClusterEnv
-from shockwave_gym.env.vector import jit
+from shockwave_gym.env.vector import jit, numpy_loops
 from shockwave_gym.env.vector.actions import BATCH_MODES
 from shockwave_gym.env.vector.estimates import (
     JOB_HIGH,
@@ -36,9 +36,6 @@ from shockwave_gym.env.vector.estimates import (
     BatchPredictor,
     active_mask,
     cluster_features,
-    ftf_estimates,
-    job_features,
-    slot_features,
     take_logarithms,
 )
 from shockwave_gym.env.vector.rewards import BatchReward, BatchTransition
@@ -121,6 +118,7 @@ class ClusterVectorEnv(VectorEnv):
         self.jct_normaliser_s = np.array([t.jct_normaliser_s for t in self.templates])
         self.sim = BatchSimulator(k, compiled=compiled)
         self.compiled = self.sim.compiled
+        self._loops = jit if self.compiled else numpy_loops
         self.predictor = BatchPredictor(k)
         self.slots = BatchSlotMap(k, self.max_jobs, compiled=self.compiled)
         self.mode = BATCH_MODES[self.action_mode](k, self.max_jobs, compiled=self.compiled)
@@ -268,25 +266,16 @@ class ClusterVectorEnv(VectorEnv):
     def _refresh(self) -> None:
         """Derived arrays, predictions and rho-hat of the current state (all clusters)."""
         sim = self.sim
-        active = active_mask(sim)
-        if self.compiled:
-            shape = sim.pos.shape
-            progress, remaining, rho, mean, rate = (np.zeros(shape) for _ in range(5))
-            batch = np.ones(shape, np.int64)
-            num_active = np.zeros(self.num_envs, np.int64)
-            b = sim.bank
-            jit.derive_rows(
-                sim.num_jobs, sim.pos, sim.seg_end, sim.first, sim.num_epochs, sim.work_done_s, sim.status, b.packed,
-                self.predictor.prior, self.predictor.duration_at_s, sim.time_s, sim.arrival_s, sim.gpus, sim.ran_last_round, ACTIVE, DONE,
-                progress, remaining, rho, mean, batch, rate, num_active,
-            )
-            self._state = _State(progress, active, num_active, remaining, rho, (mean, batch, rate))
-            return
-        derived = sim.derived()
-        num_active = np.count_nonzero(active, axis=1)
-        remaining = self.predictor.remaining_s(derived, sim.num_epochs)
-        rho = ftf_estimates(sim, remaining, num_active)
-        self._state = _State(derived.epoch_progress, active, num_active, remaining, rho, derived)
+        shape = sim.pos.shape
+        progress, remaining, rho, mean, rate = (np.zeros(shape) for _ in range(5))
+        batch = np.ones(shape, np.int64)
+        num_active = np.zeros(self.num_envs, np.int64)
+        self._loops.derive_rows(
+            sim.num_jobs, sim.pos, sim.seg_end, sim.first, sim.num_epochs, sim.work_done_s, sim.status,
+            sim.bank.packed, self.predictor.prior, self.predictor.duration_at_s, sim.time_s, sim.arrival_s, sim.gpus,
+            sim.ran_last_round, ACTIVE, DONE, progress, remaining, rho, mean, batch, rate, num_active,
+        )
+        self._state = _State(progress, active_mask(sim), num_active, remaining, rho, (mean, batch, rate))
 
     def _begin_decision(self, rows: np.ndarray) -> None:
         """Seat jobs and start building the rounds of ``rows`` (as ClusterEnv._begin_decision)."""
@@ -296,18 +285,15 @@ class ClusterVectorEnv(VectorEnv):
 
     def _observations(self) -> dict[str, np.ndarray]:
         sim, state, slots = self.sim, self._state, self.slots
-        if self.compiled:
-            mean, batch, rate = state.extra
-            raw = np.empty((10, int(np.count_nonzero(slots.slot_job >= 0))))
-            jit.slot_raw_features(
-                slots.slot_job, sim.gang, sim.gpus, state.progress, sim.num_epochs, batch, sim.initial_batch_size, rate,
-                mean, sim.round_s, state.remaining, sim.time_s, sim.arrival_s, sim.run_time_s, sim.ran_last_round,
-                state.rho, SCALE_IN, raw,
-            )
-            jobs = np.empty((self.num_envs, self.max_jobs, 10), np.float32)
-            jit.scatter_slot_features(slots.slot_job, take_logarithms(raw), SCALE_OUT, JOB_LOW, JOB_HIGH, jobs)
-        else:
-            jobs = slot_features(job_features(sim, state.extra, state.remaining, state.rho), slots.slot_job)
+        mean, batch, rate = state.extra
+        raw = np.empty((10, int(np.count_nonzero(slots.slot_job >= 0))))
+        self._loops.slot_raw_features(
+            slots.slot_job, sim.gang, sim.gpus, state.progress, sim.num_epochs, batch, sim.initial_batch_size, rate,
+            mean, sim.round_s, state.remaining, sim.time_s, sim.arrival_s, sim.run_time_s, sim.ran_last_round,
+            state.rho, SCALE_IN, raw,
+        )
+        jobs = np.empty((self.num_envs, self.max_jobs, 10), np.float32)
+        self._loops.scatter_slot_features(slots.slot_job, take_logarithms(raw), SCALE_OUT, JOB_LOW, JOB_HIGH, jobs)
         sequential = self.action_mode == "sequential"
         free = self.mode.free_gpus if sequential else sim.gpus
         return {
@@ -339,8 +325,8 @@ class ClusterVectorEnv(VectorEnv):
 
 
 class _State:
-    """One state's per-job estimates; ``extra`` is the path's own: the numpy path's derived
-    arrays, or the compiled path's (mean epoch duration, batch size, throughput)."""
+    """One state's per-job estimates; ``extra`` holds (mean epoch duration, batch size,
+    throughput), which only the observation reads."""
 
     __slots__ = ("progress", "active", "num_active", "remaining", "rho", "extra")
 
