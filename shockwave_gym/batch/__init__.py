@@ -4,6 +4,7 @@
   concatenated once per distinct trace;
 * :mod:`~shockwave_gym.batch.rounds` - :class:`BatchSimulator`: the round rules (R1-R5) over
   padded (clusters x jobs) arrays (numba loops when installed, numpy otherwise);
+* :mod:`~shockwave_gym.batch.jit` - the compiled (numba) loops of a round, optional;
 * :mod:`~shockwave_gym.batch.sums` - row sums that add in exactly the order of a 1-D
   ``numpy.sum``, so batched reductions reproduce the single simulator bit for bit.
 
