@@ -4,7 +4,7 @@ Each distinct trace (one :class:`~shockwave_gym.state.StaticJobArrays`) is store
 however many clusters run it, at an offset; a job's epochs are found at the trace's offset
 plus the job's own flat index. Values are copied unchanged, so every lookup gives exactly
 what the single simulator's arrays hold. Traces no longer run by any cluster are dropped
-when the dead part outgrows the live part (:meth:`EpochBank.compact`).
+when a new one would not fit otherwise (:meth:`EpochBank.compact`).
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ class EpochBank:
     """Flat epoch arrays of distinct traces; ``size_counts`` is (epochs, width) int32 with
     ``width`` the widest reachable-size list seen (narrower traces padded with zeros)."""
 
-    #: Dead epochs tolerated before :meth:`compact` rebuilds, however small the live part.
-    min_dead_epochs = 1 << 16
+    #: Dead epochs :meth:`compact` tolerates even while there is room (tests lower it).
+    min_dead_epochs = 1 << 22
 
     def __init__(self) -> None:
         self.size = 0
@@ -59,10 +59,6 @@ class EpochBank:
         start = self._append(static)
         self._entries[id(static)] = (start, static)
         return start
-
-    @property
-    def live_epochs(self) -> int:
-        return sum(int(static.epoch_duration_s.size) for _, static in self._entries.values())
 
     def _append(self, static: StaticJobArrays) -> int:
         count = int(static.epoch_duration_s.size)
@@ -98,21 +94,32 @@ class EpochBank:
         self.size = needed
         return start
 
-    def compact(self, live: list[StaticJobArrays]) -> dict[int, int]:
-        """Keep only the stored traces in ``live``; returns {id(static): shift of its offset}.
+    def compact(self, live: list[StaticJobArrays], incoming: StaticJobArrays | None = None) -> dict[int, int]:
+        """Drop the stored traces not in ``live``, moving the others down in place, when
+        ``incoming`` (a trace about to be stored) would not fit otherwise; returns
+        {id(static): shift of its offset} (empty when nothing moved).
 
-        Does nothing (returns {}) while the dead epochs are fewer than the live ones.
+        In place: the arrays keep their size, so the bank stops growing once it holds about
+        twice the live traces, and no fresh memory is touched in steady state.
         """
-        keep = {id(s): s for s in live if id(s) in self._entries}
-        live_epochs = sum(int(s.epoch_duration_s.size) for s in keep.values())
-        if self.size - live_epochs <= max(live_epochs, self.min_dead_epochs):
+        needed = 0 if incoming is None or id(incoming) in self._entries else int(incoming.epoch_duration_s.size)
+        keep = {id(s) for s in live}
+        dead = sum(int(st.epoch_duration_s.size) for key, (_, st) in self._entries.items() if key not in keep)
+        if dead == 0 or (self.size + needed <= self.size_counts.shape[0] and dead <= self.min_dead_epochs):
             return {}
-        old = {key: start for key, (start, _) in self._entries.items() if key in keep}
-        self.size = 0
-        self._entries = {}
         shifts = {}
-        for key, static in keep.items():
-            start = self._append(static)
-            self._entries[key] = (start, static)
-            shifts[key] = start - old[key]
+        entries = sorted(((start, key, st) for key, (start, st) in self._entries.items() if key in keep),
+                         key=lambda entry: entry[0])
+        self._entries = {}
+        write = 0
+        stores = [*self.arrays.values(), self.size_counts, self.packed]
+        for start, key, static in entries:
+            count = int(static.epoch_duration_s.size)
+            if start != write:
+                for store in stores:
+                    store[write : write + count] = store[start : start + count]
+                shifts[key] = write - start
+            self._entries[key] = (write, static)
+            write += count
+        self.size = write
         return shifts

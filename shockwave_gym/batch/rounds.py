@@ -90,7 +90,7 @@ class BatchSimulator:
         if n > self.width:
             self._widen(n)
         self.statics[k], self.configs[k], self.trace_names[k] = static, config, trace_name
-        shifts = self.bank.compact([s for s in self.statics if s is not None])
+        shifts = self.bank.compact([s for s in self.statics if s is not None], incoming=static)
         for row, other in enumerate(self.statics):
             shift = shifts.get(id(other), 0) if other is not None and row != k else 0
             if shift:
