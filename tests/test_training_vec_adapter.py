@@ -86,3 +86,14 @@ def test_default_is_native_and_bad_vec_is_refused(tmp_path):
 
     with pytest.raises(InputError, match="vec must be one of"):
         TrainConfig(out=str(tmp_path), vec="threads")
+
+
+def test_cli_vec_flag_defaults_to_native_and_keeps_the_old_path():
+    from shockwave_gym.cli import build_parser
+
+    parser = build_parser()
+    assert parser.parse_args(["train", "--out", "x"]).vec == "native"
+    args = parser.parse_args(["train", "--out", "x", "--vec", "subproc", "--envs", "2"])
+    assert (args.vec, args.envs) == ("subproc", 2)
+    with pytest.raises(SystemExit):
+        parser.parse_args(["train", "--out", "x", "--vec", "threads"])
