@@ -203,10 +203,12 @@ if AVAILABLE:
         keys = np.empty(slots)
         ids = np.empty(slots, np.int64)
         heap = np.empty(slots, np.int64)
+        waiting = np.zeros(gpus.max() + 2, np.int64)  # unpopped jobs per gang size
         for k in range(rows.size):
             if not rows[k]:
                 continue
             size = 0
+            waiting[:] = 0
             for s in range(slots):
                 j = slot_job[k, s]
                 if j >= 0:
@@ -217,15 +219,22 @@ if AVAILABLE:
                     ids[size] = j
                     heap[size] = size
                     size += 1
+                    waiting[gang[k, j]] += 1
             for i in range(size // 2 - 1, -1, -1):
                 _sift_down(heap, size, i, keys, ids)
             free = gpus[k]
-            while size > 0 and free > 0:
+            smallest = 1  # smallest gang among unpopped jobs (or beyond gpus when none)
+            while smallest < waiting.size - 1 and waiting[smallest] == 0:
+                smallest += 1
+            while size > 0 and free >= smallest:  # once nothing left fits, the rest is skipped
                 j = ids[heap[0]]
                 size -= 1
                 heap[0] = heap[size]
                 _sift_down(heap, size, 0, keys, ids)
                 g = gang[k, j]
+                waiting[g] -= 1
+                while smallest < waiting.size - 1 and waiting[smallest] == 0:
+                    smallest += 1
                 if g <= free:
                     free -= g
                     sel[k, j] = True
