@@ -137,10 +137,22 @@ if AVAILABLE:
                     busy += gang[k, j]
                     paid[count] = gang[k, j] * overhead
                     count += 1
-                    # advance the current epoch past every end <= base + work + 1 us
+                    # advance the current epoch past every end <= base + work + 1 us: gallop
+                    # from where it was (most rounds cross few epochs), then bisect
                     target = job_base[k, j] + work[k, j] + 1e-6
                     lo = pos[k, j]
                     hi = min(seg_end[k, j], lo + span[k, j])
+                    step = 1
+                    while lo < hi:
+                        probe = lo + step - 1
+                        if probe >= hi:
+                            break
+                        if end_global[probe] <= target:
+                            lo = probe + 1  # every end up to the probe is reached
+                            step *= 2
+                        else:
+                            hi = probe  # the answer is at or before the probe
+                            break
                     while lo < hi:
                         mid = (lo + hi) >> 1
                         if end_global[mid] <= target:

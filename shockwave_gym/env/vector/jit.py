@@ -111,22 +111,23 @@ if AVAILABLE:
     def scatter_slot_features(slot_job, logged, scale_out, low, high, out):
         """(K, slots, features) float32: the rest of job_feature_matrix on numpy's logarithms
         (row 2 x 0.25, rows 3-9 x scale_out, clipping), zeros for empty slots."""
-        i = 0
         features = logged.shape[0]
+        flat = out.reshape(-1)
+        flat[:] = 0.0
+        place = np.empty(logged.shape[1], np.int64)  # output offset of each occupied slot
+        i = 0
+        slots = slot_job.shape[1]
         for k in range(slot_job.shape[0]):
-            for s in range(slot_job.shape[1]):
-                if slot_job[k, s] < 0:
-                    for f in range(features):
-                        out[k, s, f] = 0.0
-                    continue
-                for f in range(features):
-                    value = logged[f, i]
-                    if f == 2:
-                        value = value * 0.25
-                    elif f >= 3:
-                        value = value * scale_out[f - 3]
-                    out[k, s, f] = np.float32(max(min(value, high[f]), low[f]))
-                i += 1
+            for s in range(slots):
+                if slot_job[k, s] >= 0:
+                    place[i] = (k * slots + s) * features
+                    i += 1
+        for f in range(features):  # feature by feature: the logarithms' rows are read in order
+            scale = 0.25 if f == 2 else (scale_out[f - 3] if f >= 3 else 1.0)
+            row = logged[f]
+            for i in range(row.size):
+                value = row[i] * scale if f >= 2 else row[i]
+                flat[place[i] + f] = np.float32(max(min(value, high[f]), low[f]))
 
     @_jit
     def update_slots(rows, num_jobs, status, gang, active_code, slot_job, job_slot, queued, demand):
