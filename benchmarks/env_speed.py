@@ -1,14 +1,17 @@
 """Environment speed: steps/s with random valid actions on ``shockwave_gym/Cluster-v0``
 (canonical-analogue-120, 32 GPUs) for each action mode, as a ratio to ``CartPole-v1``
-measured in the same run.
+measured in the same run; then the native vector env (``gym.make_vec(...,
+vectorization_mode="vector_entry_point")``) at K = 1, 8, 64 and 256 clusters, in aggregate
+env steps/s (K x batched steps / CPU second).
 
-    .venv/bin/python benchmarks/env_speed.py [--steps 3000] [--repeats 3]
+    .venv/bin/python benchmarks/env_speed.py [--steps 3000] [--repeats 3] [--vec-k 1 8 64 256]
 
 Both envs come from ``gym.make`` (same standard wrappers). Random actions are drawn from a
 seeded numpy generator in the loop (``select``/``sequential`` read ``action_masks()`` each
 step, as a masked agent would); episodes reset when they end. Measurements of all envs are
 interleaved and each keeps its best repeat, so load from other processes hits them alike.
-Prints one JSON object. Target (issue 3): >= 0.1x CartPole for ``priority`` and ``select``.
+Prints one JSON object. Targets: >= 0.1x CartPole for the single env (issue 3) and >= 1x
+CartPole in aggregate for the vector env at K = 64 (issue 13), ``priority`` and ``select``.
 """
 
 from __future__ import annotations
@@ -22,10 +25,15 @@ import gymnasium as gym
 import numpy as np
 
 import shockwave_gym  # noqa: F401  (registers the ids)
+from shockwave_gym.env.vector.vector_env import ClusterVectorEnv
+from shockwave_gym.interface.predictor import predicted_remaining_s
 
 ENV_ID = "shockwave_gym/Cluster-v0"
 MODES = ("priority", "select", "sequential")
 TARGET_RATIO = 0.1
+VECTOR_TARGET_RATIO = 1.0
+VECTOR_TARGET_K = 64
+VECTOR_MODES = ("priority", "select", "sequential")
 
 
 def _cartpole(steps: int) -> tuple[float, int]:
@@ -69,6 +77,30 @@ def _cluster(mode: str, steps: int) -> tuple[float, int, list]:
     return steps / elapsed, rounds, episodes
 
 
+def _vector(mode: str, k: int, batched_steps: int, compiled: bool | None = None) -> float:
+    """Aggregate env steps/s of the native vector env with K clusters, random valid actions
+    (``compiled=False``: its pure-numpy path)."""
+    envs = gym.make_vec(ENV_ID, num_envs=k, vectorization_mode="vector_entry_point", action_mode=mode,
+                        compiled=compiled)
+    max_jobs = envs.max_jobs
+    rng = np.random.default_rng(0)
+    envs.reset(seed=0)
+    start = time.process_time()
+    for _ in range(batched_steps):
+        if mode == "priority":
+            actions = rng.random((k, max_jobs), dtype=np.float32) * 2 - 1
+        elif mode == "select":
+            actions = (rng.random((k, max_jobs)) < 0.5).view(np.int8) & envs.action_masks()[:, 1::2]
+        else:
+            masks = envs.action_masks()
+            # a uniform legal pick per row: the argmax of random keys over the legal entries
+            actions = np.argmax(np.where(masks, rng.random(masks.shape), -1.0), axis=1)
+        envs.step(actions)
+    elapsed = time.process_time() - start
+    envs.close()
+    return k * batched_steps / elapsed
+
+
 def _core_only(episodes: list) -> float:
     """Rounds/s of the core alone replaying the same job sets: ``Simulator.step`` plus the
     view's derived arrays (which the observation needs), nothing of the env."""
@@ -81,7 +113,7 @@ def _core_only(episodes: list) -> float:
         sim.reset()
         for job_ids in choices:
             sim.step(job_ids)
-            sim.view.predicted_remaining_s  # noqa: B018 - forces the per-state derived arrays
+            predicted_remaining_s(sim.view)  # forces the per-state derived arrays
     return rounds / (time.process_time() - start)
 
 
@@ -89,7 +121,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=3000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--vec-k", type=int, nargs="+", default=[1, 8, 64, 256])
     args = parser.parse_args()
+    vector_best = {(mode, k): 0.0 for mode in VECTOR_MODES for k in args.vec_k}
+    numpy_best = {mode: 0.0 for mode in ("priority", "select")}
+    compiled = ClusterVectorEnv(1, trace="teaching-12").compiled
 
     best = {"CartPole-v1": 0.0, "core": 0.0, **{mode: 0.0 for mode in MODES}}
     rounds_per_step = {}
@@ -101,6 +137,12 @@ def main() -> None:
             rounds_per_step[mode] = rounds / args.steps
             if mode == "priority":
                 best["core"] = max(best["core"], _core_only(episodes))
+        for mode, k in vector_best:
+            batched = max(30, min(args.steps, 20_000 // k))
+            vector_best[mode, k] = max(vector_best[mode, k], _vector(mode, k, batched))
+        for mode in numpy_best:
+            if compiled:
+                numpy_best[mode] = max(numpy_best[mode], _vector(mode, VECTOR_TARGET_K, 60, compiled=False))
     cartpole = best["CartPole-v1"]
     modes = {
         mode: {
@@ -125,6 +167,30 @@ def main() -> None:
             "ratio_to_cartpole": round(best["core"] / cartpole, 4),
             "what": "Simulator.step + the view's derived arrays, replaying the priority run's job "
                     "sets: the ceiling any env on this core can reach",
+        },
+        "vector": {
+            "what": "native vector env, aggregate env steps/s = K x batched steps / CPU s (random valid actions)",
+            "target": f">= {VECTOR_TARGET_RATIO}x CartPole at K={VECTOR_TARGET_K} for priority and select",
+            "modes": {
+                mode: {
+                    str(k): {
+                        "steps_per_s": round(vector_best[mode, k]),
+                        "ratio_to_cartpole": round(vector_best[mode, k] / cartpole, 4),
+                        "speedup_over_single_env": round(vector_best[mode, k] / best[mode], 2),
+                    }
+                    for k in args.vec_k
+                }
+                for mode in VECTOR_MODES
+            },
+            "compiled": compiled,
+            f"numpy_path_K{VECTOR_TARGET_K}": {
+                mode: {"steps_per_s": round(rate), "ratio_to_cartpole": round(rate / cartpole, 4)}
+                for mode, rate in numpy_best.items()
+            } if compiled else "numba missing: the rows above are the numpy path",
+            "meets_target": {
+                mode: bool(vector_best.get((mode, VECTOR_TARGET_K), 0.0) / cartpole >= VECTOR_TARGET_RATIO)
+                for mode in ("priority", "select")
+            } if VECTOR_TARGET_K in args.vec_k else None,
         },
         "note": "sequential steps are sub-steps (one pick each); rounds_per_s counts closed rounds",
         "steps_per_measurement": args.steps,

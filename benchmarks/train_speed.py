@@ -1,12 +1,16 @@
-"""Training throughput: env steps/s while PPO and MaskablePPO train the slot policy with 2
-env worker processes (SubprocVecEnv), on ``Generated-v0``-style traces (12 GPUs, 20-40 jobs).
+"""Training throughput: env steps/s while PPO and MaskablePPO train the slot policy on
+``Generated-v0``-style traces (12 GPUs, 20-40 jobs), through the old path (``--vec subproc``:
+one SubprocVecEnv worker per env, 2 workers) and the new default (``--vec native``: K
+clusters in the native vector env, one process, the policy batched over them), in one run.
 
-    .venv/bin/python benchmarks/train_speed.py [--timesteps 4096] [--envs 2]
+    .venv/bin/python benchmarks/train_speed.py [--timesteps 4096] [--envs 2] [--native-envs 16]
 
 Runs ``shockwave_gym.training.train.train`` (the code behind ``shockwave-gym train``) for
-PPO/priority, MaskablePPO/sequential and MaskablePPO/select, with periodic evaluation and
+PPO/priority, MaskablePPO/sequential and MaskablePPO/select on both paths, same
+hyperparameters (n_steps 256 per env, batch 256, 4 epochs), with periodic evaluation and
 checkpoints pushed past the end, and reports env steps per second of ``model.learn``
-(sequential mode counts sub-steps). Baseline, measured in the same run: random valid
+(sequential mode counts sub-steps) and the new path's ratio to the old one. Target (issue
+13): PPO >= 4x the old path. Baseline, measured in the same run: random valid
 actions on the same env in this one process, no learning. Toy figures from the project's start (~4k
 steps/s PPO, ~200 MaskablePPO on MultiBinary) are quoted for context only. Prints one JSON
 object on stdout.
@@ -30,6 +34,7 @@ from shockwave_gym.training.train import TrainConfig, train
 from shockwave_gym.training.workload import TrainingTraceSource, Workload
 
 RUNS = (("ppo", "priority"), ("maskable_ppo", "sequential"), ("maskable_ppo", "select"))
+TARGET_PPO_RATIO = 4.0
 
 
 def random_steps_per_s(mode: str, steps: int) -> float:
@@ -55,31 +60,40 @@ def random_steps_per_s(mode: str, steps: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--timesteps", type=int, default=4096)
-    parser.add_argument("--envs", type=int, default=2)
+    parser.add_argument("--envs", type=int, default=2, help="worker processes of the old (subproc) path")
+    parser.add_argument("--native-envs", type=int, default=16, help="clusters of the new (native) path")
+    parser.add_argument("--skip-old-select", action="store_true", help="skip the slow old-path MaskablePPO/select run")
     args = parser.parse_args()
     results = {}
     with tempfile.TemporaryDirectory() as scratch:
         for algo, mode in RUNS:
-            config = TrainConfig(
-                out=os.path.join(scratch, f"{algo}-{mode}"), algo=algo, action_mode=mode, timesteps=args.timesteps,
-                envs=args.envs, eval_every=10 * args.timesteps, checkpoint_every=10 * args.timesteps,
-                progress_every_s=1e9, eval_seeds=(1001,),
-            )
-            report = train(config)
+            row = {}
+            for vec, envs in (("subproc", args.envs), ("native", args.native_envs)):
+                if vec == "subproc" and mode == "select" and args.skip_old_select:
+                    continue
+                # at least two rollouts per run, whatever the number of envs
+                timesteps = max(args.timesteps, 2 * 256 * envs)
+                config = TrainConfig(
+                    out=os.path.join(scratch, f"{algo}-{mode}-{vec}"), algo=algo, action_mode=mode, timesteps=timesteps,
+                    envs=envs, vec=vec, eval_every=10 * timesteps, checkpoint_every=10 * timesteps,
+                    progress_every_s=1e9, eval_seeds=(1001,),
+                )
+                report = train(config)
+                row[vec] = {"envs": envs, "env_steps_per_s": report["env_steps_per_s"], "timesteps": report["timesteps"],
+                            "learn_wall_s": report["wall_s"]}
+                print(f"{algo}/{mode} {vec} x{envs}: {report['env_steps_per_s']:,.0f} env steps/s",
+                      file=sys.stderr, flush=True)
             baseline = random_steps_per_s(mode, 2000)
-            results[f"{algo}/{mode}"] = {
-                "env_steps_per_s": report["env_steps_per_s"],
-                "timesteps": report["timesteps"],
-                "learn_wall_s": report["wall_s"],
-                "baseline_random_actions_steps_per_s": baseline,
-                "ratio_to_baseline": report["env_steps_per_s"] / baseline,
-            }
-            print(f"{algo}/{mode}: {report['env_steps_per_s']:,.0f} env steps/s (random actions: {baseline:,.0f})",
-                  file=sys.stderr, flush=True)
+            row["baseline_random_actions_steps_per_s"] = baseline
+            if "subproc" in row:
+                row["native_over_subproc"] = row["native"]["env_steps_per_s"] / row["subproc"]["env_steps_per_s"]
+            results[f"{algo}/{mode}"] = row
     print(json.dumps({
         "benchmark": "train_speed",
         "command": "python benchmarks/train_speed.py " + " ".join(sys.argv[1:]),
-        "envs": args.envs,
+        "envs": {"subproc": args.envs, "native": args.native_envs},
+        "target": f"PPO native >= {TARGET_PPO_RATIO}x subproc",
+        "meets_target": bool(results["ppo/priority"].get("native_over_subproc", 0.0) >= TARGET_PPO_RATIO),
         "network": {"embed_dim": 32, "hidden_dim": 64, "n_steps": 256, "batch_size": 256, "n_epochs": 4},
         "results": results,
         "baseline": "random valid actions on the same env, one process, no learning (same run)",

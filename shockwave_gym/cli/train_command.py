@@ -63,7 +63,11 @@ def add_parsers(subparsers) -> None:
                         help="default: priority for ppo and bc, sequential for maskable_ppo")
     parser.add_argument("--reward", default="default", help="reward name or weights, e.g. jct or jct=1,ftf=0.1")
     parser.add_argument("--timesteps", type=int, default=100_000, help="RL env steps (for bc: PPO fine-tuning steps if --finetune)")
-    parser.add_argument("--envs", type=int, default=2, help="parallel env worker processes (SubprocVecEnv)")
+    parser.add_argument("--envs", type=int, default=None,
+                        help="training envs: clusters batched in this process with --vec native (default 16), "
+                        "worker processes with --vec subproc (default 2)")
+    parser.add_argument("--vec", choices=("native", "subproc"), default="native",
+                        help="native: one batched vector env in this process; subproc: one SubprocVecEnv worker per env")
     parser.add_argument("--out", required=True, help="output directory")
     parser.add_argument("--seed", type=seed_int, default=0, help="seed of the run, an integer in [0, 2**32)")
     group = parser.add_argument_group("workload (generated traces)")
@@ -144,7 +148,7 @@ def train_command(args) -> int:
 
     config = TrainConfig(
         out=args.out, algo=args.algo, action_mode=args.action_mode, reward=reward, timesteps=args.timesteps,
-        envs=args.envs, seed=args.seed, workload=workload, max_jobs=args.max_jobs,
+        envs=args.envs, vec=args.vec, seed=args.seed, workload=workload, max_jobs=args.max_jobs,
         embed_dim=args.embed_dim or 32, hidden_dim=args.hidden_dim or 64, n_steps=args.n_steps,
         batch_size=args.batch_size, n_epochs=args.n_epochs, learning_rate=args.learning_rate,
         gamma=args.gamma, ent_coef=args.ent_coef, log_std_init=args.log_std_init, eval_every=args.eval_every,
@@ -176,7 +180,7 @@ def _imitate(args, workload, reward, command: str) -> int:
         tuned = str(Path(args.out) / "finetune")
         final = train(TrainConfig(
             out=tuned, algo="ppo", action_mode=config.action_mode, reward=reward, timesteps=args.timesteps,
-            envs=args.envs, seed=args.seed, workload=workload, max_jobs=config.max_jobs,
+            envs=args.envs, vec=args.vec, seed=args.seed, workload=workload, max_jobs=config.max_jobs,
             embed_dim=config.embed_dim, hidden_dim=config.hidden_dim, n_steps=args.n_steps,
             batch_size=args.batch_size, n_epochs=args.n_epochs, learning_rate=args.learning_rate,
             gamma=args.gamma, ent_coef=args.ent_coef, log_std_init=args.log_std_init, eval_every=args.eval_every,

@@ -21,6 +21,9 @@ ENTRY_POINT = "shockwave_gym.env.cluster_env:ClusterEnv"
 #: ``Generated-v0`` builds its trace source at make time (see :func:`make_generated`), so
 #: registering imports nothing but gymnasium.
 GENERATED_ENTRY_POINT = "shockwave_gym.env.registration:make_generated"
+#: The native vector env (K clusters in one batched pass) behind ``gym.make_vec``.
+VECTOR_ENTRY_POINT = "shockwave_gym.env.vector.vector_env:ClusterVectorEnv"
+GENERATED_VECTOR_ENTRY_POINT = "shockwave_gym.env.registration:make_generated_vec"
 
 #: The generated-trace source of ``Generated-v0``: 20-40 jobs per episode, 15-60
 #: arrivals per hour on 12 GPUs (the canonical 90/h on 32 GPUs is ~34/h on 12), and jobs of
@@ -63,10 +66,27 @@ def make_generated(**kwargs):
     return ClusterEnv(**kwargs)
 
 
+def make_generated_vec(num_envs: int = 1, **kwargs):
+    """``Generated-v0``'s vector entry point: :class:`ClusterVectorEnv` on one generated
+    source shared by every cluster (a source holds no state: each cluster draws from its own
+    RNG)."""
+    from shockwave_gym.env.vector.vector_env import ClusterVectorEnv
+
+    if kwargs.get("trace") is None:
+        kwargs["trace"] = generated_source()
+    return ClusterVectorEnv(num_envs, **kwargs)
+
+
 def register_envs() -> None:
     """Register every id in :data:`ENV_IDS` (idempotent)."""
     for env_id, (kwargs, max_steps) in ENV_IDS.items():
         if env_id in gym.registry:
             continue
-        entry_point = GENERATED_ENTRY_POINT if env_id == "shockwave_gym/Generated-v0" else ENTRY_POINT
-        gym.register(id=env_id, entry_point=entry_point, kwargs=kwargs, max_episode_steps=max_steps)
+        generated = env_id == "shockwave_gym/Generated-v0"
+        gym.register(
+            id=env_id,
+            entry_point=GENERATED_ENTRY_POINT if generated else ENTRY_POINT,
+            vector_entry_point=GENERATED_VECTOR_ENTRY_POINT if generated else VECTOR_ENTRY_POINT,
+            kwargs=kwargs,
+            max_episode_steps=max_steps,
+        )

@@ -2,8 +2,11 @@
 
 What :func:`train` does (``shockwave-gym train`` is a thin wrapper):
 
-* ``envs`` copies of ``shockwave_gym/Generated-v0`` in a ``SubprocVecEnv`` (one process each,
-  ``torch.set_num_threads(1)`` and ``OMP_NUM_THREADS=1`` everywhere: two threads on a
+* ``envs`` clusters of ``shockwave_gym/Generated-v0``: by default (``vec="native"``) all in
+  this process, stepped in one batched pass by the native vector env through
+  :class:`~shockwave_gym.training.vec_adapter.NativeVecEnv`, so the policy's forward pass is
+  batched over them; with ``vec="subproc"``, one ``SubprocVecEnv`` worker process per env
+  (``torch.set_num_threads(1)`` and ``OMP_NUM_THREADS=1`` everywhere: two threads on a
   2-core machine make small ops far slower). Each episode draws a fresh trace from
   :class:`~shockwave_gym.training.workload.TrainingTraceSource` (random load and mix,
   seeds >= 2**32);
@@ -42,6 +45,9 @@ from shockwave_gym.training.workload import (
 )
 
 ALGOS = ("ppo", "maskable_ppo")
+VEC_KINDS = ("native", "subproc")
+#: Default number of envs per vectorisation: clusters batched in one process, or workers.
+DEFAULT_ENVS = {"native": 16, "subproc": 2}
 DEFAULT_ACTION_MODE = {"ppo": "priority", "maskable_ppo": "sequential"}
 
 
@@ -54,7 +60,8 @@ class TrainConfig:
     action_mode: str | None = None  # default: priority for PPO, sequential for MaskablePPO
     reward: str | dict = "default"
     timesteps: int = 100_000
-    envs: int = 2
+    envs: int | None = None  # default: DEFAULT_ENVS[vec]
+    vec: str = "native"  # "native" (batched, one process) or "subproc" (one worker per env)
     seed: int = 0
     workload: Workload = field(default_factory=Workload)
     max_jobs: int | None = None  # default: the workload's largest job count
@@ -83,6 +90,10 @@ class TrainConfig:
             raise InputError(f"algo must be one of {', '.join(ALGOS)}, got {self.algo!r}")
         if self.action_mode is None:
             self.action_mode = DEFAULT_ACTION_MODE[self.algo]
+        if self.vec not in VEC_KINDS:
+            raise InputError(f"vec must be one of {', '.join(VEC_KINDS)}, got {self.vec!r}")
+        if self.envs is None:
+            self.envs = DEFAULT_ENVS[self.vec]
         if self.algo == "maskable_ppo" and self.action_mode == "priority":
             raise InputError("maskable_ppo needs a maskable action mode (select or sequential); use ppo for priority")
         require_positive_ints(self, ("timesteps", "envs", "n_steps", "batch_size", "n_epochs", "eval_every", "checkpoint_every"))
@@ -116,6 +127,23 @@ def make_env(rank: int, config: TrainConfig):
         reward=config.reward,
         max_jobs=config.max_jobs,
     )
+
+
+def make_vec_env(config: TrainConfig):
+    """The training ``VecEnv``: the native batched one, or ``SubprocVecEnv`` / ``DummyVecEnv``."""
+    if config.vec == "native":
+        from shockwave_gym.env.registration import ENV_IDS
+        from shockwave_gym.training.vec_adapter import NativeVecEnv
+
+        return NativeVecEnv(
+            config.envs, trace=TrainingTraceSource(config.workload), gpus=config.workload.gpus,
+            action_mode=config.action_mode, reward=config.reward, max_jobs=config.max_jobs,
+            max_episode_steps=ENV_IDS["shockwave_gym/Generated-v0"][1],
+        )
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    factories = [partial(make_env, rank, config) for rank in range(config.envs)]
+    return SubprocVecEnv(factories) if config.envs > 1 else DummyVecEnv(factories)
 
 
 def build_model(config: TrainConfig, env):
@@ -161,8 +189,6 @@ def log(message: str) -> None:
 
 def train(config: TrainConfig) -> dict:
     """Train, evaluate and save under ``config.out``; returns the ``eval.json`` content."""
-    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
-
     from shockwave_gym.training.progress import TrainingMonitor
 
     os.environ["OMP_NUM_THREADS"] = "1"  # inherited by the worker processes
@@ -172,13 +198,12 @@ def train(config: TrainConfig) -> dict:
     eval_traces = held_out_traces(config.eval_seeds, num_jobs=config.workload.max_num_jobs,
                                   arrival_rates_per_hour=eval_rates(config.workload),
                                   max_duration_h=config.workload.max_duration_h)
-    factories = [partial(make_env, rank, config) for rank in range(config.envs)]
-    env = SubprocVecEnv(factories) if config.envs > 1 else DummyVecEnv(factories)
+    env = make_vec_env(config)
     try:
         model = build_model(config, env)
         monitor = TrainingMonitor(config, eval_traces, out)
         log(f"[train] {config.algo} / {config.action_mode} / reward {config.reward!r}: {config.timesteps:,} steps "
-            f"on {config.envs} env(s), {config.workload.gpus} GPUs, {config.workload.num_jobs_range[0]}-"
+            f"on {config.envs} env(s) ({config.vec}), {config.workload.gpus} GPUs, {config.workload.num_jobs_range[0]}-"
             f"{config.workload.num_jobs_range[1]} jobs per episode; out {out}")
         start = time.perf_counter()
         model.learn(total_timesteps=config.timesteps, callback=monitor)

@@ -1,0 +1,165 @@
+"""The three action modes (:mod:`shockwave_gym.interface.actions`) decoded for K clusters.
+
+Each ``choose`` takes the batched action and the rows that act, and returns the job sets as
+a (K, jobs) bool mask, which rows close their round, and the repair counts; the rules (repair
+rule, priority packing, sequential picks and masks) are the single modes', row by row.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from shockwave_gym.env.vector import jit
+from shockwave_gym.env.vector.packing import pack_rows
+from shockwave_gym.env.vector.slots import BatchSlotMap
+from shockwave_gym.errors import InvalidActionError
+
+
+def _rows_error(rows: np.ndarray, what: str) -> InvalidActionError:
+    return InvalidActionError(f"sub-env(s) {np.flatnonzero(rows)[:5].tolist()}: {what}")
+
+
+def _selection(slots: BatchSlotMap, width: int, taken_jobs: np.ndarray, job_ids: np.ndarray) -> np.ndarray:
+    """(K, width) bool with ``job_ids[taken_jobs]`` set per row."""
+    sel = np.zeros((job_ids.shape[0], width), bool)
+    r, c = np.nonzero(taken_jobs)
+    sel[r, job_ids[r, c]] = True
+    return sel
+
+
+class _ModeBase:
+    """What the modes share: construction, the action's shape check, no per-round state."""
+
+    closes_every_step = True
+    name = ""
+
+    def __init__(self, num_clusters: int, max_jobs: int, *, compiled: bool = False):
+        self.max_jobs = max_jobs
+        self.compiled = compiled
+
+    def _shaped(self, action, shape: tuple) -> np.ndarray:
+        array = np.asarray(action)
+        if array.shape != shape:
+            raise InvalidActionError(f"{self.name} actions must have shape {shape}, got {array.shape}")
+        return array
+
+    def start_round(self, slots, gang, gpus, rows) -> None:
+        """Nothing to forget between rounds (the sequential mode overrides this)."""
+
+
+class BatchSelect(_ModeBase):
+    name = "select"
+
+    def choose(self, action, slots: BatchSlotMap, gang: np.ndarray, gpus: np.ndarray, rows: np.ndarray):
+        bits = self._shaped(action, slots.slot_job.shape)
+        if bits.dtype != bool:
+            if bits.dtype.kind not in "iuf" or not np.all((bits == 0) | (bits == 1)):
+                raise InvalidActionError("select actions must hold only 0 and 1 (bool, integer or float)")
+            bits = bits.astype(bool)
+        wanted = bits & rows[:, None]
+        if self.compiled:
+            sel = np.zeros(gang.shape, bool)
+            repairs = np.zeros(rows.size, np.int64)
+            jit.choose_select(rows, wanted, slots.slot_job, slots.job_slot, gang, gpus, sel, repairs)
+            return sel, rows.copy(), repairs
+        valid = slots.valid
+        absent = np.count_nonzero(wanted & ~valid, axis=1)
+        candidate = np.zeros(gang.shape, bool)
+        r, s = np.nonzero(wanted & valid)
+        candidate[r, slots.slot_job[r, s]] = True  # job-id order is the scan order
+        taken = pack_rows(gang, candidate, gpus)
+        dropped = np.count_nonzero(candidate, axis=1) - np.count_nonzero(taken, axis=1)
+        return taken, rows.copy(), absent + dropped
+
+    def masks(self, slots: BatchSlotMap) -> np.ndarray:
+        out = np.ones((*slots.slot_job.shape, 2), bool)
+        out[:, :, 1] = slots.valid
+        return out.reshape(slots.slot_job.shape[0], -1)
+
+
+class BatchPriority(_ModeBase):
+    name = "priority"
+
+    def choose(self, action, slots: BatchSlotMap, gang: np.ndarray, gpus: np.ndarray, rows: np.ndarray):
+        scores = self._shaped(action, slots.slot_job.shape)
+        if scores.dtype.kind not in "iuf":
+            raise InvalidActionError(f"priority scores must be numbers (integer or float), got dtype {scores.dtype}")
+        slot_job = slots.slot_job
+        if self.compiled:
+            sel = np.zeros(gang.shape, bool)
+            bad = np.zeros(rows.size, bool)
+            jit.choose_priority(rows, np.ascontiguousarray(scores), slot_job, slots.queued, gang, gpus, sel, bad)
+            if bad.any():
+                raise _rows_error(bad, "priority scores must be finite")
+            return sel, rows.copy(), np.zeros(rows.size, np.int64)
+        valid = slots.valid & rows[:, None]
+        bad = rows & ~np.isfinite(np.where(valid, scores, 0).sum(axis=1, dtype=np.float64))
+        if bad.any():
+            raise _rows_error(bad, "priority scores must be finite")
+        key = np.where(valid, -scores, np.inf)  # empty slots last
+        order = np.lexsort((slot_job, key), axis=1)  # descending score, ties by arrival
+        ids = np.take_along_axis(slot_job, order, axis=1)
+        candidate = np.take_along_axis(valid, order, axis=1)
+        queued = slots.queued & rows[:, None]
+        if queued.any():  # queued jobs fill the rest in arrival order
+            width = queued.shape[1]
+            ids = np.concatenate([ids, np.broadcast_to(np.arange(width), queued.shape)], axis=1)
+            candidate = np.concatenate([candidate, queued], axis=1)
+        gang_in_order = np.take_along_axis(gang, np.maximum(ids, 0), axis=1)
+        taken = pack_rows(gang_in_order, candidate, gpus)
+        return _selection(slots, gang.shape[1], taken, ids), rows.copy(), np.zeros(rows.size, np.int64)
+
+    def masks(self, slots: BatchSlotMap) -> np.ndarray:
+        return slots.valid
+
+
+class BatchSequential(_ModeBase):
+    """One pick per sub-step per cluster; holds the rounds being built (numpy only: a
+    sub-step is a handful of array operations)."""
+
+    closes_every_step = False
+    name = "sequential"
+
+    def __init__(self, num_clusters: int, max_jobs: int, *, compiled: bool = False):
+        super().__init__(num_clusters, max_jobs, compiled=compiled)
+        self.picked = np.zeros((num_clusters, max_jobs), bool)
+        self.free_gpus = np.zeros(num_clusters, np.int64)
+        self.slot_gang = np.zeros((num_clusters, max_jobs), np.int64)
+        self.valid = np.zeros((num_clusters, max_jobs), bool)
+
+    def start_round(self, slots: BatchSlotMap, gang: np.ndarray, gpus: np.ndarray, rows: np.ndarray) -> None:
+        row = rows[:, None]
+        valid = slots.valid
+        self.picked &= ~row
+        self.free_gpus = np.where(rows, gpus, self.free_gpus)
+        self.valid = np.where(row, valid, self.valid)
+        slot_gang = np.where(valid, np.take_along_axis(gang, np.maximum(slots.slot_job, 0), axis=1), 0)
+        self.slot_gang = np.where(row, slot_gang, self.slot_gang)
+
+    def pickable(self) -> np.ndarray:
+        return self.valid & ~self.picked & (self.slot_gang <= self.free_gpus[:, None])
+
+    def choose(self, action, slots: BatchSlotMap, gang: np.ndarray, gpus: np.ndarray, rows: np.ndarray):
+        value = np.asarray(action)
+        if value.shape != rows.shape or not np.issubdtype(value.dtype, np.integer):
+            raise InvalidActionError(f"sequential actions must be {rows.size} integers, got {action!r}")
+        out_of_range = rows & ((value < 0) | (value > self.max_jobs))
+        if out_of_range.any():
+            raise _rows_error(out_of_range, f"sequential action must be in 0..{self.max_jobs}")
+        end = value == self.max_jobs
+        slot = np.minimum(value, self.max_jobs - 1)
+        index = np.arange(rows.size)
+        legal = self.pickable()[index, slot]
+        pick = rows & ~end & legal
+        infeasible = rows & ~end & ~legal
+        self.picked[index[pick], slot[pick]] = True
+        self.free_gpus[pick] -= self.slot_gang[index[pick], slot[pick]]
+        closes = rows & (end | infeasible | (pick & ~self.pickable().any(axis=1)))
+        chosen = self.picked & closes[:, None]
+        return _selection(slots, gang.shape[1], chosen, slots.slot_job), closes, infeasible.astype(np.int64)
+
+    def masks(self, slots: BatchSlotMap) -> np.ndarray:
+        return np.concatenate([self.pickable(), np.ones((self.picked.shape[0], 1), bool)], axis=1)
+
+
+BATCH_MODES = {"select": BatchSelect, "priority": BatchPriority, "sequential": BatchSequential}

@@ -1,0 +1,104 @@
+"""The tables and steps around the per-step loops (:mod:`~shockwave_gym.env.vector.jit`,
+:mod:`~shockwave_gym.env.vector.numpy_loops`): the predictor's per-trace tables, the job
+features' logarithms and constants, and the cluster features.
+
+Same formulas, constants and operation order as :mod:`shockwave_gym.interface.predictor`,
+:mod:`~shockwave_gym.interface.ftf` and :mod:`~shockwave_gym.interface.observation`; the
+per-trace predictor tables come from :class:`~shockwave_gym.interface.predictor.RemainingTimePredictor`
+itself. Sums over reachable batch sizes are short (< 8 terms), so they add in index order
+whatever the padding, exactly as for one cluster.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from shockwave_gym.batch import BatchSimulator
+from shockwave_gym.env.vector import jit
+from shockwave_gym.errors import InputError
+from shockwave_gym.interface.observation import (
+    _LOG_SCALE_IN,
+    _LOG_SCALE_OUT,
+    CLUSTER_FEATURES,
+    JOB_FEATURES,
+    TIME_SCALE_S,
+)
+from shockwave_gym.interface.predictor import RemainingTimePredictor
+from shockwave_gym.state import ACTIVE
+
+_JOB_LOW = np.array([f[1] for f in JOB_FEATURES], np.float32).astype(np.float64)[:, None, None]
+_JOB_HIGH = np.array([f[2] for f in JOB_FEATURES], np.float32).astype(np.float64)[:, None, None]
+_CLUSTER_LOW = np.array([f[1] for f in CLUSTER_FEATURES])
+_CLUSTER_HIGH = np.array([f[2] for f in CLUSTER_FEATURES])
+#: numpy sums fewer than 8 terms in index order; more would change the grouping.
+_MAX_SIZES = 7
+
+
+class BatchPredictor:
+    """Per job: epoch duration at each reachable size and the Dirichlet prior, (K, jobs, W)."""
+
+    def __init__(self, num_clusters: int):
+        self.duration_at_s = np.zeros((num_clusters, 0, 1))
+        self.prior = np.zeros((num_clusters, 0, 1))
+
+    def load(self, k: int, predictor: RemainingTimePredictor, jobs: int, sizes: int) -> None:
+        n, w = predictor.prior.shape
+        if sizes > _MAX_SIZES:
+            raise InputError(f"the vector env supports at most {_MAX_SIZES} reachable batch sizes per job, got {sizes}")
+        self.widen(jobs, sizes)
+        for name, source in (("duration_at_s", predictor.duration_at_s), ("prior", predictor.prior)):
+            array = getattr(self, name)
+            array[k] = 0.0
+            array[k, :n, :w] = source
+
+    def widen(self, jobs: int, sizes: int) -> None:
+        k, j, w = self.prior.shape
+        if jobs > j or sizes > w:
+            for name in ("duration_at_s", "prior"):
+                grown = np.zeros((k, max(j, jobs), max(w, sizes)))
+                grown[:, :j, :w] = getattr(self, name)
+                setattr(self, name, grown)
+
+
+def take_logarithms(raw: np.ndarray) -> np.ndarray:
+    """numpy's log2 (row 2) and log1p (rows 3-9), in place, on the compiled path's raw
+    (features, occupied slots) block: the same vectorised calls as ``job_features``."""
+    np.log2(raw[2], out=raw[2])
+    np.log1p(raw[3:], out=raw[3:])
+    return raw
+
+
+#: Per-feature constants of the compiled path, as flat arrays.
+SCALE_IN = np.ascontiguousarray(_LOG_SCALE_IN[:, 0])
+SCALE_OUT = np.ascontiguousarray(_LOG_SCALE_OUT[:, 0])
+JOB_LOW = np.ascontiguousarray(_JOB_LOW[:, 0, 0])
+JOB_HIGH = np.ascontiguousarray(_JOB_HIGH[:, 0, 0])
+
+
+def cluster_features(sim: BatchSimulator, num_active, slots, free_gpus, max_jobs: int) -> np.ndarray:
+    """(K, 8) float32 cluster features (``cluster_features`` for every cluster)."""
+    gpus = sim.gpus
+    if sim.compiled:
+        out = np.empty((gpus.size, len(CLUSTER_FEATURES)), np.float32)
+        jit.cluster_rows(gpus, sim.gang, sim.ran_last_round, sim.num_jobs, num_active, slots.queued, slots.demand_gpus,
+                         np.asarray(free_gpus, np.int64), sim.time_s, sim.round_index, sim.round_s, max_jobs,
+                         TIME_SCALE_S, _CLUSTER_LOW, _CLUSTER_HIGH, out)
+        return out
+    queue_length, demand_gpus = slots.queue_length, slots.demand_gpus
+    values = np.empty((gpus.size, len(CLUSTER_FEATURES)))
+    values[:, 0] = free_gpus / gpus
+    values[:, 1] = (sim.gang * sim.ran_last_round).sum(axis=1) / gpus
+    values[:, 2] = num_active / max_jobs
+    values[:, 3] = queue_length / max_jobs
+    values[:, 4] = demand_gpus / gpus
+    # math.log1p, as the single observation uses: numpy's vectorised log1p may differ in the last bit
+    values[:, 5] = [math.log1p(t) / 3.0 for t in (sim.time_s / TIME_SCALE_S).tolist()]
+    values[:, 6] = [math.log1p(t) / 3.0 for t in (sim.round_index * sim.round_s / TIME_SCALE_S).tolist()]
+    values[:, 7] = [math.log2(g) / 8.0 for g in gpus.tolist()]
+    return np.minimum(np.maximum(values, _CLUSTER_LOW), _CLUSTER_HIGH).astype(np.float32)
+
+
+def active_mask(sim: BatchSimulator) -> np.ndarray:
+    return sim.status == ACTIVE

@@ -1,0 +1,336 @@
+"""Compiled (numba) loops of the vector env's per-step work: derived arrays, predictor,
+rho-hat and the observation's raw features in one pass; the slot map; the ``priority`` and
+``select`` decoders with the packing scan; masked sums for the rewards.
+
+Each loop does per element the float64 operations of the numpy path in
+:mod:`shockwave_gym.env.vector` (no fast-math). Logarithms are left to numpy, which applies
+them to the raw features exactly as the single observation does, so results stay bit for
+bit the same. Optional: without numba the numpy path runs.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from shockwave_gym.batch import jit as core_jit
+
+AVAILABLE = core_jit.AVAILABLE
+
+if AVAILABLE:
+    import numba
+
+    _jit = numba.njit(cache=True, error_model="numpy", nogil=True)
+    # helpers inlined into their callers: a call passing arrays costs reference counting
+    _inline = numba.njit(cache=True, error_model="numpy", nogil=True, inline="always")
+    pairwise_sum = core_jit.pairwise_sum
+
+    @_jit
+    def derive_rows(num_jobs, pos, seg_end, first, num_epochs, work, status, packed, prior, duration_at, time_s,
+                    arrival, gpus, ran_last, active_code, done_code,
+                    progress_out, remaining_out, rho_out, mean_out, batch_out, rate_out, num_active_out):
+        """Per job: ClusterView._derived, RemainingTimePredictor.remaining_s and ftf_estimate
+        (the mean epoch duration already falls back on the current epoch's). ``packed`` is
+        the bank's per-epoch table (EpochBank.packed)."""
+        clusters = pos.shape[0]
+        sizes = prior.shape[2]
+        for k in range(clusters):
+            n = num_jobs[k]
+            active = 0
+            for j in range(n):
+                if status[k, j] == active_code:
+                    active += 1
+            num_active_out[k] = active
+            c = max(1.0, active / gpus[k])
+            for j in range(n):
+                # only active jobs and those that just completed are ever read
+                if status[k, j] != active_code and not (status[k, j] == done_code and ran_last[k, j]):
+                    continue
+                p = pos[k, j]
+                current = min(p, seg_end[k, j] - 1)
+                if current < 0:
+                    current = 0
+                done = min(p - first[k, j], num_epochs[k, j])
+                duration = packed[current, 0]
+                fraction = (work[k, j] - packed[current, 1]) / duration
+                fraction = min(max(fraction, 0.0), 1.0)
+                if status[k, j] == done_code:
+                    fraction = 1.0
+                progress_out[k, j] = (current - first[k, j]) + fraction
+                batch_out[k, j] = np.int64(packed[current, 3])
+                rate_out[k, j] = packed[current, 2]
+                weighted = 0.0
+                total = 0.0
+                if done > 0:
+                    last = p - 1  # = first + done - 1, the last completed epoch
+                    mean_out[k, j] = packed[last, 4] / done
+                    for w in range(sizes):
+                        weight = prior[k, j, w] + packed[last, 5 + w]
+                        weighted += weight * duration_at[k, j, w]
+                        total += weight
+                else:
+                    mean_out[k, j] = duration
+                    for w in range(sizes):
+                        weight = prior[k, j, w] + 0.0
+                        weighted += weight * duration_at[k, j, w]
+                        total += weight
+                expected = weighted / total
+                future = max(num_epochs[k, j] - done - 1, 0)
+                remaining = (1.0 - fraction) * duration + future * expected
+                remaining_out[k, j] = remaining
+                age = time_s[k] - arrival[k, j]
+                rho_out[k, j] = (age + c * remaining) / max(c * (work[k, j] + remaining), 1e-9)
+
+    @_jit
+    def slot_raw_features(slot_job, gang, gpus, progress, num_epochs, batch, initial, rate, mean, round_s,
+                          remaining, time_s, arrival, run_time, ran_last, rho, scale_in, raw_out):
+        """(features, occupied slots), row-major slot order: job_feature_matrix of each
+        occupied slot's job up to its logarithms: row 2 holds batch / initial, rows 3-9
+        max(0, value x scale_in), ready for numpy's log2 and log1p."""
+        i = 0
+        for k in range(slot_job.shape[0]):
+            for s in range(slot_job.shape[1]):
+                j = slot_job[k, s]
+                if j < 0:
+                    continue
+                b = batch[k, j]
+                raw_out[0, i] = gang[k, j] / gpus[k]
+                raw_out[1, i] = progress[k, j] / num_epochs[k, j]
+                raw_out[2, i] = b / initial[k, j]
+                raw_out[3, i] = max((rate[k, j] * b) * scale_in[0], 0.0)
+                raw_out[4, i] = max((mean[k, j] / round_s[k]) * scale_in[1], 0.0)
+                raw_out[5, i] = max(remaining[k, j] * scale_in[2], 0.0)
+                raw_out[6, i] = max((time_s[k] - arrival[k, j]) * scale_in[3], 0.0)
+                raw_out[7, i] = max((run_time[k, j] * gang[k, j]) * scale_in[4], 0.0)
+                raw_out[8, i] = max((1.0 if ran_last[k, j] else 0.0) * scale_in[5], 0.0)
+                raw_out[9, i] = max(rho[k, j] * scale_in[6], 0.0)
+                i += 1
+
+    @_jit
+    def scatter_slot_features(slot_job, logged, scale_out, low, high, out):
+        """(K, slots, features) float32: the rest of job_feature_matrix on numpy's logarithms
+        (row 2 x 0.25, rows 3-9 x scale_out, clipping), zeros for empty slots."""
+        features = logged.shape[0]
+        flat = out.reshape(-1)
+        flat[:] = 0.0
+        place = np.empty(logged.shape[1], np.int64)  # output offset of each occupied slot
+        i = 0
+        slots = slot_job.shape[1]
+        for k in range(slot_job.shape[0]):
+            for s in range(slots):
+                if slot_job[k, s] >= 0:
+                    place[i] = (k * slots + s) * features
+                    i += 1
+        for f in range(features):  # feature by feature: the logarithms' rows are read in order
+            scale = 0.25 if f == 2 else (scale_out[f - 3] if f >= 3 else 1.0)
+            row = logged[f]
+            for i in range(row.size):
+                value = row[i] * scale if f >= 2 else row[i]
+                flat[place[i] + f] = np.float32(max(min(value, high[f]), low[f]))
+
+    @_jit
+    def update_slots(rows, num_jobs, status, gang, active_code, slot_job, job_slot, queued, demand):
+        """BatchSlotMap.update for ``rows``."""
+        slots = slot_job.shape[1]
+        for k in range(rows.size):
+            if not rows[k]:
+                continue
+            n = num_jobs[k]
+            total = 0
+            for j in range(n):
+                if status[k, j] == active_code:
+                    total += gang[k, j]
+            demand[k] = total
+            for s in range(slots):
+                j = slot_job[k, s]
+                if j >= 0 and status[k, j] != active_code:
+                    job_slot[k, j] = -1
+                    slot_job[k, s] = -1
+            s = 0
+            for j in range(n):
+                queued[k, j] = False
+                if status[k, j] != active_code or job_slot[k, j] >= 0:
+                    continue
+                while s < slots and slot_job[k, s] >= 0:
+                    s += 1
+                if s < slots:
+                    slot_job[k, s] = j
+                    job_slot[k, j] = s
+                else:
+                    queued[k, j] = True
+
+    @_inline
+    def _scan(k, order, count, gang, gpus, sel):
+        free = gpus[k]
+        taken = 0
+        for i in range(count):
+            if free == 0:
+                break
+            j = order[i]
+            g = gang[k, j]
+            if g > free:
+                continue
+            free -= g
+            sel[k, j] = True
+            taken += 1
+        return taken
+
+    @_jit
+    def _sift_down(heap, size, i, keys, ids):
+        """Restore the heap below ``i``: smaller key (higher score) first, ties by lower id."""
+        while True:
+            left = 2 * i + 1
+            if left >= size:
+                return
+            child = left
+            right = left + 1
+            if right < size:
+                a, b = heap[right], heap[left]
+                if keys[a] < keys[b] or (keys[a] == keys[b] and ids[a] < ids[b]):
+                    child = right
+            c, p = heap[child], heap[i]
+            if not (keys[c] < keys[p] or (keys[c] == keys[p] and ids[c] < ids[p])):
+                return
+            heap[i], heap[child] = c, p
+            i = child
+
+    @_jit
+    def choose_priority(rows, scores, slot_job, queued, gang, gpus, sel, bad):
+        """PriorityMode.choose for ``rows``: descending score (ties by arrival), queue last,
+        packed; the scan pops jobs from a heap until the GPUs are full. Rows with a NaN or
+        infinite score of an occupied slot are flagged in ``bad``."""
+        slots = slot_job.shape[1]
+        keys = np.empty(slots)
+        ids = np.empty(slots, np.int64)
+        heap = np.empty(slots, np.int64)
+        waiting = np.zeros(gpus.max() + 2, np.int64)  # unpopped jobs per gang size
+        for k in range(rows.size):
+            if not rows[k]:
+                continue
+            size = 0
+            waiting[:] = 0
+            for s in range(slots):
+                j = slot_job[k, s]
+                if j >= 0:
+                    score = np.float64(scores[k, s])
+                    if not np.isfinite(score):
+                        bad[k] = True
+                    keys[size] = -score
+                    ids[size] = j
+                    heap[size] = size
+                    size += 1
+                    waiting[gang[k, j]] += 1
+            for i in range(size // 2 - 1, -1, -1):
+                _sift_down(heap, size, i, keys, ids)
+            free = gpus[k]
+            smallest = 1  # smallest gang among unpopped jobs (or beyond gpus when none)
+            while smallest < waiting.size - 1 and waiting[smallest] == 0:
+                smallest += 1
+            while size > 0 and free >= smallest:  # once nothing left fits, the rest is skipped
+                j = ids[heap[0]]
+                size -= 1
+                heap[0] = heap[size]
+                _sift_down(heap, size, 0, keys, ids)
+                g = gang[k, j]
+                waiting[g] -= 1
+                while smallest < waiting.size - 1 and waiting[smallest] == 0:
+                    smallest += 1
+                if g <= free:
+                    free -= g
+                    sel[k, j] = True
+            for j in range(queued.shape[1]):
+                if free == 0:
+                    break
+                if queued[k, j] and gang[k, j] <= free:
+                    free -= gang[k, j]
+                    sel[k, j] = True
+
+    @_jit
+    def choose_select(rows, wanted, slot_job, job_slot, gang, gpus, sel, repairs):
+        """SelectMode.choose for ``rows``: wanted slotted jobs in arrival order, packed."""
+        slots = slot_job.shape[1]
+        order = np.empty(job_slot.shape[1], np.int64)
+        for k in range(rows.size):
+            if not rows[k]:
+                continue
+            absent = 0
+            for s in range(slots):
+                if wanted[k, s] and slot_job[k, s] < 0:
+                    absent += 1
+            count = 0
+            for j in range(job_slot.shape[1]):
+                s = job_slot[k, j]
+                if s >= 0 and wanted[k, s]:
+                    order[count] = j
+                    count += 1
+            repairs[k] = absent + count - _scan(k, order, count, gang, gpus, sel)
+
+    @_jit
+    def masked_sums(values, mask, out, counts):
+        """Per row, ``np.sum(values[mask])`` (column order) bit for bit, and the count."""
+        buffer = np.empty(values.shape[1])
+        for k in range(values.shape[0]):
+            count = 0
+            for j in range(values.shape[1]):
+                if mask[k, j]:
+                    buffer[count] = values[k, j]
+                    count += 1
+            out[k] = pairwise_sum(buffer, count)
+            counts[k] = count
+
+    @_jit
+    def jct_areas(arrival, completion, num_jobs, start_s, end_s, out):
+        """jobs_in_system_integral_s per cluster: the arrived jobs' overlaps, summed as numpy does."""
+        buffer = np.empty(arrival.shape[1])
+        for k in range(arrival.shape[0]):
+            arrived = 0
+            while arrived < num_jobs[k] and arrival[k, arrived] < end_s[k]:
+                arrived += 1
+            for j in range(arrived):
+                c = completion[k, j]
+                overlap = c if c < end_s[k] else end_s[k]  # fmin: NaN (unfinished) -> end
+                if c != c:
+                    overlap = end_s[k]
+                overlap -= max(arrival[k, j], start_s[k])
+                buffer[j] = max(overlap, 0.0)
+            out[k] = pairwise_sum(buffer, arrived)
+
+    @_jit
+    def ftf_excess_sums(rho, status, num_jobs, active_code, out, counts):
+        """Per cluster, the sum of max(0, rho-hat - 1) over active jobs (ascending id), numpy's order."""
+        buffer = np.empty(rho.shape[1])
+        for k in range(rho.shape[0]):
+            count = 0
+            for j in range(num_jobs[k]):
+                if status[k, j] == active_code:
+                    buffer[count] = max(rho[k, j] - 1.0, 0.0)
+                    count += 1
+            out[k] = pairwise_sum(buffer, count)
+            counts[k] = count
+
+    @_jit
+    def cluster_rows(gpus, gang, ran_last, num_jobs, num_active, queued, demand, free, time_s, round_index, round_s,
+                     max_jobs, time_scale, low, high, out):
+        """cluster_features for every cluster (math.log1p and math.log2, as the single env)."""
+        for k in range(gpus.size):
+            g = gpus[k]
+            busy = 0
+            queue = 0
+            for j in range(num_jobs[k]):
+                if ran_last[k, j]:
+                    busy += gang[k, j]
+                if queued[k, j]:
+                    queue += 1
+            values = (
+                free[k] / g,
+                busy / g,
+                num_active[k] / max_jobs,
+                queue / max_jobs,
+                demand[k] / g,
+                math.log1p(time_s[k] / time_scale) / 3.0,
+                math.log1p(round_index[k] * round_s[k] / time_scale) / 3.0,
+                math.log2(g) / 8.0,
+            )
+            for f in range(8):
+                out[k, f] = np.float32(min(max(values[f], low[f]), high[f]))

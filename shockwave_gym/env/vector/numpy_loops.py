@@ -1,0 +1,73 @@
+"""The pure-numpy twins of :mod:`shockwave_gym.env.vector.jit`'s per-step loops.
+
+Same signatures, same outputs bit for bit (entries no reward or observation reads may
+differ); used when numba is not installed or with ``compiled=False``. Each function does
+the numpy path's whole-batch array operations, in the single env's order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from shockwave_gym.batch.bank import PACKED_COUNTS
+
+
+def derive_rows(num_jobs, pos, seg_end, first, num_epochs, work, status, packed, prior, duration_at, time_s,
+                arrival, gpus, ran_last, active_code, done_code,
+                progress_out, remaining_out, rho_out, mean_out, batch_out, rate_out, num_active_out):
+    """ClusterView._derived, RemainingTimePredictor.remaining_s and ftf_estimate for all jobs."""
+    num_active_out[:] = np.count_nonzero(status == active_code, axis=1)
+    current = np.maximum(np.minimum(pos, seg_end - 1), 0)
+    done = np.minimum(pos - first, num_epochs)
+    now = packed[current]
+    last = packed[np.maximum(pos - 1, 0)]  # the last completed epoch, when there is one
+    duration = now[..., 0]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        fraction = (work - now[..., 1]) / duration
+        np.clip(fraction, 0.0, 1.0, out=fraction)
+        fraction[status == done_code] = 1.0
+        progress_out[:] = (current - first) + fraction
+        batch_out[:] = now[..., 3]
+        rate_out[:] = now[..., 2]
+        completed = done > 0
+        mean_out[:] = np.where(completed, last[..., 4] / np.maximum(done, 1), duration)
+        weights = prior + np.where(completed[..., None], last[..., PACKED_COUNTS:], 0.0)
+        expected = (weights * duration_at).sum(axis=2) / weights.sum(axis=2)
+        future = np.maximum(num_epochs - done - 1, 0)
+        remaining_out[:] = (1.0 - fraction) * duration + future * expected
+        c = np.maximum(1.0, num_active_out / gpus)[:, None]
+        age = time_s[:, None] - arrival
+        rho_out[:] = (age + c * remaining_out) / np.maximum(c * (work + remaining_out), 1e-9)
+
+
+def slot_raw_features(slot_job, gang, gpus, progress, num_epochs, batch, initial, rate, mean, round_s,
+                      remaining, time_s, arrival, run_time, ran_last, rho, scale_in, raw_out):
+    """(features, occupied slots), row-major slot order, up to the logarithms."""
+    r, s = np.nonzero(slot_job >= 0)
+    j = slot_job[r, s]
+    b = batch[r, j]
+    raw_out[0] = gang[r, j] / gpus[r]
+    raw_out[1] = progress[r, j] / num_epochs[r, j]
+    raw_out[2] = b / initial[r, j]
+    before_log = (
+        rate[r, j] * b,
+        mean[r, j] / round_s[r],
+        remaining[r, j],
+        time_s[r] - arrival[r, j],
+        run_time[r, j] * gang[r, j],
+        ran_last[r, j].astype(np.float64),
+        rho[r, j],
+    )
+    for row, value in enumerate(before_log):
+        raw_out[3 + row] = np.maximum(value * scale_in[row], 0.0)
+
+
+def scatter_slot_features(slot_job, logged, scale_out, low, high, out):
+    """(K, slots, features) float32 from the logarithms: scales, clipping, empty slots 0."""
+    values = logged.copy()
+    values[2] *= 0.25
+    values[3:] *= scale_out[:, None]
+    clipped = np.maximum(np.minimum(values, high[:, None]), low[:, None])
+    out[...] = 0.0
+    r, s = np.nonzero(slot_job >= 0)
+    out[r, s] = clipped.T

@@ -1,0 +1,335 @@
+"""``ClusterVectorEnv``: K independent clusters stepped in one batched pass.
+
+Registered as every id's ``vector_entry_point``, so::
+
+    envs = gym.make_vec("shockwave_gym/Cluster-v0", num_envs=64, vectorization_mode="vector_entry_point")
+
+Sub-env ``i`` behaves exactly as ``gym.make(id, **kwargs)`` reset with seed ``seed + i``:
+same observations, rewards, terminations, truncations (``max_rounds`` and the registered
+``max_episode_steps``, as ``TimeLimit`` counts them) and infos, bit for bit. Autoreset
+follows Gymnasium 1.x (``autoreset_mode``: next step by default, or same step). Rounds,
+observations, masks and rewards are computed for every cluster at once
+(:class:`~shockwave_gym.batch.BatchSimulator` and :mod:`shockwave_gym.env.vector`); only a
+reset (drawing the trace, building its tables on first sight) works per cluster.
+See docs/VECTOR_ENV.md.
+"""
+
+from __future__ import annotations
+
+import math
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.utils import seeding
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from shockwave_gym.batch import BatchSimulator
+from shockwave_gym.env.cluster_env import ClusterEnv
+from shockwave_gym.env.vector import jit, numpy_loops
+from shockwave_gym.env.vector.actions import BATCH_MODES
+from shockwave_gym.env.vector.estimates import (
+    JOB_HIGH,
+    JOB_LOW,
+    SCALE_IN,
+    SCALE_OUT,
+    BatchPredictor,
+    active_mask,
+    cluster_features,
+    take_logarithms,
+)
+from shockwave_gym.env.vector.rewards import BatchReward, BatchTransition
+from shockwave_gym.env.vector.slots import BatchSlotMap
+from shockwave_gym.errors import InputError
+from shockwave_gym.interface.predictor import RemainingTimePredictor
+from shockwave_gym.metrics import compute_metrics
+from shockwave_gym.simulator import Simulator
+from shockwave_gym.state import ACTIVE, DONE
+
+_SHARED = ("action_mode", "max_jobs")
+
+
+class ClusterVectorEnv(VectorEnv):
+    """K clusters, each configured like :class:`~shockwave_gym.env.cluster_env.ClusterEnv`.
+
+    ``ClusterVectorEnv(num_envs, **kwargs)`` gives every cluster the same arguments;
+    :meth:`from_env_kwargs` one argument dict per cluster (traces and GPUs may differ; the
+    action mode and ``max_jobs``, hence the spaces, must agree). ``max_episode_steps``
+    truncates as ``TimeLimit`` does. Rewards must be built-in terms. ``compiled`` picks the
+    numba loops (default when numba is installed) or the pure-numpy path; both give the same
+    results bit for bit.
+    """
+
+    metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def __init__(self, num_envs: int = 1, *, max_episode_steps: int | None = None,
+                 autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP, compiled: bool | None = None,
+                 **kwargs):
+        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
+            raise InputError(f"num_envs must be a positive integer, got {num_envs!r}")
+        self._setup([kwargs] * num_envs, max_episode_steps, autoreset_mode, compiled)
+
+    @classmethod
+    def from_env_kwargs(cls, env_kwargs: list[dict], *, max_episode_steps: int | None = None,
+                        autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
+                        compiled: bool | None = None) -> ClusterVectorEnv:
+        """One cluster per dict of :class:`ClusterEnv` arguments."""
+        if not env_kwargs:
+            raise InputError("from_env_kwargs needs at least one dict of env arguments")
+        self = cls.__new__(cls)
+        self._setup(list(env_kwargs), max_episode_steps, autoreset_mode, compiled)
+        return self
+
+    def _setup(self, env_kwargs: list[dict], max_episode_steps, autoreset_mode, compiled) -> None:
+        if any(kw.get("render_mode") is not None for kw in env_kwargs):
+            raise InputError("the vector env does not render; render a single env (gym.make) instead")
+        templates: dict[int, ClusterEnv] = {}  # one per distinct dict: equal sources share traces
+        for kw in env_kwargs:
+            if id(kw) not in templates:
+                templates[id(kw)] = ClusterEnv(**kw)
+        self.templates = [templates[id(kw)] for kw in env_kwargs]
+        first = self.templates[0]
+        for name in _SHARED:
+            values = {getattr(t, name) for t in self.templates}
+            if len(values) > 1:
+                raise InputError(f"every sub-env needs the same {name} (the spaces must agree), got {sorted(values)}")
+        groups: dict[str, list[int]] = {}  # clusters with the same reward are computed together
+        for i, t in enumerate(self.templates):
+            groups.setdefault(repr(t.reward_fn), []).append(i)
+        self._rewards = []
+        for rows in groups.values():
+            mask = np.zeros(len(self.templates), bool)
+            mask[rows] = True
+            self._rewards.append((BatchReward(self.templates[rows[0]].reward_fn), mask))
+        self.num_envs = k = len(self.templates)
+        self.action_mode = first.action_mode
+        self.max_jobs = first.max_jobs
+        self.single_observation_space = first.observation_space
+        self.single_action_space = first.action_space
+        self.observation_space = batch_space(self.single_observation_space, k)
+        self.action_space = batch_space(self.single_action_space, k)
+        self.autoreset_mode = autoreset_mode if isinstance(autoreset_mode, AutoresetMode) else AutoresetMode(autoreset_mode)
+        self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
+        self.render_mode = None
+        if max_episode_steps is not None and (isinstance(max_episode_steps, bool) or not isinstance(max_episode_steps, int) or max_episode_steps < 1):
+            raise InputError(f"max_episode_steps must be a positive integer, got {max_episode_steps!r}")
+        self.max_episode_steps = max_episode_steps
+        self.max_rounds = np.array([t.max_rounds for t in self.templates], np.int64)
+        self.jct_normaliser_s = np.array([t.jct_normaliser_s for t in self.templates])
+        self.sim = BatchSimulator(k, compiled=compiled)
+        self.compiled = self.sim.compiled
+        self._loops = jit if self.compiled else numpy_loops
+        self.predictor = BatchPredictor(k)
+        self.slots = BatchSlotMap(k, self.max_jobs, compiled=self.compiled)
+        self.mode = BATCH_MODES[self.action_mode](k, self.max_jobs, compiled=self.compiled)
+        self._np_random = [None] * k
+        self._tables: list[tuple | None] = [None] * k  # (trace, simulator, predictor) per cluster
+        self._steps = np.zeros(k, np.int64)
+        self._repairs_total = np.zeros(k, np.int64)
+        self._rounds_repaired = np.zeros(k, np.int64)
+        self._autoreset = np.zeros(k, bool)
+        self._state = None
+        self._no_queues = np.empty(k, dtype=object)
+        for i in range(k):
+            self._no_queues[i] = ()
+        self.closed = False
+
+    # --- Gymnasium API ---------------------------------------------------------------------
+
+    def reset(self, *, seed: int | list | None = None, options: dict | None = None):
+        k = self.num_envs
+        if seed is None:
+            seeds = [None] * k
+        elif isinstance(seed, int | np.integer) and not isinstance(seed, bool):
+            seeds = [int(seed) + i for i in range(k)]
+        else:
+            seeds = list(seed)
+            if len(seeds) != k:
+                raise ValueError(f"If seeds are passed as a list the length must match num_envs={k} but got length={len(seeds)}.")
+        rows = np.ones(k, bool)
+        if options is not None and "reset_mask" in options:
+            rows = np.asarray(options["reset_mask"], dtype=bool)
+            if rows.shape != (k,):
+                raise ValueError(f"`options['reset_mask']` must have shape `({k},)`, got {rows.shape}")
+        for i in np.flatnonzero(rows).tolist():
+            self._reset_cluster(i, seeds[i])
+        self._autoreset &= ~rows
+        self._begin_decision(rows)
+        self._refresh()
+        infos = self._infos(np.zeros(k, bool), np.zeros(k, np.int64))
+        if not rows.all():
+            infos = {key: value for key, value in infos.items()}
+            for key in [key for key in infos if not key.startswith("_")]:
+                infos[f"_{key}"] = rows.copy()
+        return self._observations(), infos
+
+    def step(self, actions):
+        k = self.num_envs
+        sim = self.sim
+        resetting = self._autoreset  # next-step autoreset: these clusters reset and ignore their action
+        if resetting.any():
+            for i in np.flatnonzero(resetting).tolist():
+                self._reset_cluster(i, None)
+            self._begin_decision(resetting)
+        acting = ~resetting
+        state = self._state
+        sel, closes, repairs = self.mode.choose(actions, self.slots, sim.gang, sim.gpus, acting)
+        closing = acting & closes
+        repairs = np.where(closing, repairs, 0)
+        start_s = sim.time_s.copy()
+        if closing.any():
+            sim.step(sel & closing[:, None], closing)
+        self._refresh()
+        new = self._state
+        transition = BatchTransition(
+            sim=sim, start_s=start_s, end_s=sim.time_s, active_before=state.active,
+            epoch_progress_before=state.progress, epoch_progress=new.progress, active=new.active,
+            rho_hat=new.rho, max_jobs=self.max_jobs, jct_normaliser_s=self.jct_normaliser_s, compiled=self.compiled,
+        )
+        rewards = self._rewards[0][0](transition)
+        for reward, rows in self._rewards[1:]:
+            rewards = np.where(rows, reward(transition), rewards)
+        rewards = np.where(closing, rewards, 0.0)
+        done = sim.done
+        terminated = closing & done
+        truncated = closing & ~done & (sim.round_index >= self.max_rounds)
+        ended_by_sim = terminated | truncated
+        self._steps += acting
+        if self.max_episode_steps is not None:
+            truncated |= acting & (self._steps >= self.max_episode_steps)
+        self._repairs_total += repairs
+        self._rounds_repaired += repairs > 0
+        self._begin_decision(closing)
+        infos = self._infos(closing, repairs)
+        for i in np.flatnonzero(ended_by_sim).tolist():
+            metrics = compute_metrics(sim.result(i))
+            metrics["restart_overhead_gpu_s"] = float(sim.overhead_gpu_s[i])  # job sets are not kept per round
+            infos = self._add_info(infos, {"metrics": {key: (math.nan if v is None else v) for key, v in metrics.items()}}, i)
+        ended = terminated | truncated
+        if self.autoreset_mode == AutoresetMode.NEXT_STEP:
+            self._autoreset = ended
+        elif ended.any():  # same-step autoreset: report the last observation and info, then reset
+            obs = self._observations()
+            final_obs = np.full(k, None, dtype=object)
+            for i in np.flatnonzero(ended).tolist():
+                final_obs[i] = {key: value[i] for key, value in obs.items()}
+            final_info = {key: (value & ended if key.startswith("_") else value) for key, value in infos.items()}
+            for i in np.flatnonzero(ended).tolist():
+                self._reset_cluster(i, None)
+            self._begin_decision(ended)
+            self._refresh()
+            infos = {"final_obs": final_obs, "_final_obs": ended.copy(), "final_info": final_info,
+                     "_final_info": ended.copy(), **self._infos(np.zeros(k, bool), np.zeros(k, np.int64))}
+        return self._observations(), rewards, terminated, truncated, infos
+
+    def action_masks(self) -> np.ndarray:
+        """(K, mask length) bool: each cluster's ``ClusterEnv.action_masks()``."""
+        if self._state is None:
+            raise gym.error.ResetNeeded("call reset() before action_masks()")
+        return self.mode.masks(self.slots)
+
+    def close_extras(self, **kwargs) -> None:
+        self._state = None
+
+    # --- per-cluster resets ----------------------------------------------------------------
+
+    def _reset_cluster(self, i: int, seed: int | None) -> None:
+        template = self.templates[i]
+        if seed is not None or self._np_random[i] is None:
+            self._np_random[i], _ = seeding.np_random(seed)
+        trace = template.source.sample(self._np_random[i])
+        tables = self._tables[i]
+        if tables is not None and tables[0] is trace:
+            self.sim.restart(i)
+        else:
+            tables = self._tables_for(trace, template)
+            self._tables[i] = tables
+            _, simulator, predictor = tables
+            self.sim.load(i, simulator.static, simulator.config, trace.name)
+            self.slots.widen(self.sim.width)
+            self.predictor.widen(self.sim.width, self.sim.bank.width)
+            self.predictor.load(i, predictor, self.sim.width, self.sim.bank.width)
+        self.slots.reset(i)
+        self._steps[i] = 0
+        self._repairs_total[i] = 0
+        self._rounds_repaired[i] = 0
+
+    def _tables_for(self, trace, template: ClusterEnv) -> tuple:
+        for tables in self._tables:  # clusters running the same trace share its tables
+            if tables is not None and tables[0] is trace and tables[1].config == template.sim_config:
+                return tables
+        simulator = Simulator(trace.jobs, template.sim_config, template.throughputs, trace_name=trace.name)
+        return trace, simulator, RemainingTimePredictor(simulator.view)
+
+    # --- batched state ---------------------------------------------------------------------
+
+    def _refresh(self) -> None:
+        """Derived arrays, predictions and rho-hat of the current state (all clusters)."""
+        sim = self.sim
+        shape = sim.pos.shape
+        progress, remaining, rho, mean, rate = (np.zeros(shape) for _ in range(5))
+        batch = np.ones(shape, np.int64)
+        num_active = np.zeros(self.num_envs, np.int64)
+        self._loops.derive_rows(
+            sim.num_jobs, sim.pos, sim.seg_end, sim.first, sim.num_epochs, sim.work_done_s, sim.status,
+            sim.bank.packed, self.predictor.prior, self.predictor.duration_at_s, sim.time_s, sim.arrival_s, sim.gpus,
+            sim.ran_last_round, ACTIVE, DONE, progress, remaining, rho, mean, batch, rate, num_active,
+        )
+        self._state = _State(progress, active_mask(sim), num_active, remaining, rho, (mean, batch, rate))
+
+    def _begin_decision(self, rows: np.ndarray) -> None:
+        """Seat jobs and start building the rounds of ``rows`` (as ClusterEnv._begin_decision)."""
+        if rows.any():
+            self.slots.update(self.sim, rows)
+            self.mode.start_round(self.slots, self.sim.gang, self.sim.gpus, rows)
+
+    def _observations(self) -> dict[str, np.ndarray]:
+        sim, state, slots = self.sim, self._state, self.slots
+        mean, batch, rate = state.extra
+        raw = np.empty((10, int(np.count_nonzero(slots.slot_job >= 0))))
+        self._loops.slot_raw_features(
+            slots.slot_job, sim.gang, sim.gpus, state.progress, sim.num_epochs, batch, sim.initial_batch_size, rate,
+            mean, sim.round_s, state.remaining, sim.time_s, sim.arrival_s, sim.run_time_s, sim.ran_last_round,
+            state.rho, SCALE_IN, raw,
+        )
+        jobs = np.empty((self.num_envs, self.max_jobs, 10), np.float32)
+        self._loops.scatter_slot_features(slots.slot_job, take_logarithms(raw), SCALE_OUT, JOB_LOW, JOB_HIGH, jobs)
+        sequential = self.action_mode == "sequential"
+        free = self.mode.free_gpus if sequential else sim.gpus
+        return {
+            "jobs": jobs,
+            "job_valid": slots.valid.view(np.int8).copy(),
+            "picked": self.mode.picked.astype(np.int8) if sequential else np.zeros(slots.slot_job.shape, np.int8),
+            "cluster": cluster_features(sim, state.num_active, slots, free, self.max_jobs),
+        }
+
+    def _infos(self, closed: np.ndarray, repairs: np.ndarray) -> dict:
+        sim, slots, k = self.sim, self.slots, self.num_envs
+        queued = self._no_queues.copy()
+        for i in np.flatnonzero(slots.queued.any(axis=1)).tolist():
+            queued[i] = tuple(np.flatnonzero(slots.queued[i]).tolist())
+        infos = {
+            "round_index": sim.round_index.copy(),
+            "time_s": sim.time_s.copy(),
+            "num_active": self._state.num_active.copy(),
+            "queue_length": slots.queue_length,
+            "queued_job_ids": queued,
+            "slot_job_ids": slots.slot_job.copy(),
+            "round_closed": closed.copy(),
+            "action_repairs": np.asarray(repairs, np.int64).copy(),
+            "action_repairs_total": self._repairs_total.copy(),
+            "rounds_repaired": self._rounds_repaired.copy(),
+        }
+        every = np.ones(k, bool)
+        return {**infos, **{f"_{key}": every.copy() for key in infos}}
+
+
+class _State:
+    """One state's per-job estimates; ``extra`` holds (mean epoch duration, batch size,
+    throughput), which only the observation reads."""
+
+    __slots__ = ("progress", "active", "num_active", "remaining", "rho", "extra")
+
+    def __init__(self, progress, active, num_active, remaining, rho, extra):
+        self.progress, self.active, self.num_active = progress, active, num_active
+        self.remaining, self.rho, self.extra = remaining, rho, extra

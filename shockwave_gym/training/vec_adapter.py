@@ -1,0 +1,75 @@
+"""An SB3 ``VecEnv`` over the native vector env: K clusters in one process, one batched step.
+
+PPO and MaskablePPO see an ordinary ``VecEnv``: ``step_wait`` runs every cluster's round in
+one pass of :class:`~shockwave_gym.env.vector.vector_env.ClusterVectorEnv` (same-step
+autoreset, SB3's convention: a finished cluster's last observation is in its info's
+``terminal_observation`` and the returned one starts the next episode), so the policy's
+forward pass is batched over all K clusters. ``env_method("action_masks")`` returns the
+batched masks row by row, which is how sb3-contrib asks for them.
+
+Per-cluster infos carry ``TimeLimit.truncated`` and, when an episode ends,
+``terminal_observation`` and ``metrics`` (all that SB3 and the training monitor read).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from gymnasium.vector import AutoresetMode
+from stable_baselines3.common.vec_env.base_vec_env import VecEnv
+
+from shockwave_gym.env.vector.vector_env import ClusterVectorEnv
+
+
+class NativeVecEnv(VecEnv):
+    """SB3 ``VecEnv`` stepping a :class:`ClusterVectorEnv` (built in same-step autoreset)."""
+
+    def __init__(self, num_envs: int, **env_kwargs):
+        self.venv = ClusterVectorEnv(num_envs, autoreset_mode=AutoresetMode.SAME_STEP, **env_kwargs)
+        super().__init__(num_envs, self.venv.single_observation_space, self.venv.single_action_space)
+        self._actions = None
+
+    def reset(self):
+        seeds = self._seeds
+        obs, _ = self.venv.reset(seed=None if all(s is None for s in seeds) else list(seeds))
+        self._reset_seeds()
+        self._reset_options()
+        return obs
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = actions
+
+    def step_wait(self):
+        obs, rewards, terminated, truncated, infos = self.venv.step(self._actions)
+        dones = terminated | truncated
+        time_limit = (truncated & ~terminated).tolist()
+        out = [{"TimeLimit.truncated": t} for t in time_limit]
+        if dones.any():
+            final_obs = infos["final_obs"]
+            final = infos["final_info"]
+            metrics = final.get("metrics", {})
+            has_metrics = final.get("_metrics", np.zeros(self.num_envs, bool))
+            for i in np.flatnonzero(dones).tolist():
+                out[i]["terminal_observation"] = final_obs[i]
+                if has_metrics[i]:
+                    out[i]["metrics"] = {key: value[i].item() for key, value in metrics.items() if not key.startswith("_")}
+        return obs, rewards.astype(np.float32), dones, out
+
+    def close(self) -> None:
+        self.venv.close()
+
+    def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs) -> list:
+        rows = list(self._get_indices(indices))
+        if method_name == "action_masks":
+            masks = self.venv.action_masks()
+            return [masks[i] for i in rows]
+        return [getattr(self.venv, method_name)(*method_args, **method_kwargs) for _ in rows]
+
+    def get_attr(self, attr_name: str, indices=None) -> list:
+        rows = list(self._get_indices(indices))
+        return [getattr(self.venv, attr_name) for _ in rows]
+
+    def set_attr(self, attr_name: str, value, indices=None) -> None:
+        setattr(self.venv, attr_name, value)
+
+    def env_is_wrapped(self, wrapper_class, indices=None) -> list[bool]:
+        return [False for _ in self._get_indices(indices)]

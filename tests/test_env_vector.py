@@ -1,0 +1,198 @@
+"""The native vector env against K separate ``gym.make`` envs, bit for bit.
+
+The reference is Gymnasium's own ``SyncVectorEnv`` over ``gym.make`` envs with the same
+arguments (the standard wrappers and autoreset included); every observation, reward,
+termination, truncation and info (metrics at episode end included) must be equal in value,
+dtype and shape. Five clusters with different traces, GPU counts and sizes; enough steps
+for several episodes per cluster, so autoresets are crossed.
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.vector import AutoresetMode, SyncVectorEnv
+
+import shockwave_gym  # noqa: F401  (registers the ids)
+from shockwave_gym.batch import EpochBank
+from shockwave_gym.batch import jit as batch_jit
+from shockwave_gym.env.vector.vector_env import ClusterVectorEnv
+from shockwave_gym.errors import InputError, InvalidActionError
+from shockwave_gym.interface.actions import ACTION_MODES
+from shockwave_gym.traces import GeneratedTraceSource, GeneratorConfig
+
+ENV_ID = "shockwave_gym/Cluster-v0"
+MAX_JOBS = 24  # below the canonical trace's 120 jobs: its queue is exercised too
+
+
+def generated(num_jobs: int, seed: int) -> GeneratedTraceSource:
+    """A fresh trace per episode (different sizes per cluster)."""
+    return GeneratedTraceSource(GeneratorConfig(num_jobs=num_jobs, seed=seed, max_duration_h=1.0, name="gen"),
+                                num_jobs_range=(num_jobs // 2, num_jobs))
+
+
+def mixed_kwargs(mode: str) -> list[dict]:
+    common = {"action_mode": mode, "max_jobs": MAX_JOBS}
+    return [
+        {**common, "trace": "teaching-12"},
+        {**common, "trace": generated(10, 1), "gpus": 8},
+        {**common, "trace": generated(20, 2), "gpus": 12, "reward": {"jct": 1.0, "nsw": 0.5, "makespan": 0.1, "ftf": 0.2}},
+        {**common, "trace": "canonical-analogue-120", "max_rounds": 40},
+        {**common, "trace": "teaching-12", "gpus": 6},
+    ]
+
+
+def same_reward(kwargs: list[dict]) -> list[dict]:
+    return [{k: v for k, v in kw.items() if k != "reward"} for kw in kwargs]
+
+
+def assert_same(a, b, where: str) -> None:
+    """Exact equality of nested dicts / arrays / scalars, dtypes and NaNs included."""
+    assert type(a) is type(b), (where, type(a), type(b))
+    if isinstance(a, tuple | list):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            assert_same(x, y, f"{where}[{i}]")
+    elif isinstance(a, dict):
+        assert a.keys() == b.keys(), (where, sorted(a), sorted(b))
+        for key in a:
+            assert_same(a[key], b[key], f"{where}.{key}")
+    elif isinstance(a, np.ndarray):
+        assert a.shape == b.shape and a.dtype == b.dtype, (where, a.shape, b.shape, a.dtype, b.dtype)
+        if a.dtype == object:
+            for i, (x, y) in enumerate(zip(a, b, strict=True)):
+                assert_same(x, y, f"{where}[{i}]")
+        else:
+            assert np.array_equal(a, b, equal_nan=a.dtype.kind == "f"), (where, a, b)
+    else:
+        assert a == b or (a != a and b != b), (where, a, b)
+
+
+def random_actions(mode: str, masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    if mode == "priority":
+        return rng.uniform(-1, 1, masks.shape).astype(np.float32)
+    if mode == "select":
+        return ((rng.random((masks.shape[0], masks.shape[1] // 2)) < 0.5) & masks[:, 1::2]).astype(np.int8)
+    return np.array([rng.choice(np.flatnonzero(row)) for row in masks], dtype=np.int64)
+
+
+#: Both implementations: the numba loops (when numba is installed) and the pure-numpy path.
+BACKENDS = [pytest.param(True, id="compiled", marks=pytest.mark.skipif(not batch_jit.AVAILABLE, reason="numba missing")),
+            pytest.param(False, id="numpy")]
+
+
+def compare_rollouts(kwargs: list[dict], mode: str, steps: int, *, max_episode_steps: int | None = None,
+                     autoreset_mode=AutoresetMode.NEXT_STEP, seed: int = 3, compiled: bool | None = None) -> int:
+    """Step the native and the reference vector envs alike; returns episodes ended."""
+    extra = {} if max_episode_steps is None else {"max_episode_steps": max_episode_steps}
+    reference = SyncVectorEnv([lambda kw=kw: gym.make(ENV_ID, **kw, **extra) for kw in kwargs],
+                              autoreset_mode=autoreset_mode)
+    native = ClusterVectorEnv.from_env_kwargs(kwargs, max_episode_steps=max_episode_steps or 100_000,
+                                              autoreset_mode=autoreset_mode, compiled=compiled)
+    assert compiled is None or native.compiled == compiled
+    assert native.single_observation_space == reference.single_observation_space
+    assert native.single_action_space == reference.single_action_space
+    assert native.observation_space == reference.observation_space
+    assert native.action_space == reference.action_space
+    obs, info = native.reset(seed=seed)
+    ref_obs, ref_info = reference.reset(seed=seed)
+    assert_same(obs, ref_obs, "reset obs")
+    assert_same(info, ref_info, "reset info")
+    assert native.observation_space.contains(obs)
+    rng = np.random.default_rng(seed)
+    ended = 0
+    for t in range(steps):
+        masks = native.action_masks()
+        assert_same(masks, np.stack(reference.call("action_masks")), f"step {t} masks")
+        actions = random_actions(mode, masks, rng)
+        got = native.step(actions)
+        want = reference.step(actions)
+        for name, a, b in zip(("obs", "reward", "terminated", "truncated", "info"), got, want, strict=True):
+            assert_same(a, b, f"step {t} {name}")
+        assert native.observation_space.contains(got[0])
+        ended += int(np.count_nonzero(got[2] | got[3]))
+    reference.close()
+    native.close()
+    return ended
+
+
+@pytest.mark.parametrize("compiled", BACKENDS)
+@pytest.mark.parametrize("mode", ACTION_MODES)
+def test_trajectories_equal_separate_envs_across_autoresets(mode, compiled):
+    steps = 500 if mode == "sequential" else 250
+    ended = compare_rollouts(mixed_kwargs(mode), mode, steps, compiled=compiled)
+    assert ended >= 5  # autoresets crossed
+
+
+@pytest.mark.parametrize("compiled", BACKENDS)
+def test_time_limit_truncation_and_same_step_autoreset_match(compiled):
+    kwargs = same_reward(mixed_kwargs("select"))
+    assert compare_rollouts(kwargs, "select", 120, max_episode_steps=30, autoreset_mode=AutoresetMode.SAME_STEP,
+                            compiled=compiled) >= 10
+
+
+@pytest.mark.parametrize("compiled", BACKENDS)
+def test_epoch_bank_compaction_keeps_trajectories(monkeypatch, compiled):
+    monkeypatch.setattr(EpochBank, "min_dead_epochs", 0)  # rebuild the bank at every chance
+    kwargs = [{"trace": generated(12, s), "gpus": 6, "max_jobs": 12, "action_mode": "priority"} for s in range(3)]
+    assert compare_rollouts(kwargs, "priority", 200, compiled=compiled) >= 3
+
+
+def test_integer_priority_scores_and_a_non_integral_restart_loss_match():
+    """Off the usual path: integer scores (ties everywhere) and a restart loss whose GPU-second
+    sums are not exact, so the per-round sum must add in the metrics' order."""
+    kwargs = [{"trace": "teaching-12", "max_jobs": 12, "action_mode": "priority", "restart_overhead_s": 20.3,
+               "gpus": g} for g in (4, 5)]
+    reference = SyncVectorEnv([lambda kw=kw: gym.make(ENV_ID, **kw) for kw in kwargs])
+    native = ClusterVectorEnv.from_env_kwargs(kwargs, max_episode_steps=100_000)
+    assert_same(native.reset(seed=1), reference.reset(seed=1), "reset")
+    rng = np.random.default_rng(0)
+    ended = 0
+    for t in range(150):
+        actions = rng.integers(-1, 2, (2, 12)).astype(np.int64)
+        got, want = native.step(actions), reference.step(actions)
+        assert_same(got, want, f"step {t}")
+        ended += int(got[2].sum())
+    assert ended >= 2
+
+
+def test_make_vec_uses_the_native_vector_env():
+    envs = gym.make_vec("shockwave_gym/Teaching-v0", num_envs=3, vectorization_mode="vector_entry_point",
+                        action_mode="select")
+    assert isinstance(envs, ClusterVectorEnv)
+    assert envs.max_episode_steps == 10_000  # the registered TimeLimit
+    obs, _ = envs.reset(seed=0)
+    assert obs["jobs"].shape == (3, 12, 10) and envs.action_masks().shape == (3, 24)
+    again, _ = envs.reset(seed=0)
+    assert_same(obs, again, "reset determinism")
+    generated_envs = gym.make_vec("shockwave_gym/Generated-v0", num_envs=2, vectorization_mode="vector_entry_point")
+    first, _ = generated_envs.reset(seed=1)
+    assert not np.array_equal(first["job_valid"][0], np.zeros(40, np.int8))
+
+
+def test_vector_wrappers_see_episodes():
+    envs = gym.wrappers.vector.RecordEpisodeStatistics(
+        gym.make_vec("shockwave_gym/Teaching-v0", num_envs=2, vectorization_mode="vector_entry_point"))
+    envs.reset(seed=0)
+    for _ in range(200):
+        _, _, terminated, _, info = envs.step(envs.action_space.sample())
+        if terminated.any():
+            assert info["_episode"][terminated].all() and (info["metrics"]["avg_jct_s"][terminated] > 0).all()
+            return
+    pytest.fail("no episode ended in 200 rounds")
+
+
+def test_bad_arguments_and_actions_are_refused():
+    with pytest.raises(InputError, match="custom callable"):
+        ClusterVectorEnv(2, trace="teaching-12", reward=lambda t: 0.0)
+    with pytest.raises(InputError, match="same max_jobs"):
+        ClusterVectorEnv.from_env_kwargs([{"trace": "teaching-12"}, {"trace": "teaching-12", "max_jobs": 5}])
+    envs = ClusterVectorEnv(2, trace="teaching-12")
+    envs.reset(seed=0)
+    scores = np.zeros((2, 12), np.float32)
+    scores[1, 0] = np.nan
+    with pytest.raises(InvalidActionError, match=r"sub-env\(s\) \[1\]"):
+        envs.step(scores)
+    with pytest.raises(InvalidActionError, match="shape"):
+        envs.step(np.zeros((2, 11), np.float32))
