@@ -110,6 +110,14 @@ class StaticJobArrays:
         np.multiply(run_time_s, self.gang, out=service)
         return rows, epochs_done, batch_size, self.size_counts_by_row[observed_row]
 
+    @property
+    def size_counts_through_epoch(self) -> np.ndarray:
+        """(flat epochs, W) epochs per reachable size up to and including each epoch: the
+        observed rows without each job's zero row (the batched env's epoch bank stores these)."""
+        epoch_rows = np.ones(self.size_counts_by_row.shape[0], dtype=bool)
+        epoch_rows[self.count_row_base] = False
+        return self.size_counts_by_row[epoch_rows]
+
     def observed_size_counts(self, epochs_done: np.ndarray) -> np.ndarray:
         """(J, W) completed epochs per reachable size, given completed epochs per job
         (0..num_epochs): what has been observed of the schedule, nothing beyond."""
