@@ -80,7 +80,8 @@ def build_rank_program(
 def rank_program(terms: RankTerms, rel_gap: float = 1e-3, *, relaxed: bool = False) -> MipProgram:
     """The re-ranking program of ``terms``: binary x[j, t] over the movable jobs and rounds,
     each round within capacity, each job its planned number of rounds, minimising the cost.
-    ``relaxed``: every column continuous (the LP relaxation)."""
+    ``relaxed``: every column continuous (the LP relaxation, marked for an interior-point
+    solve, whose vertex after crossover rounds better on this program than the simplex's)."""
     k, span = terms.cost.shape
     nx = k * span
     job_of_x = np.repeat(np.arange(k), span)
@@ -94,6 +95,7 @@ def rank_program(terms: RankTerms, rel_gap: float = 1e-3, *, relaxed: bool = Fal
         c=terms.cost.ravel(), A=A, row_lo=np.concatenate([np.full(span, -np.inf), counts_f]),
         row_hi=np.concatenate([terms.capacity, counts_f]), col_lo=np.zeros(nx), col_hi=np.ones(nx),
         integer=np.full(nx, not relaxed), objective_unit=-terms.top, abs_gap=1e-6, rel_gap=rel_gap,
+        interior=relaxed,
     )
     program.check_safe()
     return program
