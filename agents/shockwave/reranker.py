@@ -64,6 +64,8 @@ class Reranker:
     def _local_then_polish(self, terms: RankTerms, x: np.ndarray, record: PlanRecord) -> np.ndarray:
         """The local ranking, polished by the binary program when ``hybrid`` asks for it."""
         relaxation = self.backend.solve(rank_program(terms, relaxed=True), time_limit_s=self.config.rank_time_limit_s)
+        if relaxation.fallback_reason is not None:
+            record.solver_fallbacks += 1
         start = x[terms.movable, terms.first:]
         if relaxation.has_solution:
             rounded = round_relaxation(terms, relaxation.vector.reshape(start.shape))
