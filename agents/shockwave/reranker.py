@@ -7,8 +7,9 @@ by ``config.rank_method``:
   (:func:`.packing.rank_greedily`), under ``rank_time_limit_s`` (wall clock);
 - ``"local"`` (default): no integer program. The LP relaxation is solved, rounded to a feasible
   ranking (:func:`.rank_rounding.round_relaxation`) and improved by local search
-  (:func:`.ranking.improve_ranking`). The cost is polynomial in jobs and rounds and does not
-  depend on machine load;
+  (:func:`.ranking.improve_ranking`). The cost is polynomial in jobs and rounds, and the
+  result does not depend on machine load (the LP solve, under ``rank_time_limit_s``, takes a
+  fraction of a second even at 2,000 jobs);
 - ``"hybrid"``: ``"local"``, then the binary program warm-started from its result,
   but only when the LP bound does not already prove the local ranking within the program's
   gap (``rel_gap`` 1e-3, absolute 1e-6) and the program has at most
