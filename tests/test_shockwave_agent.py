@@ -74,7 +74,10 @@ def teaching():
     return load_trace("teaching-12", gpus=BUNDLED_GPUS["teaching-12"])
 
 
-@pytest.mark.parametrize("config", [ShockwaveConfig.authors(), ShockwaveConfig.normalized()], ids=["authors", "normalized"])
+@pytest.mark.parametrize("config", [
+    ShockwaveConfig.authors(), ShockwaveConfig.normalized(), ShockwaveConfig.authors(rank_method="mip"),
+    ShockwaveConfig.authors(rank_method="hybrid", warm_from_previous=True),
+], ids=["authors", "normalized", "rank-mip", "rank-hybrid-warm-previous"])
 def test_teaching_trace_completes_within_capacity(teaching, config):
     gpus = BUNDLED_GPUS["teaching-12"]
     agent = CheckedAgent(config)

@@ -132,7 +132,7 @@ class ShockwaveAgent(Agent):
             finish_s = view.arrival_s[active] + (estimates.work_done_s + estimates.remaining_s) / share
             self.fair_share.record(view.round_index, active, finish_s)
         targets = self.fair_share.targets(view.round_index, active, self.config.share_momentum)
-        outcome = self.planner.plan(self._instance(view, active, estimates, targets))
+        outcome = self.planner.plan(self._instance(view, active, estimates, targets), self._previous(view, active))
         record = outcome.record
         record.round, record.time_s = int(view.round_index), float(view.time_s)
         for message in record.warnings:
@@ -142,6 +142,16 @@ class ShockwaveAgent(Agent):
         self._plan = outcome.rounds
         self._plan_start = view.round_index
         self._fill_remaining_s[active] = estimates.remaining_s
+
+    def _previous(self, view, active: np.ndarray) -> np.ndarray | None:
+        """The current plan's rounds from this one on, as an (active jobs, T) schedule."""
+        rest = self._plan[view.round_index - self._plan_start:] if self.config.warm_from_previous else []
+        if not rest:
+            return None
+        x = np.zeros((active.size, self.config.planning_rounds), dtype=bool)
+        for t, jobs in enumerate(rest[:self.config.planning_rounds]):
+            x[np.isin(active, jobs), t] = True
+        return x
 
     def _fill(self, view, active: np.ndarray, planned: np.ndarray) -> np.ndarray:
         """The planned set (packed to fit) plus unplanned jobs, longest remaining first

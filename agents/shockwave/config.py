@@ -19,6 +19,7 @@ SOLVER_NAMES = ("auto", "highs", "cvxpy-highs", "mosek", "gurobi", "greedy")
 AUTO_SOLVER_ORDER = ("mosek", "gurobi", "highs")
 OBJECTIVES = ("authors", "normalized")
 NOISE_MODES = ("sign", "uniform", "job")
+RANK_METHODS = ("mip", "local", "hybrid")
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,13 @@ class ShockwaveConfig:
     gap in units of one unit-weight job's log utility (``mip_rel_gap`` stays 0: a relative
     gap on this objective is dominated by the k*R term); ``time_limit_s`` bounds each main
     solve, ``rank_time_limit_s`` each re-ranking solve; ``threads`` for the solver.
+    ``rank_method`` (:data:`RANK_METHODS`) is how re-ranking is solved: ``"mip"`` the binary
+    program alone, ``"local"`` LP rounding and local search alone (cost independent of machine
+    load), ``"hybrid"`` the local ranking polished by the binary program when the LP bound
+    does not prove it and the program has at most ``rank_mip_max_columns`` columns
+    (:mod:`.reranker`). ``warm_from_previous``: the relaxed solve's warm start may be the
+    previous plan, shifted and topped up, when that beats the greedy plans (off by default:
+    it starts HiGHS closer to the optimum but did not make it faster).
 
     Prediction: ``noise`` is the multiplicative error of the remaining-time predictions
     (0.2 = +-20%); ``noise_mode="sign"`` multiplies by 1 +- noise with a fresh random sign at
@@ -93,6 +101,9 @@ class ShockwaveConfig:
     mip_abs_gap: float = 1e-4
     time_limit_s: float = 10.0
     rank_time_limit_s: float = 5.0
+    rank_method: str = "local"
+    rank_mip_max_columns: int = 2000
+    warm_from_previous: bool = False
     threads: int = 1
     noise: float = 0.0
     noise_mode: str = "sign"
@@ -129,6 +140,11 @@ class ShockwaveConfig:
             raise InputError(f"solver must be one of {SOLVER_NAMES}, got {self.solver!r}")
         if self.noise_mode not in NOISE_MODES:
             raise InputError(f"noise_mode must be one of {NOISE_MODES}, got {self.noise_mode!r}")
+        if self.rank_method not in RANK_METHODS:
+            raise InputError(f"rank_method must be one of {RANK_METHODS}, got {self.rank_method!r}")
+        if isinstance(self.rank_mip_max_columns, bool) or not isinstance(self.rank_mip_max_columns, int) \
+                or self.rank_mip_max_columns < 0:
+            raise InputError(f"rank_mip_max_columns must be an integer >= 0, got {self.rank_mip_max_columns!r}")
         if not isinstance(self.threads, int) or self.threads < 1:
             raise InputError(f"threads must be an integer >= 1, got {self.threads!r}")
         if not (self.priority_log_cap > 0):

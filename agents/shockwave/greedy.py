@@ -9,7 +9,9 @@ Two simple round-by-round heuristics are built and the better one (by the exact 
 - *marginal NSW*: in each round, jobs in order of the log-utility gain of one more round,
   weighted by priority and per GPU. This attacks the Nash-social-welfare term.
 
-Both respect capacity and gang sizes (smaller jobs backfill GPUs a larger one cannot use) and
+At a re-plan that follows another, the previous plan shifted to the new first round, with the
+GPUs it leaves free filled by the first heuristic, is a third candidate (the warm start then
+carries over what the last solve found). All respect capacity and gang sizes (smaller jobs backfill GPUs a larger one cannot use) and
 never give a job more rounds than it can use. Neither respects the finish-time-fairness
 bounds, so a greedy plan is no incumbent for the constrained program (docs/SEMANTICS.md).
 """
@@ -34,19 +36,26 @@ def _round_run_s(instance: PlanningInstance, t: int) -> np.ndarray:
     return instance.round_s - (instance.loss_s if t == 0 else 0.0)
 
 
-def greedy_longest_remaining(instance: PlanningInstance) -> np.ndarray:
-    """Priority first, then longest predicted remaining time after the plan so far."""
+def greedy_longest_remaining(instance: PlanningInstance, start: np.ndarray | None = None) -> np.ndarray:
+    """Priority first, then longest predicted remaining time after the plan so far. With
+    ``start`` (a feasible (n, T) schedule, e.g. the previous plan shifted), only the GPUs it
+    leaves free in each round are filled."""
     n, horizon = instance.num_jobs, instance.rounds
-    x = np.zeros((n, horizon), dtype=bool)
+    x = np.zeros((n, horizon), dtype=bool) if start is None else np.array(start, dtype=bool)
     need = rounds_needed(instance)
     remaining = instance.remaining_s.astype(np.float64).copy()
+    if start is not None:
+        remaining -= instance.round_s * x.sum(axis=1) - instance.loss_s * x[:, 0]
     weight = instance.weights_log
     for t in range(horizon):
-        open_jobs = np.flatnonzero(x.sum(axis=1) < need)
+        open_jobs = np.flatnonzero((x.sum(axis=1) < need) & ~x[:, t])
         if open_jobs.size == 0:
-            break
+            if start is None:
+                break
+            continue
         order = open_jobs[np.lexsort((-remaining[open_jobs], -weight[open_jobs]))]
-        chosen = pack_in_order(order, instance.gang, instance.gpus)
+        free = instance.gpus - int(instance.gang[x[:, t]].sum())
+        chosen = pack_in_order(order, instance.gang, free)
         x[chosen, t] = True
         remaining[chosen] -= _round_run_s(instance, t)[chosen] if t == 0 else instance.round_s
     return x
@@ -81,8 +90,13 @@ def greedy_marginal_welfare(instance: PlanningInstance) -> np.ndarray:
     return x
 
 
-def greedy_plan(instance: PlanningInstance) -> np.ndarray:
-    """The better of the two heuristics by the exact objective; (n, T) booleans."""
+def greedy_plan(instance: PlanningInstance, previous: np.ndarray | None = None) -> np.ndarray:
+    """The best of the two heuristics (and, given ``previous``, the previous plan shifted to
+    this re-plan and topped up) by the exact objective; (n, T) booleans. Earlier candidates
+    win ties."""
     candidates = [greedy_longest_remaining(instance), greedy_marginal_welfare(instance)]
-    values = [evaluate_plan(instance, x).objective for x in candidates]
-    return candidates[int(np.argmax(values))]
+    if previous is not None:
+        candidates.append(greedy_longest_remaining(instance, start=previous))
+    values = [evaluate_plan(instance, x) for x in candidates]
+    scores = [v.objective if (v.feasible or i < 2) else -np.inf for i, v in enumerate(values)]
+    return candidates[int(np.argmax(scores))]

@@ -2,7 +2,8 @@
 
 The matrices go to HiGHS directly, with a warm start (``setSolution``), ``mip_rel_gap`` and
 ``mip_abs_gap`` from the program, a time limit, one thread and a fixed random seed, so a
-solve is reproducible when the time limit is not reached.
+solve is reproducible when the time limit is not reached. A continuous program marked
+``interior`` is solved by HiGHS's interior-point method (with crossover).
 """
 
 from __future__ import annotations
@@ -82,6 +83,8 @@ class HighsBackend:
                 ("random_seed", int(self.random_seed)), ("mip_feasibility_tolerance", 1e-7),
             ):
                 highs.setOptionValue(key, value)
+            if program.interior and not program.integer.any():
+                highs.setOptionValue("solver", "ipm")
             if highs.passModel(_highs_lp(program)) == highspy.HighsStatus.kError:
                 return SolveResult(SolveStatus.ERROR, self.name, time.perf_counter() - start,
                                    message="passModel rejected the model")

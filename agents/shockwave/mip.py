@@ -66,7 +66,9 @@ class MipProgram:
     value back to the instance's maximised objective: ``objective = -value * objective_unit``.
     ``abs_gap`` is the absolute gap in scaled units; ``rel_gap`` a relative gap (0 for the
     planning programs, whose objective is dominated by k * R). ``layout`` is set for planning
-    programs (None for the re-ranking program).
+    programs (None for the re-ranking program). ``interior``: a hint for programs without
+    integer columns that an interior-point method suits them (HiGHS then uses its IPM, with
+    crossover to a vertex; other backends ignore it).
     """
 
     c: np.ndarray
@@ -80,6 +82,7 @@ class MipProgram:
     abs_gap: float = 1e-6
     rel_gap: float = 0.0
     layout: ProgramLayout | None = None
+    interior: bool = False
 
     @property
     def num_cols(self) -> int:

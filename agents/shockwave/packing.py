@@ -19,7 +19,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from shockwave_agents.shockwave.mip import MipProgram, normalised_coefficients
+from shockwave_agents.shockwave.mip import MipProgram
+from shockwave_agents.shockwave.ranking import RankTerms, rank_terms
 
 
 def pack_counts(
@@ -70,38 +71,34 @@ def build_rank_program(
     ``round0_cost`` (rounds, per job) charges running in round 0 as that much extra delay
     (a restart's overhead is lost work: 20 s is a sixth of a round).
     """
-    horizon = schedule.shape[1]
-    first = 1 if keep_round0 else 0
-    span = horizon - first
-    counts = schedule[:, first:].sum(axis=1).astype(np.int64)
-    movable = np.flatnonzero((counts > 0) & (counts < span))
-    if movable.size < 2 or span < 2:
+    terms = rank_terms(gang, schedule, log_weights, gpus, keep_round0=keep_round0, round0_cost=round0_cost)
+    if terms is None:
         return None
-    fixed = (counts >= span)
-    fixed_load = float(gang[fixed].sum())
-    k = movable.size
+    return rank_program(terms, rel_gap), terms.movable, terms.first
+
+
+def rank_program(terms: RankTerms, rel_gap: float = 1e-3, *, relaxed: bool = False) -> MipProgram:
+    """The re-ranking program of ``terms``: binary x[j, t] over the movable jobs and rounds,
+    each round within capacity, each job its planned number of rounds, minimising the cost.
+    ``relaxed``: every column continuous (the LP relaxation, marked for an interior-point
+    solve, whose vertex after crossover rounds better on this program than the simplex's)."""
+    k, span = terms.cost.shape
     nx = k * span
     job_of_x = np.repeat(np.arange(k), span)
     round_of_x = np.tile(np.arange(span), k)
-    w, _ = normalised_coefficients(np.asarray(log_weights, dtype=np.float64)[movable])
-    delay = round_of_x.astype(np.float64)
-    if round0_cost is not None and first == 0:
-        delay = delay + np.where(round_of_x == 0, np.asarray(round0_cost, dtype=np.float64)[movable][job_of_x], 0.0)
-    raw = (w / counts[movable])[job_of_x] * delay
-    top = float(raw.max()) if raw.size and raw.max() > 0 else 1.0
     A = sp.vstack([
-        sp.csr_matrix((gang[movable][job_of_x].astype(np.float64), (round_of_x, np.arange(nx))), shape=(span, nx)),
+        sp.csr_matrix((terms.gang[job_of_x].astype(np.float64), (round_of_x, np.arange(nx))), shape=(span, nx)),
         sp.csr_matrix((np.ones(nx), (job_of_x, np.arange(nx))), shape=(k, nx)),
     ]).tocsc()
-    capacity = np.full(span, gpus - fixed_load)
-    counts_f = counts[movable].astype(np.float64)
+    counts_f = terms.counts.astype(np.float64)
     program = MipProgram(
-        c=raw / top, A=A, row_lo=np.concatenate([np.full(span, -np.inf), counts_f]),
-        row_hi=np.concatenate([capacity, counts_f]), col_lo=np.zeros(nx), col_hi=np.ones(nx),
-        integer=np.ones(nx, dtype=bool), objective_unit=-top, abs_gap=1e-6, rel_gap=rel_gap,
+        c=terms.cost.ravel(), A=A, row_lo=np.concatenate([np.full(span, -np.inf), counts_f]),
+        row_hi=np.concatenate([terms.capacity, counts_f]), col_lo=np.zeros(nx), col_hi=np.ones(nx),
+        integer=np.full(nx, not relaxed), objective_unit=-terms.top, abs_gap=1e-6, rel_gap=rel_gap,
+        interior=relaxed,
     )
     program.check_safe()
-    return program, movable, first
+    return program
 
 
 def rank_greedily(

@@ -32,7 +32,7 @@ from shockwave_agents.shockwave.greedy import greedy_plan
 from shockwave_agents.shockwave.instance import PlanningInstance
 from shockwave_agents.shockwave.mip import MipProgram, ProgramError, ProgramForm
 from shockwave_agents.shockwave.objective import evaluate_plan
-from shockwave_agents.shockwave.packing import build_rank_program, pack_counts, rank_greedily
+from shockwave_agents.shockwave.packing import pack_counts
 from shockwave_agents.shockwave.program import (
     build_program,
     counts_from_vector,
@@ -40,6 +40,7 @@ from shockwave_agents.shockwave.program import (
     schedule_from_vector,
 )
 from shockwave_agents.shockwave.record import PlanOutcome, PlanPath, PlanRecord
+from shockwave_agents.shockwave.reranker import Reranker
 from shockwave_agents.shockwave.results import SolveResult, SolveStatus
 
 #: Statuses after which the constrained program is relaxed without a warning.
@@ -101,17 +102,21 @@ class Planner:
     def __init__(self, config: ShockwaveConfig, backend):
         self.config = config
         self.backend = backend
+        self.reranker = Reranker(config, backend)
         #: The instance behind the last plan (for inspection and benchmarks).
         self.last_instance: PlanningInstance | None = None
 
-    def plan(self, instance: PlanningInstance) -> PlanOutcome:
+    def plan(self, instance: PlanningInstance, previous: np.ndarray | None = None) -> PlanOutcome:
+        """A plan for ``instance``. ``previous`` is the last plan's remaining rounds as an
+        (n, T) schedule over this instance's jobs (rounds it did not cover empty), offered
+        to the relaxed solve as a warm start."""
         if instance.finish_target_s is None or instance.arrival_s is None:
             raise ValueError("planning needs finish_target_s and arrival_s on the instance")
         start = time.perf_counter()
         record = PlanRecord(jobs=instance.num_jobs, solver=self.backend.name)
         x, used, attempt = self._constrained_path(instance, record)
         if x is None:
-            x, used, attempt = self._relaxed_path(instance, record)
+            x, used, attempt = self._relaxed_path(instance, record, previous)
         self.last_instance = used
         value = evaluate_plan(used, x)
         record.objective, record.nsw_term, record.makespan_term = value.objective, value.nsw_term, value.makespan_term
@@ -139,31 +144,32 @@ class Planner:
         record.path = PlanPath.CONSTRAINED
         x = attempt.schedule
         if self.config.rank_on_feasible_path:
-            x = self._rank(variant, x, np.zeros(instance.num_jobs), record)
+            x = self.reranker.rank(variant, x, np.zeros(instance.num_jobs), record)
         return x, variant, attempt
 
-    def _relaxed_path(self, instance: PlanningInstance, record: PlanRecord):
+    def _relaxed_path(self, instance: PlanningInstance, record: PlanRecord, previous: np.ndarray | None = None):
         """(schedule, instance solved, attempt) of the relaxed program, or the greedy plan."""
         log_weights, ratio = priority_log_weights(self.config, instance)
         record.late_jobs = int(np.sum(ratio > self.config.rho_max))
         record.max_ratio = float(np.max(ratio))
         variant = instance.prioritised(log_weights)
-        attempt = self._solve(variant, record, warm=True)
+        attempt = self._solve(variant, record, warm=True, previous=previous)
         record.relaxed_status = attempt.status
         if attempt.schedule is not None:
             record.path = PlanPath.RELAXED
-            return self._rank(variant, attempt.schedule, log_weights, record), variant, attempt
+            return self.reranker.rank(variant, attempt.schedule, log_weights, record), variant, attempt
         message = attempt.result.message if attempt.result is not None else "program build failed"
         record.warnings.append(f"relaxed solve gave no plan ({message}); using the greedy plan")
         record.path = PlanPath.FALLBACK
         return attempt.greedy, variant, attempt
 
-    def _solve(self, instance: PlanningInstance, record: PlanRecord, *, warm: bool) -> Attempt:
+    def _solve(self, instance: PlanningInstance, record: PlanRecord, *, warm: bool,
+               previous: np.ndarray | None = None) -> Attempt:
         """Solve ``instance``. The aggregated counts program is solved first; if its counts pack
         into rounds the packing is optimal for the schedule program as well. Otherwise the
         schedule program is solved, warm-started from the best schedule at hand."""
         t0 = time.perf_counter()
-        attempt = Attempt(greedy=greedy_plan(instance) if warm else None)
+        attempt = Attempt(greedy=greedy_plan(instance, previous) if warm else None)
         try:
             program = build_program(instance, self._abs_gap(instance), form=ProgramForm.COUNTS)
         except ProgramError as exc:
@@ -225,30 +231,3 @@ class Planner:
         if result.fallback_reason is not None:
             record.solver_fallbacks += 1
         return result
-
-    def _rank(self, instance: PlanningInstance, x: np.ndarray, log_weights: np.ndarray, record: PlanRecord) -> np.ndarray:
-        """The re-ranking program; keeps ``x`` if it cannot improve or fails."""
-        t0 = time.perf_counter()
-        round0_cost = None
-        if self.config.restart_aware and instance.restart_loss_s is not None:
-            round0_cost = instance.restart_loss_s / instance.round_s
-        built = build_rank_program(instance.gang, x, log_weights, instance.gpus,
-                                   keep_round0=bool(np.any(instance.loss_s > 0)), round0_cost=round0_cost)
-        if built is None:
-            return x
-        program, movable, first = built
-        greedy = rank_greedily(instance.gang, x, log_weights, instance.gpus, keep_round0=first == 1)
-        start = x if greedy is None else greedy
-        warm = start[movable, first:].astype(np.float64).ravel()
-        result = self.backend.solve(program, time_limit_s=self.config.rank_time_limit_s, warm_start=warm)
-        record.rank_s += time.perf_counter() - t0
-        record.rank_status = result.status
-        if result.fallback_reason is not None:
-            record.solver_fallbacks += 1
-        if not result.has_solution:
-            if result.status != SolveStatus.NO_SOLUTION:
-                record.warnings.append(f"re-ranking failed ({result.message}); keeping the solver's order")
-            return x
-        ranked = x.copy()
-        ranked[movable, first:] = result.vector.reshape(movable.size, x.shape[1] - first) > 0.5
-        return ranked

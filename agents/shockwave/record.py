@@ -59,6 +59,7 @@ class PlanRecord:
     relaxed_status: SolveStatus | None = None
     status: SolveStatus | None = None
     rank_status: SolveStatus | None = None
+    rank_source: str | None = None
     form: ProgramForm | None = None
     late_jobs: int | None = None
     max_ratio: float | None = None
