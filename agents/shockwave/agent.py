@@ -32,6 +32,7 @@ from shockwave_agents.shockwave.instance import (
     objective_coefficients,
 )
 from shockwave_agents.shockwave.licences import SolverFallbackWarning
+from shockwave_agents.shockwave.numerics import authors_estimates, planner_epochs_done
 from shockwave_agents.shockwave.planner import Planner
 from shockwave_agents.shockwave.predictor import JobEstimates, ShockwavePredictor
 from shockwave_agents.shockwave.record import PlanRecord
@@ -116,7 +117,7 @@ class ShockwaveAgent(Agent):
         nsw_coef, makespan_coef = objective_coefficients(cfg, gang, estimates.remaining_s, view.round_s)
         return PlanningInstance(
             job_ids=active, gang=gang, epochs_total=view.num_epochs[active].astype(np.float64),
-            epochs_done=np.minimum(view.epoch_progress[active], view.num_epochs[active]).astype(np.float64),
+            epochs_done=planner_epochs_done(view, active, cfg.numerics),
             mean_epoch_s=estimates.mean_epoch_s, remaining_s=estimates.remaining_s, gpus=view.gpus,
             rounds=cfg.planning_rounds, round_s=view.round_s, nsw_coef=nsw_coef, makespan_coef_per_s=makespan_coef,
             log_weights=nsw_log_weights(cfg, gang), round0_loss_s=loss if cfg.restart_in_program else None,
@@ -127,6 +128,8 @@ class ShockwaveAgent(Agent):
 
     def _replan(self, view, active: np.ndarray, *, reestimate: bool) -> None:
         estimates = self.predictor.estimate(view, active)
+        if self.config.numerics == "authors":
+            estimates = authors_estimates(view, estimates)
         if reestimate:
             share = min(1.0, view.gpus / active.size)
             finish_s = view.arrival_s[active] + (estimates.work_done_s + estimates.remaining_s) / share
@@ -172,6 +175,8 @@ class ShockwaveAgent(Agent):
         if reason:
             summary["solver_fallback_reason"] = reason
         summary["config"] = self.config.as_dict()
+        if self.config.numerics == "authors" and planner is not None:
+            summary["makespan_term_dropped_plans"] = planner.makespan_dropped
         return {"planner_stats": summary}
 
 

@@ -31,6 +31,7 @@ from shockwave_agents.shockwave.config import ShockwaveConfig
 from shockwave_agents.shockwave.greedy import greedy_plan
 from shockwave_agents.shockwave.instance import PlanningInstance
 from shockwave_agents.shockwave.mip import MipProgram, ProgramError, ProgramForm
+from shockwave_agents.shockwave.numerics import effective_relaxed_instance
 from shockwave_agents.shockwave.objective import evaluate_plan
 from shockwave_agents.shockwave.packing import build_rank_program, pack_counts, rank_greedily
 from shockwave_agents.shockwave.program import (
@@ -103,6 +104,8 @@ class Planner:
         self.backend = backend
         #: The instance behind the last plan (for inspection and benchmarks).
         self.last_instance: PlanningInstance | None = None
+        #: Relaxed plans solved without the makespan term (``numerics="authors"`` only).
+        self.makespan_dropped = 0
 
     def plan(self, instance: PlanningInstance) -> PlanOutcome:
         if instance.finish_target_s is None or instance.arrival_s is None:
@@ -148,6 +151,9 @@ class Planner:
         record.late_jobs = int(np.sum(ratio > self.config.rho_max))
         record.max_ratio = float(np.max(ratio))
         variant = instance.prioritised(log_weights)
+        if self.config.numerics == "authors":
+            variant, dropped = effective_relaxed_instance(variant, self.config.authors_rel_gap)
+            self.makespan_dropped += int(dropped)
         attempt = self._solve(variant, record, warm=True)
         record.relaxed_status = attempt.status
         if attempt.schedule is not None:
