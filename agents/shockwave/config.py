@@ -61,9 +61,10 @@ class ShockwaveConfig:
     (the authors re-rank only relaxed plans).
 
     ``numerics``: "faithful" solves the published program exactly; "authors" emulates the
-    authors' implementation (:mod:`.numerics`): whole-epoch progress, a remaining-time
-    estimate without the current epoch, and the makespan term dropped from relaxed plans
-    whose heaviest priority makes it smaller than a relative gap of ``authors_rel_gap``.
+    authors' implementation (:mod:`.numerics`): whole-epoch progress and a remaining-time
+    estimate without the current epoch. ``authors_rel_gap`` > 0 (with "authors") also drops
+    the makespan term from relaxed plans where it is smaller than that relative gap of the
+    heaviest priority's term (0 = never).
 
     Solver: ``solver`` is a name from :data:`SOLVER_NAMES`; ``mip_abs_gap`` is the absolute
     gap in units of one unit-weight job's log utility (``mip_rel_gap`` stays 0: a relative
@@ -97,7 +98,7 @@ class ShockwaveConfig:
     gang_weighted_nsw: bool = False
     priority_log_cap: float = math.inf
     numerics: str = "faithful"
-    authors_rel_gap: float = 1e-3
+    authors_rel_gap: float = 0.0
     solver: str = "auto"
     mip_abs_gap: float = 1e-4
     time_limit_s: float = 10.0

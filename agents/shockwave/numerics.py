@@ -23,9 +23,11 @@ the authors' numerics"). With ``numerics="authors"`` the planner reproduces them
    dominated by one job's priority (1e6 .. 1e23). Solved to a relative gap (the authors use
    1e-3), anything smaller than that gap times the objective's span cannot change the
    solver's answer. :func:`gap_swallows_makespan` tests whether the whole range of the
-   makespan term, ``k * max_j R_j``, lies within ``authors_rel_gap`` times the range of the
-   heaviest job's NSW term, ``nsw_coef * w_max * |log(floor)|``; if so the plan is solved
-   without the makespan term (:func:`effective_relaxed_instance`). The NSW terms of the other
+   makespan term, ``k * max_j R_j``, lies within ``authors_rel_gap`` times the smallest
+   magnitude the objective can take: the weighted log-utility deficit the jobs keep even if
+   each ran in every planned round (a late job that cannot finish within the plan keeps
+   ``w_j |log u_j|``); if so the plan is solved without the makespan term
+   (:func:`effective_relaxed_instance`). The NSW terms of the other
    jobs are kept: they only break ties among the plans the heavy jobs leave open.
 
 Everything here is opt-in; the faithful default never calls these functions.
@@ -76,15 +78,15 @@ def authors_estimates(view, estimates):
 
 
 def gap_swallows_makespan(instance: PlanningInstance, rel_gap: float) -> bool:
-    """True when a ``rel_gap`` relative MIP gap leaves the makespan term without effect: its
-    whole range ``k * max_j R_j`` is within ``rel_gap`` x the heaviest NSW term's range."""
+    """True when the whole range of the makespan term, ``k * max_j R_j``, is within
+    ``rel_gap`` x the range of the heaviest job's NSW term, ``nsw_coef * w_max *
+    |log(floor)|``: a solver working to that relative precision cannot see it."""
     if instance.num_jobs == 0 or rel_gap <= 0 or instance.makespan_coef_per_s <= 0 or instance.nsw_coef <= 0:
         return False
     makespan_range = instance.makespan_coef_per_s * max(float(np.max(instance.remaining_s)), 0.0)
     if makespan_range <= 0:
         return False
-    log_span = abs(math.log(instance.log_zero_floor))
-    log_heaviest = math.log(instance.nsw_coef * log_span) + float(np.max(instance.weights_log))
+    log_heaviest = math.log(instance.nsw_coef * abs(math.log(instance.log_zero_floor))) + float(np.max(instance.weights_log))
     return math.log(makespan_range) <= math.log(rel_gap) + log_heaviest
 
 
@@ -94,3 +96,4 @@ def effective_relaxed_instance(instance: PlanningInstance, rel_gap: float) -> tu
     if gap_swallows_makespan(instance, rel_gap):
         return replace(instance, makespan_coef_per_s=0.0), True
     return instance, False
+
