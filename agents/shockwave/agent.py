@@ -32,7 +32,7 @@ from shockwave_agents.shockwave.instance import (
     objective_coefficients,
 )
 from shockwave_agents.shockwave.licences import SolverFallbackWarning
-from shockwave_agents.shockwave.numerics import authors_estimates, planner_epochs_done
+from shockwave_agents.shockwave.numerics import planner_epochs_done
 from shockwave_agents.shockwave.planner import Planner
 from shockwave_agents.shockwave.predictor import JobEstimates, ShockwavePredictor
 from shockwave_agents.shockwave.record import PlanRecord
@@ -127,9 +127,7 @@ class ShockwaveAgent(Agent):
         )
 
     def _replan(self, view, active: np.ndarray, *, reestimate: bool) -> None:
-        estimates = self.predictor.estimate(view, active)
-        if self.config.numerics == "authors":
-            estimates = authors_estimates(view, estimates)
+        estimates = self.predictor.estimate(view, active, whole_epochs=self.config.numerics == "authors")
         if reestimate:
             share = min(1.0, view.gpus / active.size)
             finish_s = view.arrival_s[active] + (estimates.work_done_s + estimates.remaining_s) / share
@@ -188,3 +186,8 @@ def make_shockwave(**options) -> ShockwaveAgent:
 def make_shockwave_normalized(**options) -> ShockwaveAgent:
     """Our variant: NSW and makespan terms on comparable scales (see ShockwaveConfig)."""
     return ShockwaveAgent(ShockwaveConfig.normalized(**options), name="shockwave-normalized")
+
+
+def make_shockwave_fair(**options) -> ShockwaveAgent:
+    """Our frontier variant: normalized, whole-epoch numerics, lighter makespan term."""
+    return ShockwaveAgent(ShockwaveConfig.fair(**options), name="shockwave-fair")

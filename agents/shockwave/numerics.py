@@ -17,7 +17,7 @@ the authors' numerics"). With ``numerics="authors"`` the planner reproduces them
    part of the current epoch is counted. Work done is likewise the completed epochs' time.
    Both feed the planner's R_j, the fair-share finish targets F_j (tighter by one epoch over
    the share: most for jobs whose epochs are long against their total) and the
-   work-conserving fill order (:func:`authors_estimates`).
+   work-conserving fill order (:func:`whole_epoch_estimates`).
 3. **A relative MIP gap swallows the makespan term.** The relaxed path weights late jobs by
    ratio^lambda, or ratio^100 with under one round of work left, so a plan's objective can be
    dominated by one job's priority (1e6 .. 1e23). Solved to a relative gap (the authors use
@@ -50,31 +50,27 @@ def planner_epochs_done(view, job_ids: np.ndarray, numerics: str) -> np.ndarray:
     return np.minimum(progress[job_ids], view.num_epochs[job_ids]).astype(np.float64)
 
 
-def authors_estimates(view, estimates):
-    """The authors' estimates for the same jobs: remaining time of the epochs after the
-    current one only, and work done as the completed epochs' run time.
-
-    ``estimates`` is a noise-free :class:`~.predictor.JobEstimates` (the configuration
-    refuses noise with these numerics); its drift scale and mean epoch duration are kept.
-    """
+def whole_epoch_estimates(view, job_ids: np.ndarray, duration_scale: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The authors' (remaining time, work done) for ``job_ids``, before any noise: the
+    expected time of the epochs after the current one only, and the completed epochs' run
+    time. ``duration_scale`` is the drift recalibration factor per job (1 = table right)."""
     from shockwave_gym.interface import predictor_for
 
-    ids = estimates.job_ids
-    full_scale = np.ones(view.num_jobs)
-    full_scale[ids] = estimates.duration_scale
     done = view.epochs_done
     if view.oracle:
-        # true time of the epochs after the current one
+        # the true time of the epochs after the current one
         left_in_current = (1.0 - view.current_epoch_fraction_done) * view.current_epoch_duration_s
         future = np.maximum(np.asarray(view.remaining_s, dtype=np.float64) - left_in_current, 0.0)
-        remaining = future[ids] * estimates.duration_scale
+        remaining = future[job_ids] * duration_scale
     else:
+        full_scale = np.ones(view.num_jobs)
+        full_scale[job_ids] = duration_scale
         remaining = predictor_for(view).predict(
             done, np.zeros(view.num_jobs), view.current_epoch_duration_s, view.num_epochs,
             view.observed_batch_size_counts, duration_scale=full_scale,
-        )[ids]
-    completed_s = np.nan_to_num(view.mean_epoch_duration_s[ids]) * done[ids] * estimates.duration_scale
-    return replace(estimates, remaining_s=remaining, work_done_s=completed_s)
+        )[job_ids]
+    work_done = np.nan_to_num(view.mean_epoch_duration_s[job_ids]) * done[job_ids] * duration_scale
+    return remaining, work_done
 
 
 def gap_swallows_makespan(instance: PlanningInstance, rel_gap: float) -> bool:
