@@ -62,9 +62,9 @@ class ShockwaveConfig:
 
     ``numerics``: "faithful" solves the published program exactly; "authors" emulates the
     authors' implementation (:mod:`.numerics`): whole-epoch progress and a remaining-time
-    estimate without the current epoch. ``authors_rel_gap`` > 0 (with "authors") also drops
-    the makespan term from relaxed plans where it is smaller than that relative gap of the
-    heaviest priority's term (0 = never).
+    estimate without the current epoch, and the makespan term dropped from relaxed plans where
+    its range is below ``authors_rel_gap`` times the heaviest priority's term (1e-7, the
+    solvers' default optimality tolerance; 0 = never). Faithful numerics ignore it.
 
     Solver: ``solver`` is a name from :data:`SOLVER_NAMES`; ``mip_abs_gap`` is the absolute
     gap in units of one unit-weight job's log utility (``mip_rel_gap`` stays 0: a relative
@@ -98,7 +98,7 @@ class ShockwaveConfig:
     gang_weighted_nsw: bool = False
     priority_log_cap: float = math.inf
     numerics: str = "faithful"
-    authors_rel_gap: float = 0.0
+    authors_rel_gap: float = 1e-7
     solver: str = "auto"
     mip_abs_gap: float = 1e-4
     time_limit_s: float = 10.0
@@ -170,9 +170,10 @@ class ShockwaveConfig:
     def fair(cls, **overrides) -> ShockwaveConfig:
         """Our variant tuned for the fairness-efficiency frontier: :meth:`normalized` with the
         authors' whole-epoch progress and estimates (``numerics="authors"``, which gives
-        few-epoch jobs their head start) and a lighter makespan term (``makespan_weight=100``).
+        few-epoch jobs their head start, without the gap rule: the makespan term always binds)
+        and a lighter makespan term (``makespan_weight=100``).
         Overrides win."""
-        base = {"numerics": "authors", "makespan_weight": 100.0}
+        base = {"numerics": "authors", "authors_rel_gap": 0.0, "makespan_weight": 100.0}
         base.update(overrides)
         return cls.normalized(**base)
 
