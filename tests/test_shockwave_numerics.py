@@ -157,3 +157,35 @@ def test_few_epoch_jobs_get_their_head_start_under_the_authors_numerics():
     faithful, authors = rho(), rho(numerics="authors")
     two_epoch = [1, 7]
     assert np.all(authors[two_epoch] < faithful[two_epoch] - 0.15)
+
+
+def frontier_module() -> dict:
+    import runpy
+    from pathlib import Path
+
+    return runpy.run_path(str(Path(__file__).resolve().parents[1] / "benchmarks" / "shockwave_frontier.py"))
+
+
+def point(agent, numerics, k, makespan, unfair, jct=1.0, worst=1.0):
+    metrics = {"makespan_s": makespan, "avg_jct_s": jct, "worst_ftf": worst, "unfair_fraction": unfair}
+    return {"agent": agent, "numerics": numerics, "k": k, "ours": metrics, "authors_basis": metrics}
+
+
+def test_frontier_pareto_and_target_check():
+    frontier = frontier_module()
+    sweep = [point("shockwave", "faithful", 1e-3, 100.0, 0.30), point("shockwave", "faithful", 0.0, 130.0, 0.05),
+             point("shockwave", "faithful", 1e-4, 105.0, 0.20), point("shockwave", "authors", 1e-4, 110.0, 0.25)]
+    front = frontier["pareto"](sweep, "makespan_s", "unfair_fraction")
+    assert front == [{"numerics": "faithful", "k": 1e-3}, {"numerics": "faithful", "k": 0.0},
+                     {"numerics": "faithful", "k": 1e-4}]  # the authors' point is beaten by k=1e-4
+    met = frontier["target_check"]([*sweep, point("shockwave-fair", None, None, 101.0, 0.08)])
+    assert met["unfair_met"] and met["makespan_met"] and met["sweep_points_at_least_as_good"] == []
+    missed = frontier["target_check"]([*sweep, point("shockwave-fair", None, None, 106.0, 0.25)])
+    assert not missed["unfair_met"] and missed["makespan_over_default"] > 1.02
+    assert missed["sweep_points_at_least_as_good"] == [{"numerics": "faithful", "k": 1e-4}]
+    assert frontier["target_check"](sweep) is None  # no shockwave-fair point
+    with pytest.raises(SystemExit, match="PATH:GPUS"):
+        frontier["parse_trace"]("no-such-trace")
+    with pytest.raises(SystemExit, match="no such file"):
+        frontier["parse_trace"]("/no/such/file.jsonl:32")
+    assert frontier["parse_trace"]("canonical-analogue-120") == ("canonical-analogue-120", 32)
