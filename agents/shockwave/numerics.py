@@ -2,8 +2,8 @@
 
 The default (``numerics="faithful"``) plans with the published objective, exactly. The
 authors' implementation behaves differently in three ways that do not come from the
-published objective but from how their code feeds and solves it (docs/AGENTS.md, "Shockwave:
-the authors' numerics"). With ``numerics="authors"`` the planner reproduces them:
+published objective but from how their code feeds and solves it (docs/AGENTS.md, "The
+authors' numerics"). With ``numerics="authors"`` the planner reproduces them:
 
 1. **Whole epochs only.** Their scheduler is told a job's progress as completed epochs
    (iterations run // iterations per epoch): the share of the current epoch already run is
@@ -18,17 +18,16 @@ the authors' numerics"). With ``numerics="authors"`` the planner reproduces them
    Both feed the planner's R_j, the fair-share finish targets F_j (tighter by one epoch over
    the share: most for jobs whose epochs are long against their total) and the
    work-conserving fill order (:func:`whole_epoch_estimates`).
-3. **A relative MIP gap swallows the makespan term.** The relaxed path weights late jobs by
-   ratio^lambda, or ratio^100 with under one round of work left, so a plan's objective can be
-   dominated by one job's priority (1e6 .. 1e23). Solved to a relative gap (the authors use
-   1e-3), anything smaller than that gap times the objective's span cannot change the
-   solver's answer. :func:`gap_swallows_makespan` tests whether the whole range of the
-   makespan term, ``k * max_j R_j``, lies within ``authors_rel_gap`` times the smallest
-   magnitude the objective can take: the weighted log-utility deficit the jobs keep even if
-   each ran in every planned round (a late job that cannot finish within the plan keeps
-   ``w_j |log u_j|``); if so the plan is solved without the makespan term
-   (:func:`effective_relaxed_instance`). The NSW terms of the other
-   jobs are kept: they only break ties among the plans the heavy jobs leave open.
+3. **Tiny terms next to a huge priority are invisible to the solver.** The relaxed path
+   weights late jobs by ratio^lambda, or ratio^100 with under one round of work left, so a
+   plan's objective can be dominated by one job's priority (1e6 .. 1e23 in their runs). A
+   solver working to a relative precision cannot see a term much smaller than that.
+   :func:`gap_swallows_makespan` tests whether the whole range of the makespan term,
+   ``k * max_j R_j``, is below ``authors_rel_gap`` (default 1e-7, the default optimality
+   tolerance of HiGHS and Gurobi) times the range of the heaviest job's NSW term,
+   ``nsw_coef * w_max * |log(floor)|``; if so the plan is solved without the makespan term
+   (:func:`effective_relaxed_instance`). The NSW terms of the other jobs are kept: they only
+   break ties among the plans the heavy jobs leave open.
 
 Everything here is opt-in; the faithful default never calls these functions.
 """
