@@ -26,6 +26,7 @@ _BUILTIN: dict[str, str] = {
     "gandiva_fair": "shockwave_agents.gavel.gandiva_fair:GandivaFairAgent",
     "shockwave": "shockwave_agents.shockwave.agent:make_shockwave",
     "shockwave-normalized": "shockwave_agents.shockwave.agent:make_shockwave_normalized",
+    "shockwave-fair": "shockwave_agents.shockwave.agent:make_shockwave_fair",
     "ppo": "shockwave_agents.learned.pretrained:make_ppo",
     "shockwave-distilled": "shockwave_agents.learned.pretrained:make_shockwave_distilled",
 }

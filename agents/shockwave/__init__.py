@@ -2,12 +2,14 @@
 
 ``make_agent("shockwave")`` is the faithful variant (the authors' objective and canonical
 configuration); ``make_agent("shockwave-normalized")`` is ours (comparable NSW and makespan
-scales). Both accept any :class:`ShockwaveConfig` field as a keyword, e.g. ``noise=0.5``.
+scales); ``make_agent("shockwave-fair")`` is ours tuned for the fairness-efficiency frontier.
+All accept any :class:`ShockwaveConfig` field as a keyword, e.g. ``noise=0.5``.
 """
 
 from shockwave_agents.shockwave.agent import (
     ShockwaveAgent,
     make_shockwave,
+    make_shockwave_fair,
     make_shockwave_normalized,
 )
 from shockwave_agents.shockwave.config import ShockwaveConfig
@@ -16,5 +18,5 @@ from shockwave_agents.shockwave.record import PlanPath, PlanRecord
 
 __all__ = [
     "PlanPath", "PlanRecord", "ShockwaveAgent", "ShockwaveConfig", "SolverFallbackWarning",
-    "make_shockwave", "make_shockwave_normalized",
+    "make_shockwave", "make_shockwave_fair", "make_shockwave_normalized",
 ]

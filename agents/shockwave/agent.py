@@ -32,6 +32,7 @@ from shockwave_agents.shockwave.instance import (
     objective_coefficients,
 )
 from shockwave_agents.shockwave.licences import SolverFallbackWarning
+from shockwave_agents.shockwave.numerics import planner_epochs_done
 from shockwave_agents.shockwave.planner import Planner
 from shockwave_agents.shockwave.predictor import JobEstimates, ShockwavePredictor
 from shockwave_agents.shockwave.record import PlanRecord
@@ -116,7 +117,7 @@ class ShockwaveAgent(Agent):
         nsw_coef, makespan_coef = objective_coefficients(cfg, gang, estimates.remaining_s, view.round_s)
         return PlanningInstance(
             job_ids=active, gang=gang, epochs_total=view.num_epochs[active].astype(np.float64),
-            epochs_done=np.minimum(view.epoch_progress[active], view.num_epochs[active]).astype(np.float64),
+            epochs_done=planner_epochs_done(view, active, cfg.numerics),
             mean_epoch_s=estimates.mean_epoch_s, remaining_s=estimates.remaining_s, gpus=view.gpus,
             rounds=cfg.planning_rounds, round_s=view.round_s, nsw_coef=nsw_coef, makespan_coef_per_s=makespan_coef,
             log_weights=nsw_log_weights(cfg, gang), round0_loss_s=loss if cfg.restart_in_program else None,
@@ -126,7 +127,7 @@ class ShockwaveAgent(Agent):
         )
 
     def _replan(self, view, active: np.ndarray, *, reestimate: bool) -> None:
-        estimates = self.predictor.estimate(view, active)
+        estimates = self.predictor.estimate(view, active, whole_epochs=self.config.numerics == "authors")
         if reestimate:
             share = min(1.0, view.gpus / active.size)
             finish_s = view.arrival_s[active] + (estimates.work_done_s + estimates.remaining_s) / share
@@ -182,6 +183,8 @@ class ShockwaveAgent(Agent):
         if reason:
             summary["solver_fallback_reason"] = reason
         summary["config"] = self.config.as_dict()
+        if self.config.numerics == "authors" and planner is not None:
+            summary["makespan_term_dropped_plans"] = planner.makespan_dropped
         return {"planner_stats": summary}
 
 
@@ -193,3 +196,8 @@ def make_shockwave(**options) -> ShockwaveAgent:
 def make_shockwave_normalized(**options) -> ShockwaveAgent:
     """Our variant: NSW and makespan terms on comparable scales (see ShockwaveConfig)."""
     return ShockwaveAgent(ShockwaveConfig.normalized(**options), name="shockwave-normalized")
+
+
+def make_shockwave_fair(**options) -> ShockwaveAgent:
+    """Our frontier variant: normalized, whole-epoch numerics, lighter makespan term."""
+    return ShockwaveAgent(ShockwaveConfig.fair(**options), name="shockwave-fair")

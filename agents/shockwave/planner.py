@@ -31,6 +31,7 @@ from shockwave_agents.shockwave.config import ShockwaveConfig
 from shockwave_agents.shockwave.greedy import greedy_plan
 from shockwave_agents.shockwave.instance import PlanningInstance
 from shockwave_agents.shockwave.mip import MipProgram, ProgramError, ProgramForm
+from shockwave_agents.shockwave.numerics import effective_relaxed_instance
 from shockwave_agents.shockwave.objective import evaluate_plan
 from shockwave_agents.shockwave.packing import pack_counts
 from shockwave_agents.shockwave.program import (
@@ -105,6 +106,8 @@ class Planner:
         self.reranker = Reranker(config, backend)
         #: The instance behind the last plan (for inspection and benchmarks).
         self.last_instance: PlanningInstance | None = None
+        #: Relaxed plans solved without the makespan term (``numerics="authors"`` only).
+        self.makespan_dropped = 0
 
     def plan(self, instance: PlanningInstance, previous: np.ndarray | None = None) -> PlanOutcome:
         """A plan for ``instance``. ``previous`` is the last plan's remaining rounds as an
@@ -153,6 +156,9 @@ class Planner:
         record.late_jobs = int(np.sum(ratio > self.config.rho_max))
         record.max_ratio = float(np.max(ratio))
         variant = instance.prioritised(log_weights)
+        if self.config.numerics == "authors":
+            variant, dropped = effective_relaxed_instance(variant, self.config.authors_rel_gap)
+            self.makespan_dropped += int(dropped)
         attempt = self._solve(variant, record, warm=True, previous=previous)
         record.relaxed_status = attempt.status
         if attempt.schedule is not None:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from shockwave_agents.shockwave.numerics import whole_epoch_estimates
 from shockwave_gym.interface import predicted_remaining_s, predictor_for
 from shockwave_gym.view import ClusterView
 
@@ -99,8 +100,9 @@ class ShockwavePredictor:
         signs = np.array([self._job_sign[j] for j in job_ids.tolist()])
         return np.maximum(values_s * (1.0 + self.noise * signs), MIN_NOISY_PREDICTION_S)
 
-    def estimate(self, view: ClusterView, job_ids: np.ndarray) -> JobEstimates:
-        """Estimates for ``job_ids`` (active jobs) from the view alone."""
+    def estimate(self, view: ClusterView, job_ids: np.ndarray, *, whole_epochs: bool = False) -> JobEstimates:
+        """Estimates for ``job_ids`` (active jobs) from the view alone. ``whole_epochs``: the
+        authors' estimates instead (:func:`.numerics.whole_epoch_estimates`)."""
         job_ids = np.asarray(job_ids, dtype=np.int64)
         scale = drift_scale(view, job_ids, self.drift_threshold)
         done = view.epochs_done.astype(np.float64)
@@ -117,8 +119,10 @@ class ShockwavePredictor:
                 view.epochs_done, 1.0 - (progress - done), current_s, view.num_epochs,
                 view.observed_batch_size_counts, duration_scale=full_scale,
             )[job_ids]
-        remaining = self._noisy(job_ids, remaining)
         completed_s = np.nan_to_num(view.mean_epoch_duration_s[job_ids]) * done[job_ids]
         mean_epoch = (completed_s + current_s[job_ids]) / (done[job_ids] + 1.0) * scale
         work_done = (completed_s + (progress[job_ids] - done[job_ids]) * current_s[job_ids]) * scale
+        if whole_epochs:
+            remaining, work_done = whole_epoch_estimates(view, job_ids, scale)
+        remaining = self._noisy(job_ids, remaining)
         return JobEstimates(job_ids, remaining, mean_epoch, work_done, scale)

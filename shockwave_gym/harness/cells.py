@@ -38,6 +38,7 @@ RECORD_FORMAT = 1
 COST_HINTS: dict[str, float] = {
     "shockwave": 100.0,
     "shockwave-normalized": 100.0,
+    "shockwave-fair": 100.0,
     "ppo": 20.0,
     "shockwave-distilled": 20.0,
     "themis": 10.0,

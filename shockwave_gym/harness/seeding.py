@@ -45,6 +45,7 @@ BUILTIN_USES_SEED: dict[str, bool | Callable[[Mapping[str, object]], bool]] = {
     "gandiva_fair": False,
     "shockwave": _shockwave_uses_seed,
     "shockwave-normalized": _shockwave_uses_seed,
+    "shockwave-fair": _shockwave_uses_seed,
     "ppo": False,
     "shockwave-distilled": False,
 }

@@ -1,0 +1,94 @@
+"""Emulation of the authors' *effective* Shockwave numerics (``numerics="authors"``).
+
+The default (``numerics="faithful"``) plans with the published objective, exactly. The
+authors' implementation behaves differently in three ways that do not come from the
+published objective but from how their code feeds and solves it (docs/AGENTS.md, "The
+authors' numerics"). With ``numerics="authors"`` the planner reproduces them:
+
+1. **Whole epochs only.** Their scheduler is told a job's progress as completed epochs
+   (iterations run // iterations per epoch): the share of the current epoch already run is
+   invisible. The NSW utility ``(e_j + p_j) / E_j`` therefore uses completed epochs
+   (:func:`planner_epochs_done`). A job with few long epochs stays at low utility, on the
+   steep first piece of the piecewise-linear log, for its whole first epoch, so every re-plan
+   gives it a large marginal gain: their few-epoch jobs run almost at once.
+2. **The remaining-time estimate leaves out the current epoch.** Their Dirichlet estimate
+   counts the current epoch's batch size as observed and then removes one epoch per observed
+   one, so it covers only the epochs *after* the current one; neither the run nor the unrun
+   part of the current epoch is counted. Work done is likewise the completed epochs' time.
+   Both feed the planner's R_j, the fair-share finish targets F_j (tighter by one epoch over
+   the share: most for jobs whose epochs are long against their total) and the
+   work-conserving fill order (:func:`whole_epoch_estimates`).
+3. **Tiny terms next to a huge priority are invisible to the solver.** The relaxed path
+   weights late jobs by ratio^lambda, or ratio^100 with under one round of work left, so a
+   plan's objective can be dominated by one job's priority (1e6 .. 1e23 in their runs). A
+   solver working to a relative precision cannot see a term much smaller than that.
+   :func:`gap_swallows_makespan` tests whether the whole range of the makespan term,
+   ``k * max_j R_j``, is below ``authors_rel_gap`` (default 1e-7, the default optimality
+   tolerance of HiGHS and Gurobi) times the range of the heaviest job's NSW term,
+   ``nsw_coef * w_max * |log(floor)|``; if so the plan is solved without the makespan term
+   (:func:`effective_relaxed_instance`). The NSW terms of the other jobs are kept: they only
+   break ties among the plans the heavy jobs leave open.
+
+Everything here is opt-in; the faithful default never calls these functions.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+
+from shockwave_agents.shockwave.instance import PlanningInstance
+
+
+def planner_epochs_done(view, job_ids: np.ndarray, numerics: str) -> np.ndarray:
+    """Epochs done as the planner's utility sees them: fractional progress (faithful) or
+    completed epochs only (authors)."""
+    progress = view.epochs_done if numerics == "authors" else view.epoch_progress
+    return np.minimum(progress[job_ids], view.num_epochs[job_ids]).astype(np.float64)
+
+
+def whole_epoch_estimates(view, job_ids: np.ndarray, duration_scale: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The authors' (remaining time, work done) for ``job_ids``, before any noise: the
+    expected time of the epochs after the current one only, and the completed epochs' run
+    time. ``duration_scale`` is the drift recalibration factor per job (1 = table right)."""
+    from shockwave_gym.interface import predictor_for
+
+    done = view.epochs_done
+    if view.oracle:
+        # the true time of the epochs after the current one
+        left_in_current = (1.0 - view.current_epoch_fraction_done) * view.current_epoch_duration_s
+        future = np.maximum(np.asarray(view.remaining_s, dtype=np.float64) - left_in_current, 0.0)
+        remaining = future[job_ids] * duration_scale
+    else:
+        full_scale = np.ones(view.num_jobs)
+        full_scale[job_ids] = duration_scale
+        remaining = predictor_for(view).predict(
+            done, np.zeros(view.num_jobs), view.current_epoch_duration_s, view.num_epochs,
+            view.observed_batch_size_counts, duration_scale=full_scale,
+        )[job_ids]
+    work_done = np.nan_to_num(view.mean_epoch_duration_s[job_ids]) * done[job_ids] * duration_scale
+    return remaining, work_done
+
+
+def gap_swallows_makespan(instance: PlanningInstance, rel_gap: float) -> bool:
+    """True when the whole range of the makespan term, ``k * max_j R_j``, is within
+    ``rel_gap`` x the range of the heaviest job's NSW term, ``nsw_coef * w_max *
+    |log(floor)|``: a solver working to that relative precision cannot see it."""
+    if instance.num_jobs == 0 or rel_gap <= 0 or instance.makespan_coef_per_s <= 0 or instance.nsw_coef <= 0:
+        return False
+    makespan_range = instance.makespan_coef_per_s * max(float(np.max(instance.remaining_s)), 0.0)
+    if makespan_range <= 0:
+        return False
+    log_heaviest = math.log(instance.nsw_coef * abs(math.log(instance.log_zero_floor))) + float(np.max(instance.weights_log))
+    return math.log(makespan_range) <= math.log(rel_gap) + log_heaviest
+
+
+def effective_relaxed_instance(instance: PlanningInstance, rel_gap: float) -> tuple[PlanningInstance, bool]:
+    """(the instance the authors' solver effectively optimises, whether the makespan term
+    was dropped) for a relaxed-path instance with its priorities applied."""
+    if gap_swallows_makespan(instance, rel_gap):
+        return replace(instance, makespan_coef_per_s=0.0), True
+    return instance, False
+

@@ -1,0 +1,230 @@
+"""The Shockwave fairness-efficiency frontier: a sweep of k and of the planner's numerics.
+
+Run as ``.venv/bin/python benchmarks/shockwave_frontier.py --workers 2``. For each trace
+(default: the authors' canonical trace and ``canonical-analogue-120``, both on 32 GPUs;
+``--trace PATH:GPUS`` adds any trace file, repeatable) it plays
+
+- ``shockwave`` with every k of ``--ks`` (default 0, 1e-5, 1e-4, 3e-4, 1e-3, 3e-3) under
+  both numerics: ``faithful`` (the published objective, solved exactly: our default) and
+  ``authors`` (the emulation of the authors' implementation);
+- our variants ``shockwave-normalized`` and ``shockwave-fair``;
+- the reference points ``gavel``, ``themis`` and ``srtf``.
+
+Shockwave runs with 1000 s solver limits (``--time-limit``), so results do not depend on
+the machine's load. Prints one JSON object: every point's metrics on both JCT bases (ours,
+from arrival; the authors', from admission), the Pareto-optimal points of the k sweeps,
+and the check of the ``shockwave-fair`` target on each trace (unfair <= 10% with makespan
+<= 1.02x the default ``shockwave``, and no k-sweep point better on both). A table goes to
+stderr. The figure (``--figure``, default ``docs/img/shockwave_frontier.png``) has one row
+per trace: makespan against unfair fraction, and average JCT against worst FTF, on the
+authors' basis (so the authors' published canonical point can sit next to ours).
+``--from-json FILE`` redraws the figure from an earlier run's output without playing.
+
+The reinforcement-learning benchmark's trace suites do not exist yet; pass their traces
+with ``--trace`` once they do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from shockwave_agents import make_agent
+from shockwave_gym.reference import authors_canonical
+from shockwave_gym.runner import run_episode
+from shockwave_gym.simulator import SimConfig
+from shockwave_gym.throughput import ThroughputTable
+from shockwave_gym.traces import BUNDLED_GPUS, load_trace
+
+DEFAULT_TRACES = ("authors-canonical-120", "canonical-analogue-120")
+DEFAULT_KS = (0.0, 1e-5, 1e-4, 3e-4, 1e-3, 3e-3)
+NUMERICS = ("faithful", "authors")
+VARIANTS = ("shockwave-normalized", "shockwave-fair")
+REFERENCES = ("gavel", "themis", "srtf")
+#: (metric on our basis, metric on the authors' basis)
+METRICS = {
+    "makespan_s": "makespan_s",
+    "avg_jct_s": "avg_jct_admission_s",
+    "worst_ftf": "worst_ftf_admission",
+    "unfair_fraction": "unfair_fraction_admission",
+}
+DEFAULT_K = 1e-3
+TARGET_UNFAIR = 0.10
+TARGET_MAKESPAN_RATIO = 1.02
+REPO = Path(__file__).resolve().parents[1]
+
+
+def parse_trace(spec: str) -> tuple[str, int]:
+    """``NAME`` (bundled) or ``PATH:GPUS``."""
+    if spec in BUNDLED_GPUS:
+        return spec, BUNDLED_GPUS[spec]
+    path, sep, gpus = spec.rpartition(":")
+    if not sep or not gpus.isdigit() or int(gpus) < 1:
+        raise SystemExit(f"--trace {spec!r}: give a bundled trace name or PATH:GPUS (GPUS a whole number >= 1)")
+    if not Path(path).is_file():
+        raise SystemExit(f"--trace {spec!r}: no such file {path!r}")
+    return path, int(gpus)
+
+
+def load(spec: str, gpus: int):
+    throughputs = ThroughputTable.builtin("v100") if spec == "authors-canonical-120" else None
+    return load_trace(spec, throughputs, gpus=gpus), throughputs
+
+
+def episode(task: tuple[str, int, str, dict, dict]) -> dict:
+    spec, gpus, agent, options, label = task
+    trace, throughputs = load(spec, gpus)
+    outcome = run_episode(trace, make_agent(agent, **options), SimConfig(gpus=gpus), throughputs, progress=False)
+    m = outcome.metrics
+    return {"trace": trace.name, **label, "agent": agent,
+            "ours": {key: m[key] for key in METRICS},
+            "authors_basis": {key: m[name] for key, name in METRICS.items()},
+            "episode_wall_s": round(outcome.wall_s, 2)}
+
+
+def tasks_for(spec: str, gpus: int, ks, time_limit_s: float) -> list[tuple]:
+    limits = {"time_limit_s": time_limit_s, "rank_time_limit_s": time_limit_s}
+    tasks = [(spec, gpus, "shockwave", {**limits, "k": k, "numerics": numerics}, {"numerics": numerics, "k": k})
+             for numerics in NUMERICS for k in ks]
+    tasks += [(spec, gpus, name, dict(limits), {"numerics": None, "k": None}) for name in VARIANTS]
+    tasks += [(spec, gpus, name, {}, {"numerics": None, "k": None}) for name in REFERENCES]
+    return tasks
+
+
+def pareto(points: list[dict], x: str, y: str, basis: str = "ours") -> list[dict]:
+    """The points no other point beats on both ``x`` and ``y`` (lower is better)."""
+    def beaten(p):
+        return any(q[basis][x] <= p[basis][x] and q[basis][y] <= p[basis][y]
+                   and (q[basis][x] < p[basis][x] or q[basis][y] < p[basis][y]) for q in points)
+    return [{"numerics": p["numerics"], "k": p["k"]} for p in points if not beaten(p)]
+
+
+def target_check(points: list[dict]) -> dict | None:
+    """Whether ``shockwave-fair`` meets its target on this trace, on our basis."""
+    default = next((p for p in points if p["agent"] == "shockwave" and p["numerics"] == "faithful" and p["k"] == DEFAULT_K), None)
+    fair = next((p for p in points if p["agent"] == "shockwave-fair"), None)
+    if default is None or fair is None:
+        return None
+    sweep = [p for p in points if p["agent"] == "shockwave" and p["k"] is not None]
+    ratio = fair["ours"]["makespan_s"] / default["ours"]["makespan_s"]
+    better = [{"numerics": p["numerics"], "k": p["k"]} for p in sweep
+              if p["ours"]["makespan_s"] <= fair["ours"]["makespan_s"] and p["ours"]["unfair_fraction"] <= fair["ours"]["unfair_fraction"]]
+    return {"unfair_fraction": fair["ours"]["unfair_fraction"], "makespan_over_default": ratio,
+            "unfair_met": fair["ours"]["unfair_fraction"] <= TARGET_UNFAIR,
+            "makespan_met": ratio <= TARGET_MAKESPAN_RATIO, "sweep_points_at_least_as_good": better}
+
+
+def summarise(results: list[dict], specs: list[tuple[str, int]]) -> dict:
+    rows = []
+    for spec, gpus in specs:
+        name = Path(spec).stem if spec not in BUNDLED_GPUS else spec
+        points = [r for r in results if r["trace"] == name]
+        sweep = [p for p in points if p["agent"] == "shockwave"]
+        rows.append({"trace": name, "gpus": gpus, "points": points,
+                     "pareto_makespan_unfair": pareto(sweep, "makespan_s", "unfair_fraction"),
+                     "pareto_jct_worst_ftf": pareto(sweep, "avg_jct_s", "worst_ftf"),
+                     "shockwave_fair_target": target_check(points)})
+    ref = authors_canonical().policy("shockwave")
+    authors = {"makespan_s": ref.makespan_s, "avg_jct_s": ref.avg_jct_s, "worst_ftf": ref.worst_ftf,
+               "unfair_fraction": ref.unfair_fraction}
+    return {"benchmark": "shockwave_frontier", "baseline": "shockwave (faithful numerics, k=1e-3), same run",
+            "authors_published_canonical": authors, "traces": rows,
+            "note": "the RL benchmark's trace suites do not exist yet; add traces with --trace PATH:GPUS"}
+
+
+def label_of(p: dict) -> str:
+    return f"shockwave {p['numerics']} k={p['k']:g}" if p["agent"] == "shockwave" else p["agent"]
+
+
+def print_table(record: dict) -> None:
+    for row in record["traces"]:
+        print(f"== {row['trace']} ({row['gpus']} GPUs); ours / authors' basis", file=sys.stderr)
+        for p in row["points"]:
+            o, a = p["ours"], p["authors_basis"]
+            print(f"  {label_of(p):34s} makespan {o['makespan_s']:8.0f}  jct {o['avg_jct_s']:7.0f}/{a['avg_jct_s']:7.0f}"
+                  f"  worst {o['worst_ftf']:.3f}/{a['worst_ftf']:.3f}  unfair {o['unfair_fraction']:.3f}/{a['unfair_fraction']:.3f}",
+                  file=sys.stderr)
+
+
+def draw(record: dict, path: Path) -> None:
+    """One row per trace: makespan vs unfair fraction, avg JCT vs worst FTF (authors' basis)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = record["traces"]
+    fig, axes = plt.subplots(len(rows), 2, figsize=(11, 4.2 * len(rows)), squeeze=False)
+    styles = {"faithful": ("tab:blue", "o"), "authors": ("tab:orange", "s")}
+    marks = {"gavel": ("tab:gray", "D"), "themis": ("tab:brown", "v"), "srtf": ("tab:olive", "^"),
+             "shockwave-normalized": ("tab:purple", "P"), "shockwave-fair": ("tab:green", "*")}
+    panels = (("unfair_fraction", "makespan_s", "unfair fraction (FTF > 1.05)", "makespan (s)"),
+              ("worst_ftf", "avg_jct_s", "worst FTF", "average JCT (s)"))
+    for axes_row, row in zip(axes, rows, strict=True):
+        for ax, (x, y, xlabel, ylabel) in zip(axes_row, panels, strict=True):
+            for numerics, (color, marker) in styles.items():
+                sweep = sorted((p for p in row["points"] if p["agent"] == "shockwave" and p["numerics"] == numerics),
+                               key=lambda p: p["k"])
+                xs = [p["authors_basis"][x] for p in sweep]
+                ys = [p["authors_basis"][y] for p in sweep]
+                ax.plot(xs, ys, marker=marker, color=color, label=f"shockwave, {numerics} numerics (k sweep)")
+                for p, xv, yv in zip(sweep, xs, ys, strict=True):
+                    ax.annotate(f"{p['k']:g}", (xv, yv), textcoords="offset points", xytext=(4, 4), fontsize=7, color=color)
+            for p in row["points"]:
+                if p["agent"] in marks:
+                    color, marker = marks[p["agent"]]
+                    ax.scatter(p["authors_basis"][x], p["authors_basis"][y], color=color, marker=marker,
+                               s=140 if marker == "*" else 60, label=p["agent"], zorder=3)
+            if row["trace"] == "authors-canonical-120":
+                a = record["authors_published_canonical"]
+                ax.scatter(a[x], a[y], color="black", marker="X", s=80, label="authors' published shockwave", zorder=4)
+            ax.set_xlabel(xlabel)
+            ax.set_ylabel(ylabel)
+            ax.set_title(f"{row['trace']} ({row['gpus']} GPUs)", fontsize=10)
+            ax.grid(alpha=0.3)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, frameon=False)
+    fig.suptitle("Shockwave fairness-efficiency frontier (labels: k; JCT and FTF from admission, the authors' basis)",
+                 fontsize=11)
+    fig.tight_layout(rect=(0, 0.06, 1, 0.97))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trace", action="append", default=[], help="bundled NAME or PATH:GPUS (repeatable)")
+    parser.add_argument("--no-default-traces", action="store_true", help="play only the --trace traces")
+    parser.add_argument("--ks", type=float, nargs="+", default=list(DEFAULT_KS))
+    parser.add_argument("--workers", type=int, default=1, help="parallel episodes (at most 2 on a shared 2-core machine)")
+    parser.add_argument("--time-limit", type=float, default=1000.0, help="Shockwave solver limits, seconds")
+    parser.add_argument("--figure", type=Path, default=REPO / "docs" / "img" / "shockwave_frontier.png")
+    parser.add_argument("--from-json", type=Path, help="redraw the figure from this run's JSON output")
+    args = parser.parse_args(argv)
+    if args.from_json is not None:
+        record = json.loads(args.from_json.read_text())
+    else:
+        names = [] if args.no_default_traces else list(DEFAULT_TRACES)
+        specs = [parse_trace(spec) for spec in names + args.trace]
+        if not specs:
+            raise SystemExit("no traces: give --trace or drop --no-default-traces")
+        tasks = [task for spec, gpus in specs for task in tasks_for(spec, gpus, args.ks, args.time_limit)]
+        if args.workers > 1:
+            with ProcessPoolExecutor(args.workers) as pool:
+                results = list(pool.map(episode, tasks))
+        else:
+            results = [episode(task) for task in tasks]
+        record = summarise(results, specs)
+        print(json.dumps(record, allow_nan=False))
+    print_table(record)
+    draw(record, args.figure)
+    print(f"figure: {args.figure}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

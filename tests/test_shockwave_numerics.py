@@ -1,0 +1,191 @@
+"""Shockwave's ``numerics="authors"`` emulation and the ``shockwave-fair`` variant."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from shockwave_agents import make_agent
+from shockwave_agents.shockwave.config import ShockwaveConfig
+from shockwave_agents.shockwave.instance import PlanningInstance
+from shockwave_agents.shockwave.numerics import (
+    effective_relaxed_instance,
+    gap_swallows_makespan,
+    planner_epochs_done,
+    whole_epoch_estimates,
+)
+from shockwave_agents.shockwave.predictor import ShockwavePredictor
+from shockwave_gym.config import SimConfig
+from shockwave_gym.errors import InputError
+from shockwave_gym.interface import predicted_remaining_s
+from shockwave_gym.runner import run_episode
+from shockwave_gym.simulator import Simulator
+from shockwave_gym.traces import load_trace
+
+TRACE = "teaching-12"  # jobs 1 and 7 are two-epoch ResNet-50 jobs
+
+
+def played(rounds: int, oracle: bool = False) -> Simulator:
+    trace = load_trace(TRACE, gpus=4)
+    sim = Simulator(trace.jobs, SimConfig(gpus=4), trace_name=trace.name, oracle=oracle)
+    fifo = make_agent("fifo")
+    fifo.reset(sim.view, 0)
+    for _ in range(rounds):
+        sim.step(fifo.act(sim.view))
+    return sim
+
+
+def mid_epoch_jobs(view) -> np.ndarray:
+    active = np.asarray(view.active_job_ids)
+    partial = view.epoch_progress[active] - view.epochs_done[active]
+    return active[(partial > 0.05) & (partial < 0.95)]
+
+
+def test_the_planner_sees_whole_epochs_only_with_the_authors_numerics():
+    view = played(6).view
+    jobs = mid_epoch_jobs(view)
+    assert jobs.size > 0
+    faithful = planner_epochs_done(view, jobs, "faithful")
+    authors = planner_epochs_done(view, jobs, "authors")
+    np.testing.assert_array_equal(faithful, view.epoch_progress[jobs])
+    np.testing.assert_array_equal(authors, view.epochs_done[jobs])
+    assert np.all(authors < faithful) and np.all(authors == np.floor(faithful))
+
+
+@pytest.mark.parametrize("oracle", [False, True])
+def test_the_authors_estimate_leaves_out_the_current_epoch(oracle):
+    view = played(6, oracle=oracle).view
+    jobs = np.asarray(view.active_job_ids)
+    ones = np.ones(jobs.size)
+    remaining, work_done = whole_epoch_estimates(view, jobs, ones)
+    rest_of_current = (1.0 - view.current_epoch_fraction_done[jobs]) * view.current_epoch_duration_s[jobs]
+    full = np.asarray(view.remaining_s if oracle else predicted_remaining_s(view), dtype=np.float64)[jobs]
+    np.testing.assert_allclose(remaining, np.maximum(full - rest_of_current, 0.0), rtol=1e-9, atol=1e-6)
+    completed = np.nan_to_num(view.mean_epoch_duration_s[jobs]) * view.epochs_done[jobs]
+    np.testing.assert_allclose(work_done, completed)
+    assert np.all(work_done <= view.work_done_s[jobs] + 1e-9)
+    # the drift factor scales both
+    scaled, done_scaled = whole_epoch_estimates(view, jobs, 2.0 * ones)
+    np.testing.assert_allclose(scaled, 2.0 * remaining)
+    np.testing.assert_allclose(done_scaled, 2.0 * work_done)
+
+
+def test_the_predictor_hands_the_authors_estimates_to_the_planner_and_noise_still_applies():
+    view = played(6).view
+    jobs = np.asarray(view.active_job_ids)
+    clean = ShockwavePredictor().estimate(view, jobs, whole_epochs=True)
+    expected, _ = whole_epoch_estimates(view, jobs, clean.duration_scale)
+    np.testing.assert_allclose(clean.remaining_s, expected)
+    faithful = ShockwavePredictor().estimate(view, jobs)
+    np.testing.assert_allclose(faithful.mean_epoch_s, clean.mean_epoch_s)  # d_j is the same
+    noisy = ShockwavePredictor(noise=0.5, seed=3).estimate(view, jobs, whole_epochs=True)
+    ratio = noisy.remaining_s[expected > 10] / expected[expected > 10]
+    assert ratio.size > 0 and np.all(np.isclose(ratio, 0.5) | np.isclose(ratio, 1.5))
+
+
+def instance(log_weights, k=1e-3, remaining_s=10_000.0, n=3) -> PlanningInstance:
+    return PlanningInstance(
+        job_ids=np.arange(n), gang=np.ones(n, dtype=np.int64), epochs_total=np.full(n, 10.0),
+        epochs_done=np.zeros(n), mean_epoch_s=np.full(n, 100.0), remaining_s=np.full(n, remaining_s),
+        gpus=2, rounds=20, round_s=120.0, nsw_coef=1.0 / (n * 20), makespan_coef_per_s=k,
+        log_weights=np.asarray(log_weights, dtype=np.float64),
+    )
+
+
+def test_the_gap_swallows_the_makespan_term_only_next_to_a_heavy_priority():
+    # makespan range k * max R = 10; the heaviest NSW term's range is w * 13.8 / 60
+    light = instance([0.0, 0.0, 12 * math.log(1.5)])
+    heavy = instance([0.0, 0.0, 100 * math.log(1.5)])  # 1.5^100 ~ 4e17
+    assert not gap_swallows_makespan(light, 1e-3)
+    assert gap_swallows_makespan(heavy, 1e-3)
+    assert not gap_swallows_makespan(heavy, 0.0)  # 0 switches the rule off
+    threshold = math.log(10.0 / (1e-3 * 13.815510557964274 / 60))  # w at which the ranges meet
+    assert gap_swallows_makespan(instance([0.0, 0.0, threshold + 1e-6]), 1e-3)
+    assert not gap_swallows_makespan(instance([0.0, 0.0, threshold - 1e-3]), 1e-3)
+    assert not gap_swallows_makespan(instance([0.0, 0.0, 200.0], k=0.0), 1e-3)  # no term to drop
+    solved, dropped = effective_relaxed_instance(heavy, 1e-3)
+    assert dropped and solved.makespan_coef_per_s == 0.0 and solved.nsw_coef == heavy.nsw_coef
+    same, kept = effective_relaxed_instance(light, 1e-3)
+    assert not kept and same is light
+
+
+def test_numerics_options_are_validated_and_default_to_faithful():
+    assert ShockwaveConfig().numerics == "faithful"
+    with pytest.raises(InputError, match="numerics must be one of"):
+        ShockwaveConfig(numerics="gurobi")
+    with pytest.raises(InputError, match="authors_rel_gap must be a finite number"):
+        ShockwaveConfig(authors_rel_gap=-1e-3)
+    fair = ShockwaveConfig.fair()
+    assert (fair.numerics, fair.objective, fair.makespan_weight, fair.authors_rel_gap) == ("authors", "normalized", 100.0, 0.0)
+    assert ShockwaveConfig.fair(makespan_weight=300.0).makespan_weight == 300.0
+
+
+def run(agent_name: str, **options):
+    trace = load_trace(TRACE, gpus=4)
+    return run_episode(trace, make_agent(agent_name, solver="highs", **options), SimConfig(gpus=4), progress=False)
+
+
+def test_authors_numerics_change_the_schedule_and_the_gap_rule_is_counted():
+    faithful = run("shockwave")
+    authors = run("shockwave", numerics="authors", authors_rel_gap=0.0)
+    assert faithful.metrics != authors.metrics
+    assert "makespan_term_dropped_plans" not in faithful.agent_stats["planner_stats"]
+    assert authors.agent_stats["planner_stats"]["makespan_term_dropped_plans"] == 0  # 0 = rule off
+    every = run("shockwave", numerics="authors", authors_rel_gap=1.0e9)  # any late job swallows it
+    stats = every.agent_stats["planner_stats"]
+    assert 0 < stats["makespan_term_dropped_plans"] <= stats["plans"]
+
+
+def test_shockwave_fair_is_registered_and_plays():
+    outcome = run("shockwave-fair")
+    assert outcome.agent_stats["planner_stats"]["variant"] == "shockwave-fair"
+    assert outcome.agent_stats["planner_stats"]["config"]["numerics"] == "authors"
+    assert np.all(np.isfinite(outcome.result.completion_s))
+
+
+def test_few_epoch_jobs_get_their_head_start_under_the_authors_numerics():
+    """The mechanism behind the authors' few-epoch jobs running almost at once: with whole-
+    epoch progress and estimates, the two-epoch jobs of the trace finish much sooner."""
+    from shockwave_gym.metrics import static_ftf
+
+    def rho(**options):
+        result = run("shockwave", **options).result
+        return static_ftf(result, result.jct_s)
+
+    faithful, authors = rho(), rho(numerics="authors")
+    two_epoch = [1, 7]
+    assert np.all(authors[two_epoch] < faithful[two_epoch] - 0.15)
+
+
+def frontier_module() -> dict:
+    import runpy
+    from pathlib import Path
+
+    return runpy.run_path(str(Path(__file__).resolve().parents[1] / "benchmarks" / "shockwave_frontier.py"))
+
+
+def point(agent, numerics, k, makespan, unfair, jct=1.0, worst=1.0):
+    metrics = {"makespan_s": makespan, "avg_jct_s": jct, "worst_ftf": worst, "unfair_fraction": unfair}
+    return {"agent": agent, "numerics": numerics, "k": k, "ours": metrics, "authors_basis": metrics}
+
+
+def test_frontier_pareto_and_target_check():
+    frontier = frontier_module()
+    sweep = [point("shockwave", "faithful", 1e-3, 100.0, 0.30), point("shockwave", "faithful", 0.0, 130.0, 0.05),
+             point("shockwave", "faithful", 1e-4, 105.0, 0.20), point("shockwave", "authors", 1e-4, 110.0, 0.25)]
+    front = frontier["pareto"](sweep, "makespan_s", "unfair_fraction")
+    assert front == [{"numerics": "faithful", "k": 1e-3}, {"numerics": "faithful", "k": 0.0},
+                     {"numerics": "faithful", "k": 1e-4}]  # the authors' point is beaten by k=1e-4
+    met = frontier["target_check"]([*sweep, point("shockwave-fair", None, None, 101.0, 0.08)])
+    assert met["unfair_met"] and met["makespan_met"] and met["sweep_points_at_least_as_good"] == []
+    missed = frontier["target_check"]([*sweep, point("shockwave-fair", None, None, 106.0, 0.25)])
+    assert not missed["unfair_met"] and missed["makespan_over_default"] > 1.02
+    assert missed["sweep_points_at_least_as_good"] == [{"numerics": "faithful", "k": 1e-4}]
+    assert frontier["target_check"](sweep) is None  # no shockwave-fair point
+    with pytest.raises(SystemExit, match="PATH:GPUS"):
+        frontier["parse_trace"]("no-such-trace")
+    with pytest.raises(SystemExit, match="no such file"):
+        frontier["parse_trace"]("/no/such/file.jsonl:32")
+    assert frontier["parse_trace"]("canonical-analogue-120") == ("canonical-analogue-120", 32)
