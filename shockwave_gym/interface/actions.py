@@ -50,15 +50,19 @@ def _select_bits(action, max_jobs: int) -> np.ndarray:
     return as_bool
 
 
-class SelectMode:
+class _SlotMode:
+    """What every action mode holds: the number of observation slots."""
+
+    def __init__(self, max_jobs: int):
+        self.max_jobs = max_jobs
+
+
+class SelectMode(_SlotMode):
     """MultiBinary selection with the documented repair rule."""
 
     name = "select"
     closes_every_step = True
     chooses_sorted = True  # choose() returns ascending ids
-
-    def __init__(self, max_jobs: int):
-        self.max_jobs = max_jobs
 
     def space(self):
         from gymnasium import spaces  # only the env and learners need spaces
@@ -82,15 +86,12 @@ class SelectMode:
         return out.ravel()
 
 
-class PriorityMode:
+class PriorityMode(_SlotMode):
     """Scores per slot; the env packs greedily by score, work-conserving."""
 
     name = "priority"
     closes_every_step = True
     chooses_sorted = False  # choose() returns ids in packing order
-
-    def __init__(self, max_jobs: int):
-        self.max_jobs = max_jobs
 
     def space(self):
         from gymnasium import spaces
@@ -118,7 +119,7 @@ class PriorityMode:
         return slots.slot_job >= 0
 
 
-class SequentialMode:
+class SequentialMode(_SlotMode):
     """One pick per sub-step; holds the round being built."""
 
     name = "sequential"
@@ -126,7 +127,7 @@ class SequentialMode:
     chooses_sorted = True  # chosen() returns ascending ids
 
     def __init__(self, max_jobs: int):
-        self.max_jobs = max_jobs
+        super().__init__(max_jobs)
         self.end_action = max_jobs
         self.picked = np.zeros(max_jobs, dtype=bool)
         self.free_gpus = 0
