@@ -149,8 +149,9 @@ def compute_metrics(result: EpisodeResult, unfair_threshold: float = UNFAIR_THRE
     capacity = result.gpus * horizon if horizon > 0 else float("nan")
     overhead = sum(float((result.gang[ids] * o).sum()) for ids, o in zip(result.round_job_ids, result.round_overhead_s, strict=True))
     has = jct.size > 0
-    jct_admission = result.jct_admission_s[done]
-    rho_admission = static_ftf(result, result.jct_admission_s)[done]
+    jct_admission_all = result.jct_admission_s
+    jct_admission = jct_admission_all[done]
+    rho_admission = static_ftf(result, jct_admission_all)[done]
     return {
         "num_jobs": result.num_jobs,
         "completed_jobs": int(done.sum()),
@@ -180,7 +181,8 @@ def jobs_table(result: EpisodeResult) -> list[dict]:
     """One row per job: arrival, completion, JCT, isolated time, gang, both rhos, and the
     admission-basis JCT and rho."""
     rho_static, rho_themis = per_job_ftf(result)
-    admission, jct_admission = result.admission_s, result.jct_admission_s
+    admission = result.admission_s
+    jct_admission = result.completion_s - admission
     rho_admission = static_ftf(result, jct_admission)
     rows = []
     for j in range(result.num_jobs):
