@@ -25,6 +25,7 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from shockwave_agents import make_agent
+from shockwave_gym.metrics import AUTHORS_BASIS
 from shockwave_gym.reference import PolicyFigures, authors_canonical
 from shockwave_gym.runner import run_episode
 from shockwave_gym.simulator import SimConfig
@@ -36,11 +37,6 @@ BASELINES = ("gavel", "themis", "allox", "ossp", "mst", "gandiva_fair")
 
 def deviation_pct(ours: float, theirs: float) -> float:
     return 100.0 * (ours / theirs - 1.0)
-
-
-#: The authors' figure -> our metric on their JCT basis (from admission).
-AUTHORS_BASIS = {"makespan_s": "makespan_s", "avg_jct_s": "avg_jct_admission_s",
-                 "worst_ftf": "worst_ftf_admission", "unfair_fraction": "unfair_fraction_admission"}
 
 
 def compare(outcome, reference: PolicyFigures, walls: list[float]) -> dict:

@@ -33,6 +33,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from shockwave_agents import make_agent
+from shockwave_gym.metrics import AUTHORS_BASIS
 from shockwave_gym.reference import authors_canonical
 from shockwave_gym.runner import run_episode
 from shockwave_gym.simulator import SimConfig
@@ -45,12 +46,7 @@ NUMERICS = ("faithful", "authors")
 VARIANTS = ("shockwave-normalized", "shockwave-fair")
 REFERENCES = ("gavel", "themis", "srtf")
 #: (metric on our basis, metric on the authors' basis)
-METRICS = {
-    "makespan_s": "makespan_s",
-    "avg_jct_s": "avg_jct_admission_s",
-    "worst_ftf": "worst_ftf_admission",
-    "unfair_fraction": "unfair_fraction_admission",
-}
+METRICS = AUTHORS_BASIS
 DEFAULT_K = 1e-3
 TARGET_UNFAIR = 0.10
 TARGET_MAKESPAN_RATIO = 1.02

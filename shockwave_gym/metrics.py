@@ -23,6 +23,10 @@ from pathlib import Path
 import numpy as np
 
 UNFAIR_THRESHOLD = 1.05
+#: Each headline metric (the authors' figures' names, our arrival basis) -> the same metric on
+#: the authors' JCT basis (from admission), for comparisons with their published figures.
+AUTHORS_BASIS = {"makespan_s": "makespan_s", "avg_jct_s": "avg_jct_admission_s",
+                 "worst_ftf": "worst_ftf_admission", "unfair_fraction": "unfair_fraction_admission"}
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,10 @@ def test_placeholder_scores_zero_and_reference_full_marks(lab):
     assert report.text().endswith("task met")
 
 
+def _criterion(report, name: str):
+    return next(c for c in report.criteria if c.name == name)
+
+
 def _write(tmp_path: Path, name: str, code: str) -> Path:
     path = tmp_path / name
     path.write_text(code, encoding="utf-8")
@@ -52,7 +56,26 @@ def test_grade_command_reports_criteria_and_json(tmp_path, capsys):
     assert main(["course", "grade", "markets", str(path), "--kit", str(KIT), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["score"] == data["max_score"] == 100 and data["hidden"]
-    assert {c["name"] for c in data["criteria"]} == {"feasible", "optimal", "proportionally fair"}
+    assert {c["name"] for c in data["criteria"]} == {"feasible", "optimal", "proportionally fair", "own work"}
+
+
+HANDED_IN_ANSWERS = {
+    # the package's own answer to each lab's task, handed in as the submission
+    "adaptation": "from shockwave_gym.interface import predicted_remaining_s as remaining_time_estimate\n",
+    "fairness": "from shockwave_agents import make_agent\n\n\nclass MyAgent:\n    def __new__(cls):\n"
+                "        return make_agent('shockwave-fair')\n",
+    "markets": "from shockwave_gym.course.lab_markets import optimum as nsw_allocation\n",
+}
+
+
+@pytest.mark.parametrize("lab", LABS, ids=lambda lab: lab.key)
+def test_handing_in_the_packages_answer_breaks_the_own_work_rule(lab, tmp_path, capsys):
+    path = _write(tmp_path, f"{lab.key}.py", HANDED_IN_ANSWERS[lab.key])
+    assert main(["course", "grade", lab.key, str(path), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    rule = next(c for c in data["criteria"] if c["name"] == "own work")
+    assert not rule["passed"] and "uses the package's" in rule["detail"]
+    assert data["score"] == 0
 
 
 BAD_SUBMISSIONS = {
@@ -114,10 +137,10 @@ def test_an_invalid_agent_breaks_the_rule_and_is_not_graded(tmp_path):
     code = ("from shockwave_agents.base import Agent\n\n\nclass MyAgent(Agent):\n"
             "    def act(self, view):\n        return view.active_job_ids  # every job, GPUs or not\n")
     report = grade_object("fairness", run_code(code, "greedy.py").entry("MyAgent", "a class"), code=code)
-    valid = report.criteria[0]
+    valid = _criterion(report, "valid agent")
     assert valid.rule and not valid.passed and "GPUs" in valid.detail  # check_agent's own message
     assert report.score == 0
-    assert all("not graded" in c.detail for c in report.criteria[1:])
+    assert all("not graded" in c.detail for c in report.criteria if not c.rule)
 
 
 def test_lab1_refuses_the_packaged_predictor_and_bad_shapes():
@@ -125,14 +148,15 @@ def test_lab1_refuses_the_packaged_predictor_and_bad_shapes():
             "def remaining_time_estimate(view):\n    return predicted_remaining_s(view)\n")
     entry = run_code(code, "copy.py").entry("remaining_time_estimate", "a function")
     report = grade_object("adaptation", entry, code=code)
-    assert not report.criteria[0].passed and "predicted_remaining_s" in report.criteria[0].detail
+    own_work = _criterion(report, "own work")
+    assert not own_work.passed and "predicted_remaining_s" in own_work.detail
     assert report.score == 0
     short = run_code("import numpy as np\ndef remaining_time_estimate(view):\n    return np.ones(1)\n", "short.py")
     report = grade_object("adaptation", short.entry("remaining_time_estimate", "a function"), code="")
-    assert "expected shape" in report.criteria[1].detail and report.score == 0
+    assert "expected shape" in _criterion(report, "returns estimates").detail and report.score == 0
     nan = run_code("import numpy as np\ndef remaining_time_estimate(view):\n    return np.full(view.num_jobs, np.nan)\n", "nan.py")
     report = grade_object("adaptation", nan.entry("remaining_time_estimate", "a function"), code="")
-    assert "job 0's estimate is nan" in report.criteria[1].detail
+    assert "job 0's estimate is nan" in _criterion(report, "returns estimates").detail
 
 
 def test_lab3_refuses_an_allocation_over_capacity():

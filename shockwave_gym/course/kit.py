@@ -16,8 +16,6 @@ from shockwave_gym.course.notebook import read_json
 from shockwave_gym.errors import InputError
 
 INSTRUCTOR_FILE = "instructor.json"
-#: Where the kit lives in a clone of the repository (relative to its root).
-DEFAULT_KIT = Path("notebooks") / "course"
 
 
 def hidden_seeds(kit: str | Path, lab_key: str) -> tuple[int, ...]:

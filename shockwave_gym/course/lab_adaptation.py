@@ -14,7 +14,6 @@ job first and loses average JCT that no later decision wins back.
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 
@@ -43,7 +42,8 @@ PUBLIC_SEEDS = (1, 2)
 ACCURACY_FACTOR, ACCURACY_SLACK = 1.05, 0.005
 JCT_FACTOR = 1.01
 #: Names whose use means the submission calls the package's predictor instead of its own.
-FORBIDDEN_NAMES = ("predicted_remaining_s", "RemainingTimePredictor", "ftf_estimate", "make_agent")
+FORBIDDEN_NAMES = ("predicted_remaining_s", "RemainingTimePredictor", "ftf_estimate", "make_agent",
+                   "shockwave_gym.course")
 
 
 def make_job(job_id: int, model: str, batch_size: int, epochs: int, mode: str,
@@ -127,11 +127,8 @@ def arrival_errors(estimate, case: Case) -> tuple[float, float]:
     return float(np.concatenate(errors).mean()), float(np.concatenate(reference).mean())
 
 
-def grade(estimate, cases, report: GradeReport, code: str = "") -> None:
+def grade(estimate, cases, report: GradeReport) -> None:
     """Add lab 1's criteria for the function ``estimate`` on ``cases`` to ``report``."""
-    used = [name for name in FORBIDDEN_NAMES if re.search(rf"\b{name}\b", code)]
-    report.add(Criterion("own estimate", 0, not used,
-                         f"uses the package's {', '.join(used)}" if used else "does not call the package's predictor"))
     errors, problem = {}, None
     try:
         errors = {case.name: arrival_errors(estimate, case) for case in cases}

@@ -37,6 +37,10 @@ def _baseline(name: str, case) -> dict:
     return run_episode(case.trace, make_agent(name), SimConfig(gpus=case.gpus), progress=False).metrics
 
 
+#: Names whose use means the submission hands in a shipped scheduler instead of its own.
+FORBIDDEN_NAMES = ("make_agent", "shockwave_agents.gavel", "shockwave_agents.shockwave", "shockwave_gym.course")
+
+
 def grade(agent_class, cases, report: GradeReport) -> None:
     """Add lab 2's criteria for the agent class ``agent_class`` on ``cases`` to ``report``."""
     metrics, problem = check_on_cases(agent_class, cases)

@@ -126,6 +126,10 @@ def feasibility_problem(instance: MarketInstance, x) -> str | None:
     return None
 
 
+#: Names whose use means the submission hands in the grader's own optimum.
+FORBIDDEN_NAMES = ("optimum", "lab_markets", "shockwave_gym.course")
+
+
 def grade(nsw_allocation, cases, report: GradeReport) -> None:
     """Add lab 3's criteria for the function ``nsw_allocation`` on ``cases`` to ``report``."""
     answers, problem = {}, None
