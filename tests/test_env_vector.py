@@ -19,6 +19,7 @@ from shockwave_gym.batch import EpochBank
 from shockwave_gym.batch import jit as batch_jit
 from shockwave_gym.env.vector.vector_env import ClusterVectorEnv
 from shockwave_gym.errors import InputError, InvalidActionError
+from shockwave_gym.throughput import ThroughputTable
 from shockwave_gym.interface.actions import ACTION_MODES
 from shockwave_gym.traces import GeneratedTraceSource, GeneratorConfig
 
@@ -155,6 +156,18 @@ def test_integer_priority_scores_and_a_non_integral_restart_loss_match():
         assert_same(got, want, f"step {t}")
         ended += int(got[2].sum())
     assert ended >= 2
+
+
+def test_rewards_whose_weights_differ_past_six_digits_and_throughput_tables_stay_apart():
+    """Two clusters whose reward weights print alike (repr rounds to 6 digits) keep their own
+    rewards, and two clusters on one trace object with different tables keep their own epochs."""
+    trace = generated(10, 4).sample(np.random.default_rng(0))
+    slow = ThroughputTable({key: 0.5 * rate for key, rate in ThroughputTable.builtin_v100().items()}, source="half")
+    kwargs = [{"trace": "teaching-12", "action_mode": "priority", "max_jobs": 12, "reward": {"jct": 1.0000001}},
+              {"trace": "teaching-12", "action_mode": "priority", "max_jobs": 12, "reward": {"jct": 1.0000002}},
+              {"trace": trace, "gpus": 8, "action_mode": "priority", "max_jobs": 12},
+              {"trace": trace, "gpus": 8, "action_mode": "priority", "max_jobs": 12, "throughputs": slow}]
+    compare_rollouts(kwargs, "priority", 60, seed=5)
 
 
 def test_make_vec_uses_the_native_vector_env():

@@ -113,6 +113,7 @@ class BatchSimulator:
         self.round_s[k] = config.round_s
         self.restart_overhead_s[k] = config.restart_overhead_s
         self.restart_threshold_s[k] = config.restart_threshold_s
+        self.exact_overhead = self._exact_overhead()  # changes only when a trace is loaded
         self.restart(k)
 
     def restart(self, k: int) -> None:
@@ -205,7 +206,7 @@ class BatchSimulator:
             rows, sel, self.num_jobs, self.isolated_time_s, self.work_done_s, self.ran_last_round, self.round_index,
             self.round_s, self.restart_threshold_s, self.restart_overhead_s, self.gang, self.completion_s, self.status,
             self.run_time_s, self.rounds_run, self.last_run_s, self.last_overhead_s, self.time_s, self.num_done,
-            self.overhead_gpu_s, self._exact_overhead(), start, end, busy, self.job_base_s, self.pos, self.seg_end,
+            self.overhead_gpu_s, self.exact_overhead, start, end, busy, self.job_base_s, self.pos, self.seg_end,
             self.span, self.bank.end_global, DONE,
         )
         self._record(rows, start, end, busy, self.round_index - 1)  # the loop counted the round
@@ -237,7 +238,7 @@ class BatchSimulator:
         """Per cluster, the round's restart loss in GPU-seconds, summed over its job ids in
         ascending order as the metrics do (a 1-D pairwise sum of the selected entries)."""
         paid = self.gang * overhead
-        if self._exact_overhead():
+        if self.exact_overhead:
             return paid.sum(axis=1)
         counts = np.count_nonzero(sel, axis=1)
         order = np.argsort(~sel, axis=1, kind="stable")  # selected ids first, ascending

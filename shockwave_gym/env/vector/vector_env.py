@@ -93,9 +93,9 @@ class ClusterVectorEnv(VectorEnv):
             values = {getattr(t, name) for t in self.templates}
             if len(values) > 1:
                 raise InputError(f"every sub-env needs the same {name} (the spaces must agree), got {sorted(values)}")
-        groups: dict[str, list[int]] = {}  # clusters with the same reward are computed together
-        for i, t in enumerate(self.templates):
-            groups.setdefault(repr(t.reward_fn), []).append(i)
+        groups: dict[tuple, list[int]] = {}  # clusters with the same reward are computed together
+        for i, t in enumerate(self.templates):  # keyed by the exact terms, not their rounded repr
+            groups.setdefault(tuple((name, weight) for name, _, weight in t.reward_fn.terms), []).append(i)
         self._rewards = []
         for rows in groups.values():
             mask = np.zeros(len(self.templates), bool)
@@ -247,7 +247,6 @@ class ClusterVectorEnv(VectorEnv):
             _, simulator, predictor = tables
             self.sim.load(i, simulator.static, simulator.config, trace.name)
             self.slots.widen(self.sim.width)
-            self.predictor.widen(self.sim.width, self.sim.bank.width)
             self.predictor.load(i, predictor, self.sim.width, self.sim.bank.width)
         self.slots.reset(i)
         self._steps[i] = 0
@@ -256,7 +255,8 @@ class ClusterVectorEnv(VectorEnv):
 
     def _tables_for(self, trace, template: ClusterEnv) -> tuple:
         for tables in self._tables:  # clusters running the same trace share its tables
-            if tables is not None and tables[0] is trace and tables[1].config == template.sim_config:
+            if (tables is not None and tables[0] is trace and tables[1].config == template.sim_config
+                    and _same_table(tables[1].throughputs, template.throughputs)):
                 return tables
         simulator = Simulator(trace.jobs, template.sim_config, template.throughputs, trace_name=trace.name)
         return trace, simulator, RemainingTimePredictor(simulator.view)
@@ -333,3 +333,9 @@ class _State:
     def __init__(self, progress, active, num_active, remaining, rho, extra):
         self.progress, self.active, self.num_active = progress, active, num_active
         self.remaining, self.rho, self.extra = remaining, rho, extra
+
+
+def _same_table(a, b) -> bool:
+    """Whether two throughput tables give the same rates (the simulator's per-epoch arrays
+    come from them, so clusters share those only when they agree)."""
+    return a is b or dict(a.items()) == dict(b.items())
