@@ -19,8 +19,8 @@ from shockwave_gym.batch import EpochBank
 from shockwave_gym.batch import jit as batch_jit
 from shockwave_gym.env.vector.vector_env import ClusterVectorEnv
 from shockwave_gym.errors import InputError, InvalidActionError
-from shockwave_gym.throughput import ThroughputTable
 from shockwave_gym.interface.actions import ACTION_MODES
+from shockwave_gym.throughput import ThroughputTable
 from shockwave_gym.traces import GeneratedTraceSource, GeneratorConfig
 
 ENV_ID = "shockwave_gym/Cluster-v0"
