@@ -9,10 +9,14 @@ Source: the classic shortest-remaining-time-first discipline, as used for DL clu
 predicted durations (e.g. the SRTF baselines of Tiresias, NSDI '19, and Gavel, OSDI '20). The
 Shockwave authors' simulator has no SRTF baseline; this one is ours. It sees only what a
 scheduler may know: the prediction, never the true remaining time (unless ``oracle=True``
-is passed, for ablations, in which case the view's true ``remaining_s`` is used).
+is passed, for ablations, in which case the view's true ``remaining_s`` is used). ``estimate``
+replaces the prediction by any function of the view (seconds per job): the course's lab 1
+schedules by a student's estimate this way.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 
@@ -24,13 +28,20 @@ from shockwave_gym.view import ClusterView
 class SrtfAgent(Agent):
     name = "srtf"
 
-    def __init__(self, backfill: bool = True, oracle: bool = False):
+    def __init__(self, backfill: bool = True, oracle: bool = False,
+                 estimate: Callable[[ClusterView], np.ndarray] | None = None):
         self.backfill = bool(backfill)
         self.oracle = bool(oracle)
+        self.estimate = estimate
+
+    def _remaining_s(self, view: ClusterView) -> np.ndarray:
+        if self.estimate is not None:
+            return np.asarray(self.estimate(view), dtype=float)
+        return view.remaining_s if self.oracle else predicted_remaining_s(view)
 
     def act(self, view: ClusterView) -> np.ndarray:
         active = view.active_job_ids
-        remaining_s = view.remaining_s if self.oracle else predicted_remaining_s(view)
+        remaining_s = self._remaining_s(view)
         # active ids are ascending, so a stable sort breaks ties by arrival
         order = active[np.argsort(remaining_s[active], kind="stable")]
         return pack_in_order(order, view.gang, view.gpus, backfill=self.backfill)

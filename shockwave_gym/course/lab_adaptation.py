@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from shockwave_agents import make_agent
-from shockwave_agents.base import Agent
+from shockwave_agents.srtf import SrtfAgent
 from shockwave_gym.config import SimConfig
 from shockwave_gym.course.agents_lab import (
     Case,
@@ -29,7 +29,7 @@ from shockwave_gym.course.agents_lab import (
 )
 from shockwave_gym.course.report import Criterion, GradeReport
 from shockwave_gym.course.submission import describe_exception
-from shockwave_gym.interface import pack_in_order, predicted_remaining_s
+from shockwave_gym.interface import predicted_remaining_s
 from shockwave_gym.jobs import DATASET_SIZES, JobSpec
 from shockwave_gym.runner import run_episode
 from shockwave_gym.simulator import Simulator
@@ -69,20 +69,6 @@ def public_cases():
 
 def hidden_cases(seeds):
     return [generated_case(int(seed)) for seed in seeds]
-
-
-class EstimateSrtf(Agent):
-    """SRTF on a given estimate: shortest estimated remaining time first, with backfilling."""
-
-    name = "srtf-on-your-estimate"
-
-    def __init__(self, estimate):
-        self.estimate = estimate
-
-    def act(self, view: ClusterView) -> np.ndarray:
-        active = view.active_job_ids
-        order = active[np.argsort(np.asarray(self.estimate(view), dtype=float)[active], kind="stable")]
-        return pack_in_order(order, view.gang, view.gpus)
 
 
 class BadEstimate(ValueError):
@@ -147,7 +133,7 @@ def grade(estimate, cases, report: GradeReport) -> None:
         "accuracy", 50, ratio <= 1.0,
         f"mean relative error at arrival must be <= {ACCURACY_FACTOR}x the Bayesian predictor's + {ACCURACY_SLACK} on every "
         f"case; tightest: {case} {mine[case]:.3f} vs limit {limit[case]:.3f}"))
-    metrics, problem = check_on_cases(lambda: EstimateSrtf(estimate), cases)
+    metrics, problem = check_on_cases(lambda: SrtfAgent(estimate=estimate), cases)
     if problem is not None:
         report.add(Criterion("scheduling", 50, False, f"SRTF on the estimate: {problem}"))
         return
