@@ -71,6 +71,7 @@ class StaticJobArrays:
         # the mean completed-epoch duration by observed row (NaN for k = 0)
         epoch_rows = np.ones(self.size_counts_by_row.shape[0], dtype=bool)  # False: k = 0
         epoch_rows[self.count_row_base] = False
+        self.epoch_rows = epoch_rows  # observed rows after at least one completed epoch
         ends = np.zeros(epoch_rows.size)
         ends[epoch_rows] = self.epoch_end_within_s
         completed = np.arange(epoch_rows.size) - np.repeat(self.count_row_base, self.num_epochs + 1)
@@ -114,14 +115,7 @@ class StaticJobArrays:
     def size_counts_through_epoch(self) -> np.ndarray:
         """(flat epochs, W) epochs per reachable size up to and including each epoch: the
         observed rows without each job's zero row (the batched env's epoch bank stores these)."""
-        epoch_rows = np.ones(self.size_counts_by_row.shape[0], dtype=bool)
-        epoch_rows[self.count_row_base] = False
-        return self.size_counts_by_row[epoch_rows]
-
-    def observed_size_counts(self, epochs_done: np.ndarray) -> np.ndarray:
-        """(J, W) completed epochs per reachable size, given completed epochs per job
-        (0..num_epochs): what has been observed of the schedule, nothing beyond."""
-        return self.size_counts_by_row[self.count_row_base + epochs_done]
+        return self.size_counts_by_row[self.epoch_rows]
 
 
 def build_static_arrays(specs: Sequence[JobSpec], throughputs: ThroughputTable) -> StaticJobArrays:

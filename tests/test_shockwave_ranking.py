@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from shockwave_agents.shockwave.config import ShockwaveConfig
-from shockwave_agents.shockwave.greedy import greedy_plan
+from shockwave_agents.shockwave.greedy import greedy_longest_remaining, greedy_plan
 from shockwave_agents.shockwave.instance import PlanningInstance
 from shockwave_agents.shockwave.objective import evaluate_plan
 from shockwave_agents.shockwave.packing import rank_program
@@ -129,16 +129,35 @@ def test_every_rank_method_keeps_the_plan_valid_and_improves_it(method, backend)
     assert record.rank_source in expected
 
 
+def _random_feasible_plan(instance, rng):
+    plan = np.zeros((instance.num_jobs, instance.rounds), dtype=bool)
+    for t in range(instance.rounds):
+        free = instance.gpus
+        for j in rng.permutation(instance.num_jobs):
+            if rng.random() < 0.6 and instance.gang[j] <= free:
+                plan[j, t], free = True, free - instance.gang[j]
+    return plan
+
+
 def test_greedy_plan_keeps_the_previous_plan_when_it_is_better():
     instance = rank_instance(np.array([1, 1, 2, 1, 4, 2]), 4, 5)
     base = greedy_plan(instance)
-    previous = np.zeros_like(base)
-    previous[:, :-1] = base[:, 1:]  # the last plan, one round on: its last round is empty
-    with_previous = greedy_plan(instance, previous)
-    value = evaluate_plan(instance, with_previous)
-    assert value.feasible
-    assert value.objective >= evaluate_plan(instance, base).objective
-    assert value.objective >= evaluate_plan(instance, previous).objective
+    base_value = evaluate_plan(instance, base).objective
+    rng = np.random.default_rng(0)
+    wins = 0
+    for _ in range(200):  # previous plans whose topped-up shift beats both heuristics
+        previous = _random_feasible_plan(instance, rng)
+        topped_up = greedy_longest_remaining(instance, start=previous)
+        if evaluate_plan(instance, topped_up).objective <= base_value:
+            continue
+        wins += 1
+        with_previous = greedy_plan(instance, previous)
+        np.testing.assert_array_equal(with_previous, topped_up)  # the previous plan's candidate won
+        assert np.all(with_previous >= previous)  # topped up, never cut
+        assert evaluate_plan(instance, with_previous).feasible
+    assert wins > 0  # the case the test is about did occur
+    # and a worse previous plan does not displace the heuristics' best
+    assert evaluate_plan(instance, greedy_plan(instance, np.zeros_like(base))).objective >= base_value
 
 
 @pytest.mark.parametrize("options", [{"rank_method": "exact"}, {"rank_mip_max_columns": -1},

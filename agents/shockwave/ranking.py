@@ -104,18 +104,6 @@ def improve_ranking(terms: RankTerms, start: np.ndarray, max_passes: int = 50) -
     return x
 
 
-def rank_locally(terms: RankTerms, starts: list[np.ndarray]) -> np.ndarray:
-    """The best local optimum (lowest cost, first on ties) over the full (n, T) ``starts``;
-    returns the movable block (k, span)."""
-    best, best_value = None, np.inf
-    for start in starts:
-        x = improve_ranking(terms, start[terms.movable, terms.first:])
-        value = terms.objective(x)
-        if value < best_value - MIN_GAIN:
-            best, best_value = x, value
-    return best
-
-
 def _best_move(terms: RankTerms, x: np.ndarray, free: np.ndarray, t1: int, t2: int) -> bool:
     """Apply the best improving move from round t2 to round t1; False if there is none."""
     late = np.flatnonzero(x[:, t2] & ~x[:, t1])

@@ -62,7 +62,7 @@ class EpochBank:
 
     def _append(self, static: StaticJobArrays) -> int:
         count = int(static.epoch_duration_s.size)
-        width = static.size_counts_through_epoch.shape[1]
+        width = static.size_counts_by_row.shape[1]
         if width > self.width:
             grown = np.zeros((self.size_counts.shape[0], width), np.int32)
             grown[:, : self.width] = self.size_counts
