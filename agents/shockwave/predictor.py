@@ -108,21 +108,28 @@ class ShockwavePredictor:
         done = view.epochs_done.astype(np.float64)
         progress = view.epoch_progress
         current_s = view.current_epoch_duration_s
-        if view.oracle:
-            remaining = np.asarray(view.remaining_s, dtype=np.float64)[job_ids] * scale
-        elif np.all(scale == 1.0):
-            remaining = np.asarray(predicted_remaining_s(view), dtype=np.float64)[job_ids]  # cached per state
-        else:
-            full_scale = np.ones(view.num_jobs)
-            full_scale[job_ids] = scale
-            remaining = predictor_for(view).predict(
-                view.epochs_done, 1.0 - (progress - done), current_s, view.num_epochs,
-                view.observed_batch_size_counts, duration_scale=full_scale,
-            )[job_ids]
         completed_s = np.nan_to_num(view.mean_epoch_duration_s[job_ids]) * done[job_ids]
         mean_epoch = (completed_s + current_s[job_ids]) / (done[job_ids] + 1.0) * scale
-        work_done = (completed_s + (progress[job_ids] - done[job_ids]) * current_s[job_ids]) * scale
         if whole_epochs:
             remaining, work_done = whole_epoch_estimates(view, job_ids, scale)
+        else:
+            remaining = _faithful_remaining_s(view, job_ids, scale)
+            work_done = (completed_s + (progress[job_ids] - done[job_ids]) * current_s[job_ids]) * scale
         remaining = self._noisy(job_ids, remaining)
         return JobEstimates(job_ids, remaining, mean_epoch, work_done, scale)
+
+
+def _faithful_remaining_s(view: ClusterView, job_ids: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """Predicted remaining run time of ``job_ids`` (the true one with an oracle view), with
+    each job's durations rescaled by its drift factor ``scale``."""
+    if view.oracle:
+        return np.asarray(view.remaining_s, dtype=np.float64)[job_ids] * scale
+    if np.all(scale == 1.0):
+        return np.asarray(predicted_remaining_s(view), dtype=np.float64)[job_ids]  # cached per state
+    full_scale = np.ones(view.num_jobs)
+    full_scale[job_ids] = scale
+    done = view.epochs_done.astype(np.float64)
+    return predictor_for(view).predict(
+        view.epochs_done, 1.0 - (view.epoch_progress - done), view.current_epoch_duration_s, view.num_epochs,
+        view.observed_batch_size_counts, duration_scale=full_scale,
+    )[job_ids]
