@@ -13,6 +13,7 @@ from shockwave_gym.cluster import ClusterSpec
 from shockwave_gym.config import SimConfig
 from shockwave_gym.errors import InputError
 from shockwave_gym.hetero_simulator import HeteroSimulator
+from shockwave_gym.throughput import TypedThroughputs
 from shockwave_gym.traces import (
     BUNDLED_CLUSTERS,
     BUNDLED_GPUS,
@@ -22,7 +23,6 @@ from shockwave_gym.traces import (
     resolve_cluster,
 )
 from shockwave_gym.traces.generator import v100_equivalent_gpus
-from shockwave_gym.throughput import TypedThroughputs
 
 CLUSTER = ClusterSpec.parse("v100=12,p100=12,k80=12")
 
