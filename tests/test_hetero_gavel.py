@@ -130,3 +130,22 @@ def test_every_baseline_completes_a_mixed_cluster(agent):
     outcome = run_episode(trace, make_agent(agent), config, progress=False)
     assert outcome.metrics["completed_jobs"] == 12
     assert outcome.metrics["busy_utilization_k80"] is not None
+
+
+def test_hetero_min_duration_bound_equals_cvxpy():
+    from shockwave_agents.gavel.ossp import hetero_min_duration_bound, hetero_min_total_duration_allocation
+
+    remaining = np.array([1000.0, 800.0, 5000.0, 300.0])
+    bound = hetero_min_duration_bound(TPUT, GANG.astype(float), remaining, CAP.astype(float))
+    x = cp.Variable(TPUT.shape, nonneg=True)
+    s = cp.Variable()
+    problem = cp.Problem(cp.Maximize(s), [cp.sum(x, axis=1) <= 1, GANG.astype(float) @ x <= CAP,
+                                          cp.sum(cp.multiply(TPUT, x), axis=1) >= remaining * s,
+                                          cp.multiply((TPUT <= 0).astype(float), x) == 0])
+    problem.solve(solver=cp.CLARABEL)
+    assert bound == pytest.approx(1.0 / problem.value, rel=1e-6)
+    allocation = hetero_min_total_duration_allocation(TPUT, GANG, remaining, CAP)
+    # the point meets every job's remaining work within the bisection's last bound (< 1.05 T*)
+    finish = remaining / (allocation * TPUT).sum(axis=1)
+    assert finish.max() <= 1.05 * bound * (1 + 1e-6)
+    assert np.all(GANG @ allocation <= CAP + 1e-6)
