@@ -133,7 +133,10 @@ def test_every_baseline_completes_a_mixed_cluster(agent):
 
 
 def test_hetero_min_duration_bound_equals_cvxpy():
-    from shockwave_agents.gavel.ossp import hetero_min_duration_bound, hetero_min_total_duration_allocation
+    from shockwave_agents.gavel.ossp import (
+        hetero_min_duration_bound,
+        hetero_min_total_duration_allocation,
+    )
 
     remaining = np.array([1000.0, 800.0, 5000.0, 300.0])
     bound = hetero_min_duration_bound(TPUT, GANG.astype(float), remaining, CAP.astype(float))
