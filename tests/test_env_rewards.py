@@ -1,5 +1,6 @@
-"""Rewards: the exact `jct` identity (idle jumps and queued jobs included), the `makespan`
-sum, the `nsw` and `ftf` terms, weights and user callables."""
+"""Rewards: the exact `jct` identity (idle jumps, queued jobs and skipped rounds included),
+its scale independent of `max_jobs`, the `makespan` sum, the `ftf` term equal to the Themis
+metric's excess unfairness, the removed `nsw`, weights and user callables."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 from shockwave_gym.env import ClusterEnv
 from shockwave_gym.env.rewards import DEFAULT_REWARD, REWARDS, RoundTransition, make_reward
 from shockwave_gym.errors import InputError
+from shockwave_gym.metrics import per_job_ftf
 from shockwave_gym.traces import GeneratorConfig, generate_trace
 
 
@@ -49,14 +51,18 @@ JCT_CASES = {
 }
 
 
+@pytest.mark.parametrize("skip", [False, True], ids=["every-round", "skip-trivial"])
 @pytest.mark.parametrize("case", sorted(JCT_CASES))
-def test_jct_rewards_sum_to_minus_total_jct(case):
-    env = ClusterEnv(reward="jct", **JCT_CASES[case])
+def test_jct_rewards_sum_to_minus_total_jct(case, skip):
+    env = ClusterEnv(reward="jct", skip_trivial=skip, **JCT_CASES[case])
     rewards, infos, terminated = _play(env)
     assert terminated
     result = env.simulator.result()
     total_jct = float(np.sum(result.jct_s))
     assert math.fsum(rewards) == pytest.approx(-total_jct / env.jct_normaliser_s, rel=1e-9)
+    assert env.jct_normaliser_s == env.sim_config.round_s * env.gpus
+    if skip:
+        assert sum(i["rounds_elapsed"] for i in infos) == result.num_rounds
     if case == "canonical-queue":
         assert max(i["queue_length"] for i in infos) > 50
     if case == "sparse-idle-jumps":
@@ -72,22 +78,102 @@ def test_makespan_rewards_sum_to_minus_makespan():
     assert math.fsum(rewards) == pytest.approx(-(makespan - first_arrival) / env.sim_config.round_s, rel=1e-9)
 
 
-def test_nsw_rewards_the_growth_of_log_progress():
-    env = ClusterEnv(trace="teaching-12", reward="nsw", action_mode="select")
-    env.reset(seed=0)
-    idle = np.zeros(env.max_jobs, np.int8)
-    assert env.step(idle)[1] == 0.0  # nobody progresses: no welfare gain
-    _, reward, *_ = env.step(np.ones(env.max_jobs, np.int8))
-    assert reward > 0
+def _fifo_scores(info: dict, max_jobs: int) -> np.ndarray:
+    """Priority scores that rank the slotted jobs in arrival order (FIFO)."""
+    ids = info["slot_job_ids"]
+    return np.where(ids >= 0, 1.0 - ids / (ids.max() + 1.0), -1.0).astype(np.float32)
 
 
-def test_ftf_penalises_waiting_jobs_more_over_time():
-    env = ClusterEnv(trace="canonical-analogue-120", reward="ftf", action_mode="select")
-    env.reset(seed=0)
-    idle = np.zeros(env.max_jobs, np.int8)
-    penalties = [env.step(idle)[1] for _ in range(6)]
-    assert all(p <= 0 for p in penalties)
-    assert penalties[-1] < penalties[1] < 0  # rho-hat of starving jobs keeps growing
+def _play_fifo(env: ClusterEnv):
+    obs, info = env.reset(seed=0)
+    rewards = []
+    while True:
+        obs, reward, terminated, truncated, info = env.step(_fifo_scores(info, env.max_jobs))
+        rewards.append(reward)
+        if terminated or truncated:
+            return rewards, info
+
+
+def test_jct_reward_scale_does_not_depend_on_max_jobs():
+    """The same FIFO schedule with 16 and 40 slots: same metrics, same return (it used to
+    be 2.5 x larger with 16 slots)."""
+    returns, jcts = [], []
+    for max_jobs in (16, 40):
+        env = ClusterEnv(trace="canonical-analogue-120", reward="jct", max_jobs=max_jobs)
+        rewards, info = _play_fifo(env)
+        returns.append(math.fsum(rewards))
+        jcts.append(info["metrics"]["avg_jct_s"])
+    assert jcts[0] == jcts[1]
+    assert returns[0] == pytest.approx(returns[1], rel=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["priority", "select"])
+def test_ftf_returns_are_the_themis_metrics(mode):
+    """ftf sums to minus the number of unfair jobs (N x unfair_fraction_themis), ftf_excess
+    to minus the excess unfairness; both are paid when jobs complete, never before."""
+    env = ClusterEnv(trace="canonical-analogue-120", reward={"ftf": 1.0, "ftf_excess": 1.0}, action_mode=mode,
+                     max_jobs=48)
+    rng = np.random.default_rng(1)
+    env.reset(seed=1)
+    paid = []
+    while True:
+        action = (rng.uniform(-1, 1, env.max_jobs).astype(np.float32) if mode == "priority"
+                  else (rng.random(env.max_jobs) < 0.6).astype(np.int8))
+        before = env.view.active_job_ids.copy()
+        _, reward, terminated, truncated, _ = env.step(action)
+        done = before[~env.view.is_active[before]]
+        paid.append((reward, done.size))
+        if terminated or truncated:
+            break
+    assert terminated
+    result = env.simulator.result()
+    _, rho_themis = per_job_ftf(result)
+    unfair = int(np.count_nonzero(rho_themis > 1.05))
+    excess = float(np.maximum(rho_themis - 1.0, 0.0).sum())
+    assert unfair == round(result.num_jobs * env._metrics["unfair_fraction_themis"])
+    total = math.fsum(r for r, _ in paid)
+    assert total == pytest.approx(-unfair - excess, rel=1e-9)
+    assert all(r == 0.0 for r, completed in paid if completed == 0)  # rounds without a completion cost nothing
+    assert unfair > 5 and excess > 1.0  # a random policy is unfair here
+    for name, expected in (("ftf", -unfair), ("ftf_excess", -excess)):
+        alone = ClusterEnv(trace="canonical-analogue-120", reward=name, action_mode=mode, max_jobs=48)
+        rng = np.random.default_rng(1)
+        alone.reset(seed=1)
+        rewards = []
+        while True:
+            action = (rng.uniform(-1, 1, alone.max_jobs).astype(np.float32) if mode == "priority"
+                      else (rng.random(alone.max_jobs) < 0.6).astype(np.int8))
+            _, reward, terminated, truncated, _ = alone.step(action)
+            rewards.append(reward)
+            if terminated or truncated:
+                break
+        assert math.fsum(rewards) == pytest.approx(expected, rel=1e-9)
+
+
+def test_ftf_prefers_the_fairer_policy():
+    """FIFO against random priorities on the canonical trace: FIFO leaves fewer jobs unfair
+    (Themis unfair fraction 52% against 98%) and gets the larger ftf return (the old rho-hat
+    term ranked them the other way round); random play, which makes many jobs a little
+    late, has the smaller excess unfairness (worst FTF 3.4 against 12.0) and the larger
+    ftf_excess return."""
+    fifo = ClusterEnv(trace="canonical-analogue-120", reward="ftf")
+    fifo_rewards, _ = _play_fifo(fifo)
+    rand = ClusterEnv(trace="canonical-analogue-120", reward="ftf")
+    rand_rewards, _, _ = _play(rand, seed=0)
+    unfair = [e._metrics["unfair_fraction_themis"] for e in (fifo, rand)]
+    assert unfair[0] < unfair[1]
+    assert math.fsum(fifo_rewards) > math.fsum(rand_rewards)
+    excess = [np.maximum(per_job_ftf(e.simulator.result())[1] - 1.0, 0.0).sum() for e in (fifo, rand)]
+    fifo_x = ClusterEnv(trace="canonical-analogue-120", reward="ftf_excess")
+    rand_x = ClusterEnv(trace="canonical-analogue-120", reward="ftf_excess")
+    assert (math.fsum(_play_fifo(fifo_x)[0]) > math.fsum(_play(rand_x, seed=0)[0])) == (excess[0] < excess[1])
+
+
+def test_nsw_is_removed_with_its_reason():
+    with pytest.raises(InputError, match="constant independent of the policy"):
+        make_reward("nsw")
+    with pytest.raises(InputError, match="removed"):
+        ClusterEnv(trace="teaching-12", reward={"jct": 1.0, "nsw": 0.5})
 
 
 def test_default_weights_and_user_callables():
