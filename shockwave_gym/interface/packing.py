@@ -64,3 +64,41 @@ def _scan(order: np.ndarray, sizes: np.ndarray, holds: np.ndarray | None, free: 
         if not hold:
             chosen.append(job_id)
     return np.asarray(chosen, dtype=np.int64)
+
+
+def pack_on_types(
+    order: np.ndarray,
+    gang: np.ndarray,
+    free: np.ndarray,
+    runnable: np.ndarray | None = None,
+    preference: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`pack_in_order` on a heterogeneous cluster: a gang runs on GPUs of one type.
+
+    Scan job ids in ``order`` and place each on the first GPU type, in its preference order,
+    that it can run on and that still has ``gang`` GPUs free; a job that fits no type is
+    skipped and later ones may backfill. ``free`` holds the free GPUs per type (cluster
+    order); ``runnable`` (N, T) bool says which types a job can run on (default: all);
+    ``preference`` (N, T) lists each job's type indices, most preferred first (default: the
+    cluster's type order, fastest generation first). Arrays are indexed by job id.
+    Returns (ids taken, in scan order; the type index of each). On one type this is
+    :func:`pack_in_order` (every type 0).
+    """
+    order = np.asarray(order, dtype=np.int64)
+    left = [int(f) for f in np.asarray(free).tolist()]
+    num_types = len(left)
+    default = tuple(range(num_types))
+    taken: list[int] = []
+    types: list[int] = []
+    sizes = gang[order].tolist() if order.size else []
+    for job_id, size in zip(order.tolist(), sizes, strict=True):
+        if size > max(left):
+            continue
+        ranked = default if preference is None else preference[job_id].tolist()
+        for t in ranked:
+            if size <= left[t] and (runnable is None or runnable[job_id, t]):
+                left[t] -= size
+                taken.append(job_id)
+                types.append(t)
+                break
+    return np.asarray(taken, dtype=np.int64), np.asarray(types, dtype=np.int64)
