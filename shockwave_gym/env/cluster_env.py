@@ -17,6 +17,7 @@ from shockwave_gym.config import (
     SimConfig,
     require_positive_int,
 )
+from shockwave_gym.cluster import ClusterSpec
 from shockwave_gym.env.render import ansi_table
 from shockwave_gym.env.rewards import RoundTransition, make_reward
 from shockwave_gym.errors import InputError, InvalidActionError
@@ -25,9 +26,10 @@ from shockwave_gym.interface.actions import make_action_mode
 from shockwave_gym.interface.ftf import ftf_estimate
 from shockwave_gym.interface.observation import JobFeatures, cluster_features, observation_space
 from shockwave_gym.interface.slots import SlotMap
+from shockwave_gym.interface.typed_actions import TypeContext
 from shockwave_gym.metrics import compute_metrics
 from shockwave_gym.simulator import Simulator
-from shockwave_gym.throughput import ThroughputTable
+from shockwave_gym.throughput import ThroughputTable, TypedThroughputs
 from shockwave_gym.traces import BUNDLED_GPUS, FileTraceSource, Trace, TraceSource
 
 #: Largest default number of observation slots; longer traces queue the overflow.
@@ -199,15 +201,25 @@ class ClusterEnv(gym.Env):
         restart_min_run_share: float = DEFAULT_RESTART_MIN_RUN_SHARE,
         jct_normaliser_s: float | None = None,
         render_mode: str | None = None,
+        cluster: str | ClusterSpec | None = None,
     ):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise InputError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         if isinstance(throughputs, str | Path):
             throughputs = ThroughputTable.load(throughputs)
-        self.throughputs = throughputs if throughputs is not None else ThroughputTable.builtin_v100()
-        self.gpus = _resolve_gpus(trace, gpus)
+        #: the heterogeneous cluster (None: ``gpus`` V100s, the homogeneous path)
+        self.cluster = resolve_cluster(cluster)
+        if self.cluster is None:
+            self.throughputs = throughputs if throughputs is not None else ThroughputTable.builtin_v100()
+            self.gpus = _resolve_gpus(trace, gpus)
+        else:
+            if gpus is not None and require_positive_int(gpus, "gpus") != self.cluster.total:
+                raise InputError(f"gpus={gpus} disagrees with cluster {self.cluster} ({self.cluster.total} GPUs)")
+            self.gpus = self.cluster.total
+            self.typed_throughputs = TypedThroughputs.resolve(throughputs, self.cluster.types)
+            self.throughputs = self.typed_throughputs.reference  # a trace's iterations are V100 work
         self.source = _make_source(trace, self.throughputs, self.gpus)
-        self.sim_config = SimConfig(self.gpus, round_s, restart_overhead_s, restart_min_run_share)
+        self.sim_config = SimConfig(self.gpus, round_s, restart_overhead_s, restart_min_run_share, cluster=self.cluster)
         if max_jobs is None:
             max_jobs = min(self.source.max_num_jobs, MAX_JOBS_CAP)
         self.max_jobs = require_positive_int(max_jobs, "max_jobs")
@@ -219,7 +231,7 @@ class ClusterEnv(gym.Env):
         self.jct_normaliser_s = float(jct_normaliser_s)
         self.reward_fn = make_reward(reward)
         self.action_mode = action_mode
-        self._mode = make_action_mode(action_mode, self.max_jobs)
+        self._mode = make_action_mode(action_mode, self.max_jobs, cluster=self.cluster)
         self.action_space = self._mode.space()
         self.observation_space = observation_space(self.max_jobs)
         self.render_mode = render_mode
@@ -237,7 +249,7 @@ class ClusterEnv(gym.Env):
         if self.simulator is not None and trace is self.trace:
             self.simulator.reset()
         else:  # the simulator rejects jobs wider than the cluster with an InputError
-            self.simulator = Simulator(trace.jobs, self.sim_config, self.throughputs, trace_name=trace.name)
+            self.simulator = self._new_simulator(trace)
             self.trace = trace
         self.slots.reset(trace.num_jobs)
         self._features = JobFeatures(self.simulator.view)
@@ -256,14 +268,22 @@ class ClusterEnv(gym.Env):
         if self._metrics is not None:
             raise InvalidActionError("the episode has ended; call reset()")
         mode = self._mode
+        typed = self.cluster is not None
+        types = None
         if mode.closes_every_step:
-            job_ids, repairs = mode.choose(action, sim.view, self.slots)
+            if typed:
+                job_ids, types, repairs = mode.place(action, sim.view, self.slots, self._types)
+            else:
+                job_ids, repairs = mode.choose(action, sim.view, self.slots)
         else:
             closes, infeasible = mode.pick(action)
             repairs = int(infeasible)
             if not closes:
                 return self._observation(), 0.0, False, False, self._info(round_closed=False, repairs=0)
-            job_ids = mode.chosen(self.slots)
+            if typed:
+                job_ids, types = mode.placed(self.slots)
+            else:
+                job_ids = mode.chosen(self.slots)
         if repairs:
             self._repairs_total += repairs
             self._rounds_repaired += 1
@@ -273,10 +293,14 @@ class ClusterEnv(gym.Env):
         active_before = view.active_job_ids
         progress_before = view.epoch_progress
         # the action modes only ever choose active, slotted jobs that fit: skip re-checking
-        if not mode.chooses_sorted:
-            job_ids = job_ids.copy()
-            job_ids.sort()
-        record = sim.run_round(job_ids)
+        if typed:  # the placement the mode decoded, as the simulator takes it: ascending ids
+            order = job_ids.argsort(kind="stable")
+            record = sim.run_round(job_ids[order], types[order])
+        else:
+            if not mode.chooses_sorted:
+                job_ids = job_ids.copy()
+                job_ids.sort()
+            record = sim.run_round(job_ids)
         self._last_record = record
         self._rho_hat = ftf_estimate(view)
         transition = RoundTransition(
@@ -336,8 +360,19 @@ class ClusterEnv(gym.Env):
         self._features.fill(view, self._rho_hat)
         self._slot_features = self._features.slot_features(slots)
         self._job_valid = slots.valid_int8()
-        if self.action_mode == "sequential":
+        if self.cluster is not None:
+            self._types = TypeContext.of(view)
+            if self.action_mode == "sequential":
+                self._mode.start_round(view, self.slots, self._types)
+        elif self.action_mode == "sequential":
             self._mode.start_round(view, self.slots)
+
+    def _new_simulator(self, trace: Trace) -> Simulator:
+        if self.cluster is None:
+            return Simulator(trace.jobs, self.sim_config, self.throughputs, trace_name=trace.name)
+        from shockwave_gym.hetero_simulator import HeteroSimulator
+
+        return HeteroSimulator(trace.jobs, self.sim_config, self.typed_throughputs, trace_name=trace.name)
 
     def _observation(self) -> dict[str, np.ndarray]:
         # Same layout and values as observation.build_observation(view, slots, ...); the
@@ -366,6 +401,18 @@ class ClusterEnv(gym.Env):
             "action_repairs_total": self._repairs_total,
             "rounds_repaired": self._rounds_repaired,
         }
+
+
+def resolve_cluster(cluster) -> ClusterSpec | None:
+    """The ``cluster=`` argument as a :class:`ClusterSpec`, or ``None`` when it asks for the
+    homogeneous path: ``None``, or V100s only (``"v100=12"`` is ``gpus=12``, bit for bit)."""
+    if cluster is None:
+        return None
+    if isinstance(cluster, str):
+        cluster = ClusterSpec.parse(cluster, where="cluster")
+    elif not isinstance(cluster, ClusterSpec):
+        raise InputError(f"cluster must be a string like 'v100=8,p100=8,k80=8' or a ClusterSpec, got {cluster!r}")
+    return None if cluster == ClusterSpec.homogeneous(cluster.total) else cluster
 
 
 def _resolve_gpus(trace, gpus: int | None) -> int:

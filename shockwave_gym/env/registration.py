@@ -22,7 +22,8 @@ ENTRY_POINT = "shockwave_gym.env.cluster_env:ClusterEnv"
 #: registering imports nothing but gymnasium.
 GENERATED_ENTRY_POINT = "shockwave_gym.env.registration:make_generated"
 #: The native vector env (K clusters in one batched pass) behind ``gym.make_vec``.
-VECTOR_ENTRY_POINT = "shockwave_gym.env.vector.vector_env:ClusterVectorEnv"
+#: Dispatches to ``ClusterVectorEnv``, or to its heterogeneous fallback (env/vector/fallback.py).
+VECTOR_ENTRY_POINT = "shockwave_gym.env.vector.fallback:make_vector_env"
 GENERATED_VECTOR_ENTRY_POINT = "shockwave_gym.env.registration:make_generated_vec"
 
 #: The generated-trace source of ``Generated-v0``: 20-40 jobs per episode, 15-60
@@ -53,6 +54,8 @@ ENV_IDS: dict[str, tuple[dict, int]] = {
     "shockwave_gym/Cluster-v0": ({"trace": "canonical-analogue-120"}, 100_000),
     "shockwave_gym/Teaching-v0": ({"trace": "teaching-12"}, 10_000),
     "shockwave_gym/Generated-v0": ({"trace": None, "gpus": 12}, 50_000),
+    # Generated-v0's traces on a mixed cluster (docs/ENV.md, "Heterogeneous clusters")
+    "shockwave_gym/Hetero-v0": ({"trace": None, "cluster": "v100=8,p100=8,k80=8"}, 50_000),
 }
 
 
@@ -70,11 +73,13 @@ def make_generated_vec(num_envs: int = 1, **kwargs):
     """``Generated-v0``'s vector entry point: :class:`ClusterVectorEnv` on one generated
     source shared by every cluster (a source holds no state: each cluster draws from its own
     RNG)."""
-    from shockwave_gym.env.vector.vector_env import ClusterVectorEnv
+    from shockwave_gym.env.vector.fallback import is_heterogeneous, make_vector_env
 
+    if is_heterogeneous(kwargs.get("cluster")):  # K single envs, each with its own source
+        return make_vector_env(num_envs, env_factory=make_generated, **kwargs)
     if kwargs.get("trace") is None:
         kwargs["trace"] = generated_source()
-    return ClusterVectorEnv(num_envs, **kwargs)
+    return make_vector_env(num_envs, **kwargs)
 
 
 def register_envs() -> None:
@@ -82,7 +87,7 @@ def register_envs() -> None:
     for env_id, (kwargs, max_steps) in ENV_IDS.items():
         if env_id in gym.registry:
             continue
-        generated = env_id == "shockwave_gym/Generated-v0"
+        generated = kwargs.get("trace", "") is None  # Generated-v0, Hetero-v0
         gym.register(
             id=env_id,
             entry_point=GENERATED_ENTRY_POINT if generated else ENTRY_POINT,

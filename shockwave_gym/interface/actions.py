@@ -174,9 +174,15 @@ class SequentialMode(_SlotMode):
         return np.append(self.pickable(), True)
 
 
-def make_action_mode(name: str, max_jobs: int):
-    """The action-mode object for ``name`` (one of :data:`ACTION_MODES`)."""
+def make_action_mode(name: str, max_jobs: int, *, cluster=None):
+    """The action-mode object for ``name`` (one of :data:`ACTION_MODES`); given a
+    heterogeneous ``cluster`` (a ClusterSpec), its typed variant
+    (:mod:`~shockwave_gym.interface.typed_actions`)."""
     modes = {"select": SelectMode, "priority": PriorityMode, "sequential": SequentialMode}
     if name not in modes:
         raise InputError(f"unknown action_mode {name!r}; choose one of {', '.join(ACTION_MODES)}")
+    if cluster is not None:
+        from shockwave_gym.interface.typed_actions import TYPED_MODES
+
+        return TYPED_MODES[name](max_jobs, cluster.num_types)
     return modes[name](max_jobs)

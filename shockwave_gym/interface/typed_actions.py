@@ -20,11 +20,12 @@ returns the homogeneous modes, whose spaces and decoding are unchanged. On T > 1
   its gang) and t still has its gang free. "End round" is always legal. The round also
   closes by itself when no pick is legal. An infeasible pick ends the round and is counted.
 
-**The placement rule** (select and priority): each job goes to the fastest type, for that
-job, that it can run on and that still has its gang free: types ranked by the job's
-throughput at its current batch size (ties: cluster order). This is
-:func:`~shockwave_gym.interface.packing.pack_on_types` with the view's per-type
-``runnable`` mask and ``preference`` order (:class:`TypeContext`).
+**The placement rule** (select and priority) is the simulator's default rule,
+:func:`shockwave_gym.placement.place_in_order` (docs/HETEROGENEOUS.md, "Placement"): in the
+order given, each job goes to the fastest type *for that job* (its throughput at its current
+batch size; ties: cluster order) among the types it can run on that still have its whole
+gang free; a job that fits no type is skipped and later ones may backfill. The modes hand
+the simulator the explicit placement they computed, so what runs is what was decoded.
 """
 
 from __future__ import annotations
@@ -35,30 +36,31 @@ import numpy as np
 
 from shockwave_gym.errors import InvalidActionError
 from shockwave_gym.interface.actions import PriorityMode, SelectMode, _select_bits
-from shockwave_gym.interface.packing import pack_on_types
 from shockwave_gym.interface.slots import SlotMap
+from shockwave_gym.placement import place_in_order
 
 
 class TypeContext:
-    """What a placement needs to know of a heterogeneous view, read once per decision:
-    ``capacity`` (GPUs per type, cluster order), ``runnable`` (N, T) bool and
-    ``preference`` (N, T) type indices, fastest first for each job."""
+    """What a placement needs to know of a view, read once per decision (the view's per-type
+    API): ``capacity`` (T,) GPUs per type in cluster order, ``runnable`` (N, T) bool and
+    ``rates`` (N, T) each job's iterations/s at its current batch size on each type."""
 
-    __slots__ = ("capacity", "runnable", "preference")
+    __slots__ = ("capacity", "runnable", "rates")
 
-    def __init__(self, capacity, runnable: np.ndarray, preference: np.ndarray):
+    def __init__(self, capacity, runnable: np.ndarray, rates: np.ndarray):
         self.capacity = np.asarray(capacity, dtype=np.int64)
         self.runnable = np.asarray(runnable, dtype=bool)
-        self.preference = np.asarray(preference, dtype=np.int64)
+        self.rates = np.asarray(rates, dtype=np.float64)
 
     @classmethod
     def of(cls, view) -> TypeContext:
-        """The context of ``view`` (a heterogeneous :class:`~shockwave_gym.view.ClusterView`)."""
-        rates = np.asarray(view.type_throughput, dtype=np.float64)  # (N, T) at current batch sizes
-        runnable = np.asarray(view.runnable, dtype=bool)
-        # fastest first; unrunnable types last; ties keep the cluster order (stable sort)
-        preference = np.argsort(-np.where(runnable, rates, -np.inf), axis=1, kind="stable")
-        return cls(view.cluster.counts, runnable, preference)
+        """The context of ``view``'s current state."""
+        return cls(view.type_gpus, view.runnable, view.throughput_by_type)
+
+    def place(self, order: np.ndarray, gang: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The default rule over ``order``: (ids placed, in scan order; their type indices)."""
+        placed = place_in_order(order, gang, self.rates, self.runnable, self.capacity)
+        return placed.job_ids, placed.gpu_types
 
 
 class TypedSelectMode(SelectMode):
@@ -75,8 +77,8 @@ class TypedSelectMode(SelectMode):
         absent = int(np.count_nonzero(wanted > valid))
         ids = slots.slot_job[wanted & valid]
         ids.sort()
-        chosen, types = pack_on_types(ids, view.gang, context.capacity, context.runnable, context.preference)
-        return chosen, types, absent + int(ids.size - chosen.size)  # arrival order in, ascending out
+        chosen, types = context.place(ids, view.gang)  # arrival order in, so ascending out
+        return chosen, types, absent + int(ids.size - chosen.size)
 
 
 class TypedPriorityMode(PriorityMode):
@@ -99,7 +101,7 @@ class TypedPriorityMode(PriorityMode):
         order = slots.jobs_by_id()[(-own).argsort(kind="stable")]
         if slots.queue.size:
             order = np.concatenate([order, slots.queue])
-        chosen, types = pack_on_types(order, view.gang, context.capacity, context.runnable, context.preference)
+        chosen, types = context.place(order, view.gang)
         return chosen, types, 0
 
 
