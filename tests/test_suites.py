@@ -31,8 +31,14 @@ from shockwave_gym.training.workload import TRAIN_SEED_MIN
 
 #: sha256 of the whole test split (names, cluster sizes, JSON-lines bytes), version 0.
 #: Changing it means the published test split changed: bump the suites' version instead.
-TEST_SPLIT_SHA256 = "4da38f8a954db8d64c6cd7f268a68ceae80c8dd87bf7673bbd5418b1b63d8416"
-VALIDATION_SPLIT_SHA256 = "b7cc3b49b1a63e4264b52ad61174dae1a2c55fd286e8e7791db260dcdfb141ac"
+TEST_SPLIT_SHA256 = "b2d33411c427bb58612e0e3dbd1db8b689540188c50b14c15dece936df3d2eab"
+VALIDATION_SPLIT_SHA256 = "2b7c4e3ff9d07217f6879d37d0ea2da92cd81e7256f8ec90fad6c9e0346cb107"
+#: the same over the nine homogeneous suites published first: adding the heterogeneous
+#: suite (issue 15) left every one of their traces byte-identical
+HOMOGENEOUS_V0 = ("small-light", "small-nominal", "small-overloaded", "canonical", "medium-nominal",
+                  "large-nominal", "gang-heavy", "long-jobs", "static-only")
+HOMOGENEOUS_TEST_SPLIT_SHA256 = "4da38f8a954db8d64c6cd7f268a68ceae80c8dd87bf7673bbd5418b1b63d8416"
+HOMOGENEOUS_VALIDATION_SPLIT_SHA256 = "b7cc3b49b1a63e4264b52ad61174dae1a2c55fd286e8e7791db260dcdfb141ac"
 
 
 def test_seed_ranges_are_disjoint_and_match_the_training_workload():
@@ -74,6 +80,8 @@ def test_test_split_has_the_published_size_and_opens_with_the_authors_trace():
 def test_fixed_splits_are_byte_identical_to_the_pinned_hashes():
     assert split_digest(None, "test") == TEST_SPLIT_SHA256
     assert split_digest(None, "validation") == VALIDATION_SPLIT_SHA256
+    assert split_digest(HOMOGENEOUS_V0, "test") == HOMOGENEOUS_TEST_SPLIT_SHA256
+    assert split_digest(HOMOGENEOUS_V0, "validation") == HOMOGENEOUS_VALIDATION_SPLIT_SHA256
 
 
 def test_fixed_splits_regenerate_identically_in_a_fresh_process():

@@ -114,6 +114,9 @@ def _suite_kwargs(suite: str, split: str, train_levels: int | None, kwargs: dict
     source = SuiteTraceSource(suite, split, train_levels=train_levels)
     if kwargs.get("gpus") not in (None, source.gpus):
         raise InputError(f"Suite-{suite}: the suite's cluster has {source.gpus} GPUs, got gpus={kwargs['gpus']!r}")
+    spec = source.suite.cluster_spec
+    if spec.types != ("v100",):  # a heterogeneous suite (docs/ENV.md, "Heterogeneous clusters")
+        return {**kwargs, "trace": source, "gpus": source.gpus, "cluster": source.suite.cluster_spec}
     return {**kwargs, "trace": source, "gpus": source.gpus}
 
 
@@ -130,11 +133,16 @@ def make_suite_vec(num_envs: int = 1, suite: str = "", split: str = "train", tra
     """A suite's vector entry point: :class:`ClusterVectorEnv`, every cluster on the suite's
     cluster size; each cluster gets its own trace source (so a fixed split is cycled per
     cluster)."""
+    from shockwave_gym.env.vector.fallback import make_vector_env
     from shockwave_gym.env.vector.vector_env import ClusterVectorEnv
 
     vector_args = {key: kwargs.pop(key) for key in ("max_episode_steps", "autoreset_mode", "compiled") if key in kwargs}
-    return ClusterVectorEnv.from_env_kwargs(
-        [_suite_kwargs(suite, split, train_levels, kwargs) for _ in range(num_envs)], **vector_args)
+    env_kwargs = [_suite_kwargs(suite, split, train_levels, kwargs) for _ in range(num_envs)]
+    if env_kwargs[0].get("cluster") is not None:  # heterogeneous: the fallback, one source per env
+        vector_args.pop("compiled", None)
+        return make_vector_env(num_envs, env_factory=lambda **_: make_suite(suite, split, train_levels, **kwargs),
+                               cluster=env_kwargs[0]["cluster"], **vector_args)
+    return ClusterVectorEnv.from_env_kwargs(env_kwargs, **vector_args)
 
 
 def register_suite_envs() -> None:

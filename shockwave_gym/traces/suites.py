@@ -217,6 +217,12 @@ SUITES: tuple[Suite, ...] = (
           stresses="no batch-size adaptation (every job static): the predictor's dynamic-adaptation advantage vanishes",
           generator={"num_jobs": 40, "arrival_rate_per_hour": 22.0,
                      "mode_mix": {"static": 1.0, "accordion": 0.0, "gns": 0.0}, **_SHORT}),
+    # heterogeneous (issue 15): the offered load counts every GPU as a V100, so the load on
+    # the cluster's V100-equivalent capacity (P100 ~0.6, K80 ~0.2 of a V100) is higher
+    Suite("hetero-mixed", "v100=8,p100=8,k80=8", "nominal",
+          stresses="three GPU generations in one cluster: which jobs get the fast V100s, and when a move "
+                   "between types (a restart) pays off",
+          generator={"num_jobs": 40, "arrival_rate_per_hour": 30.0, **_SHORT}),
 )
 
 
