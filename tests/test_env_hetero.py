@@ -131,24 +131,28 @@ def test_priority_and_select_place_fastest_free_first_and_are_accepted(mode):
     assert rounds == 120
 
 
+def _run_alone(env: ClusterEnv, job: int, gpu_type: int) -> None:
+    """One round in which only ``job`` runs, on ``gpu_type``."""
+    *_, info = env.step(gpu_type * env.max_jobs + int(env.slots.job_slot[job]))
+    assert info["action_repairs"] == 0
+    if not info["round_closed"]:
+        *_, info = env.step(env._mode.end_action)
+    assert info["round_closed"]
+
+
 def test_sequential_runs_a_job_on_the_type_it_picks_and_a_move_pays_the_restart():
     env = small_env("sequential")
     env.reset(seed=3)
-    slot = int(np.flatnonzero(env.slots.slot_job >= 0)[0])
-    job = int(env.slots.slot_job[slot])
-    k80 = env.cluster.index("k80")
-    v100 = env.cluster.index("v100")
-    env.step(k80 * env.max_jobs + slot)
-    env.step(env._mode.end_action)
+    job = int(env.slots.slot_job[np.flatnonzero(env.slots.slot_job >= 0)[0]])
+    k80, v100 = env.cluster.index("k80"), env.cluster.index("v100")
+    _run_alone(env, job, k80)
     record = env.simulator.history[-1]
     assert record.job_ids.tolist() == [job] and record.gpu_types.tolist() == [k80]
     assert env.view.last_type[job] == k80
     # the same type again: no restart; another type: the restart is paid
-    env.step(k80 * env.max_jobs + env.slots.job_slot[job])
-    env.step(env._mode.end_action)
+    _run_alone(env, job, k80)
     assert env.view.last_overhead_s[job] == 0.0
-    env.step(v100 * env.max_jobs + env.slots.job_slot[job])
-    env.step(env._mode.end_action)
+    _run_alone(env, job, v100)
     assert env.simulator.history[-1].gpu_types.tolist() == [v100]
     assert env.view.last_overhead_s[job] == env.view.restart_overhead_s
 
@@ -204,7 +208,10 @@ def test_v100_only_typed_path_equals_the_homogeneous_env(monkeypatch):
             out_a, out_b = plain.step(action), typed.step(action)
             assert out_a[1:4] == out_b[1:4], (mode, step)
             if out_a[2] or out_a[3]:
-                assert out_a[4]["metrics"] == out_b[4]["metrics"]
+                plain_metrics, typed_metrics = out_a[4]["metrics"], out_b[4]["metrics"]
+                # the heterogeneous path adds the cluster and per-type utilisation
+                assert {k: typed_metrics[k] for k in plain_metrics} == plain_metrics
+                assert typed_metrics["utilization_v100"] == pytest.approx(plain_metrics["utilization"], rel=1e-12)
                 break
         else:
             pytest.fail(f"{mode}: no episode end in 400 steps")

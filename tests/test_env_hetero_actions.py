@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from shockwave_gym.errors import InvalidActionError
-from shockwave_gym.interface.packing import pack_in_order, pack_on_types
+from shockwave_gym.interface.packing import pack_in_order
 from shockwave_gym.interface.slots import SlotMap
 from shockwave_gym.interface.typed_actions import (
     TypeContext,
@@ -25,35 +25,40 @@ CAPACITY = (4, 2, 2)
 ALL = np.ones((6, 3), bool)
 
 
-def test_pack_on_types_places_each_job_on_its_first_type_with_room():
-    ids, types = pack_on_types(np.arange(6), GANG, CAPACITY)
-    # 0 (4) fills v100; 1 (2) fills p100; 2 (2) fills k80; 3, 4, 5 fit nowhere
+#: rates (iterations/s) per job and type: V100 fastest for every job but job 4 (P100)
+RATES = np.tile([3.0, 2.0, 1.0], (6, 1))
+RATES[4] = [2.0, 2.5, 1.0]
+
+
+def context(runnable=ALL, capacity=CAPACITY, rates=RATES) -> TypeContext:
+    return TypeContext(capacity, runnable, rates)
+
+
+def test_placement_puts_each_job_on_its_fastest_type_with_room():
+    ids, types = context().place(np.arange(6), GANG)
+    # 0 (4) fills v100; 1 (2) its next fastest, p100; 2 (2) k80; 3, 4, 5 fit nowhere
     assert ids.tolist() == [0, 1, 2] and types.tolist() == [0, 1, 2]
-    ids, types = pack_on_types(np.array([3, 0, 4, 5, 1]), GANG, CAPACITY)
-    # 3 takes one v100, so 0 (4 GPUs) fits no type; 4 takes a second v100, 5 the last two;
-    # 1 goes to p100
-    assert ids.tolist() == [3, 4, 5, 1] and types.tolist() == [0, 0, 0, 1]
+    ids, types = context().place(np.array([3, 0, 4, 5, 1]), GANG)
+    # 3 takes one v100, so 0 (4 GPUs) fits no type; 4 goes to its fastest, p100; 5 takes
+    # two more v100s; 1 (2 GPUs) finds one v100 and one p100 left, so k80
+    assert ids.tolist() == [3, 4, 5, 1] and types.tolist() == [0, 1, 0, 2]
 
 
-def test_pack_on_types_follows_runnable_mask_and_preference():
+def test_placement_follows_the_runnable_mask():
     runnable = ALL.copy()
     runnable[1, 1] = False  # job 1 cannot run on p100
-    ids, types = pack_on_types(np.array([1, 5]), GANG, (0, 2, 2), runnable)
+    ids, types = context(runnable, (0, 2, 2)).place(np.array([1, 5]), GANG)
     assert ids.tolist() == [1, 5] and types.tolist() == [2, 1]
-    preference = np.tile([2, 1, 0], (6, 1))  # slowest first, for the test's sake
-    ids, types = pack_on_types(np.array([3, 4, 0]), GANG, CAPACITY, None, preference)
-    assert ids.tolist() == [3, 4, 0] and types.tolist() == [2, 2, 0]
-    unrunnable = np.zeros((6, 3), bool)
-    assert pack_on_types(np.arange(6), GANG, CAPACITY, unrunnable)[0].tolist() == []
+    assert context(np.zeros((6, 3), bool)).place(np.arange(6), GANG)[0].tolist() == []
 
 
-def test_pack_on_types_on_one_type_is_pack_in_order():
+def test_placement_on_one_type_is_pack_in_order():
     rng = np.random.default_rng(4)
     gang = rng.choice([1, 2, 4, 8], size=30)
     for _ in range(50):
         order = rng.permutation(30)[: rng.integers(0, 31)]
         gpus = int(rng.integers(1, 40))
-        ids, types = pack_on_types(order, gang, (gpus,))
+        ids, types = TypeContext((gpus,), np.ones((30, 1), bool), np.ones((30, 1))).place(order, gang)
         assert ids.tolist() == pack_in_order(order, gang, gpus).tolist()
         assert not types.any()
 
@@ -75,7 +80,7 @@ def test_select_places_the_set_by_arrival_and_counts_what_fits_nowhere():
     mode = TypedSelectMode(8, 3)
     bits = np.zeros(8, np.int8)
     bits[[0, 1, 2, 3, 7]] = 1  # slot 7 is empty
-    ids, types, repairs = mode.place(bits, view, slots, TypeContext(CAPACITY, ALL, np.tile([0, 1, 2], (6, 1))))
+    ids, types, repairs = mode.place(bits, view, slots, context())
     assert ids.tolist() == [0, 1, 2] and types.tolist() == [0, 1, 2]
     assert repairs == 2  # the empty slot's bit, and job 3 which fits no type after 0, 1, 2
 
@@ -85,21 +90,21 @@ def test_priority_packs_by_score_then_queue_each_on_its_fastest_free_type():
     assert slots.queue.tolist() == [4, 5]
     mode = TypedPriorityMode(4, 3)
     scores = np.array([-1.0, 0.5, 0.5, 1.0], np.float32)  # 3 first, then 1, 2 (ties: arrival), then 0
-    ids, types, repairs = mode.place(scores, view, slots, TypeContext(CAPACITY, ALL, np.tile([0, 1, 2], (6, 1))))
+    ids, types, repairs = mode.place(scores, view, slots, context())
     # 3 -> v100 (3 left), 1 -> v100 (1 left), 2 -> p100, 0 (4) fits nowhere, 4 -> v100, 5 -> k80
     assert ids.tolist() == [3, 1, 2, 4, 5] and types.tolist() == [0, 0, 1, 0, 2] and repairs == 0
     with pytest.raises(InvalidActionError, match="finite"):
-        mode.place(np.array([np.nan, 0, 0, 0], np.float32), view, slots, TypeContext(CAPACITY, ALL, np.tile([0, 1, 2], (6, 1))))
+        mode.place(np.array([np.nan, 0, 0, 0], np.float32), view, slots, context())
 
 
 def test_sequential_layout_is_type_major_and_its_mask_is_exact():
     view, slots = _view_and_slots()
     runnable = ALL.copy()
     runnable[3, 2] = False  # job 3 cannot run on k80
-    context = TypeContext(CAPACITY, runnable, np.tile([0, 1, 2], (6, 1)))
+    ctx = context(runnable)
     mode = TypedSequentialMode(8, 3)
     assert mode.space().n == 3 * 8 + 1 and mode.end_action == 24
-    mode.start_round(view, slots, context)
+    mode.start_round(view, slots, ctx)
     mask = mode.masks(slots).reshape(-1)
     assert mask.shape == (25,) and mask[-1]
     grid = mask[:-1].reshape(3, 8)
@@ -123,11 +128,11 @@ def test_sequential_layout_is_type_major_and_its_mask_is_exact():
 
 def test_sequential_infeasible_pick_ends_the_round_and_bad_actions_raise():
     view, slots = _view_and_slots()
-    context = TypeContext(CAPACITY, ALL, np.tile([0, 1, 2], (6, 1)))
+    ctx = context()
     mode = TypedSequentialMode(8, 3)
-    mode.start_round(view, slots, context)
+    mode.start_round(view, slots, ctx)
     assert mode.pick(8 + 0) == (True, True)  # job 0 (4 GPUs) on p100 (2): infeasible
-    mode.start_round(view, slots, context)
+    mode.start_round(view, slots, ctx)
     assert mode.pick(6) == (True, True)  # an empty slot
     assert mode.pick(24) == (True, False)  # end round
     with pytest.raises(InvalidActionError, match="0..24"):
