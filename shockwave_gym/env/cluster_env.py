@@ -154,6 +154,46 @@ class ClusterEnv(gym.Env):
     `action_repairs` (bits dropped by the select repair rule, or 1 for an infeasible
     sequential pick), `action_repairs_total`, `rounds_repaired`.
 
+    ## Heterogeneous clusters
+
+    `cluster="v100=8,p100=8,k80=8"` (a string or a `ClusterSpec`; any of v100, p100, k80)
+    runs the episode on the core's heterogeneous simulator (docs/HETEROGENEOUS.md): a gang
+    runs on GPUs of one type, its epochs take that type's durations, and a job that changes
+    type pays the restart. `gpus` is then the cluster's total (another value is an error);
+    `throughputs` may be a `TypedThroughputs`, a single (V100) table with the other types
+    built in, or a path. A V100-only `cluster` (`"v100=12"`) is the homogeneous path,
+    exactly `gpus=12`. Registered: `shockwave_gym/Hetero-v0` (Generated-v0's traces on
+    `v100=8,p100=8,k80=8`) and the suite `shockwave_gym/Suite-hetero-mixed-v0`
+    (docs/SUITES.md); `cluster=` also works on every other id.
+
+    Types are indexed in the cluster's order, fastest generation first (v100, p100, k80),
+    T = the number of types. How each mode chooses the type:
+
+    | mode | space | who chooses the type |
+    |------|-------|----------------------|
+    | `priority` | `Box(-1, 1, (max_jobs,))`, unchanged | the agent orders the jobs; in that order (then the queue) each job is placed by the **placement rule**: the fastest type *for that job* (its throughput at its current batch size; ties: cluster order) among the types it can run on that still have its whole gang free; a job that fits nowhere is skipped. Work-conserving per type. |
+    | `select` | `MultiBinary(max_jobs)`, unchanged | the agent chooses the set; its jobs are placed by the placement rule in arrival order; a selected job that fits no type is dropped (repair rule, counted in `info`). Mask as on one type. |
+    | `sequential` | `Discrete(T * max_jobs + 1)` | the agent: action `t * max_jobs + s` runs the job in slot `s` on type `t`; `T * max_jobs` ends the round (on one type: the homogeneous layout). `action_masks()` (length T * max_jobs + 1, type-major) is exact: (t, s) is legal when slot s holds a job not picked yet this round, the job can run on t (`view.runnable`) and t still has its gang free; "end round" is always legal. An infeasible pick ends the round and is counted. |
+
+    The placement rule is the simulator's default rule (`shockwave_gym.placement.place_in_order`);
+    the env hands the simulator the explicit placement it decoded, and every placement an
+    unmasked action builds is one the simulator accepts (tested, as is that every masked
+    pick is one it rejects). `env.simulator.history[-1].gpu_types` gives the type of each job
+    of the last round; `view.last_type` the type each job ran on.
+
+    Observation (version 2 layout, unchanged in size): per slot, `throughput_v100`,
+    `throughput_p100`, `throughput_k80` are the job's rate on each type relative to V100 at
+    its current batch size (0: cannot run there); the cluster features `free_v100`,
+    `free_p100`, `free_k80` are each type's GPUs not yet allocated in this decision over the
+    cluster's GPUs (types absent from the cluster read 0). `free_gpus`-style capacity is per
+    type mid-round in `sequential` mode.
+
+    Vector env: the native `ClusterVectorEnv` batches V100-only clusters. For a heterogeneous
+    cluster `gym.make_vec` (every id's `vector_entry_point`) returns `SyncClusterVectorEnv`:
+    K single envs stepped in turn in Gymnasium's `SyncVectorEnv` (same `action_masks()` and
+    `max_episode_steps` as the native env, same trajectories as K separate envs seeded
+    `seed + i`), as fast as K single envs.
+
     ## Arguments
 
     ```python
