@@ -258,3 +258,14 @@ def test_make_vec_falls_back_and_matches_separate_envs():
     suite = gym.make_vec("shockwave_gym/Suite-hetero-mixed-v0", num_envs=2, vectorization_mode="vector_entry_point")
     assert isinstance(suite, SyncClusterVectorEnv)
     assert suite.reset(seed=0)[0]["jobs"].shape[0] == 2
+
+
+def test_ansi_render_names_the_types():
+    env = ClusterEnv(trace="teaching-12", cluster="v100=2,p100=2,k80=4", action_mode="sequential", render_mode="ansi")
+    env.reset(seed=0)
+    env.step(2 * env.max_jobs + 0)  # job 0 on k80; the only active job, so the round closes
+    env.step(1 * env.max_jobs + 1)  # job 1 picked on p100
+    text = env.render()
+    assert "GPUs v100=2,p100=2,k80=4" in text
+    rows = {int(line.split()[1]): line.split() for line in text.splitlines() if line.split()[:1] in (["0"], ["1"])}
+    assert rows[0][-2:] == ["k80", "."] and rows[1][-2:] == [".", "p100"]

@@ -372,8 +372,10 @@ class ClusterEnv(gym.Env):
             raise gym.error.ResetNeeded("call reset() before render()")
         if self.render_mode == "ansi":
             picked = self._mode.picked if self.action_mode == "sequential" else None
+            picked_types = getattr(self._mode, "picked_type", None)
             return ansi_table(
-                self.simulator.view, self.slots, last_round=self._last_record, metrics=self._metrics, picked=picked
+                self.simulator.view, self.slots, last_round=self._last_record, metrics=self._metrics, picked=picked,
+                picked_types=picked_types,
             )
         return gantt_rgb(self.simulator.result())
 
