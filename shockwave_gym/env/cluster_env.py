@@ -9,6 +9,7 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 
+from shockwave_gym.cluster import ClusterSpec
 from shockwave_gym.config import (
     DEFAULT_MAX_ROUNDS,
     DEFAULT_RESTART_MIN_RUN_SHARE,
@@ -17,7 +18,6 @@ from shockwave_gym.config import (
     SimConfig,
     require_positive_int,
 )
-from shockwave_gym.cluster import ClusterSpec
 from shockwave_gym.env.render import ansi_table
 from shockwave_gym.env.rewards import RoundTransition, make_reward
 from shockwave_gym.errors import InputError, InvalidActionError
