@@ -139,3 +139,40 @@ def test_sequential_infeasible_pick_ends_the_round_and_bad_actions_raise():
         mode.pick(25)
     with pytest.raises(InvalidActionError, match="one integer"):
         mode.pick(1.0)
+
+
+def test_sequential_without_idle_fills_by_the_default_rule_and_forces_only_single_picks():
+    view, slots = _view_and_slots()
+    mode = TypedSequentialMode(8, 3, idle_allowed=False)
+    mode.start_round(view, slots, context())
+    assert not mode.masks(slots)[-1]  # "end round" is illegal
+    assert not mode.forced_picks()  # many legal picks: nothing forced
+    # "end round" anyway: illegal, so the round is filled in arrival order by the default rule
+    assert mode.pick(24) == (True, True)
+    ids, types = mode.placed(slots)
+    assert ids.tolist() == [0, 1, 2] and types.tolist() == [0, 1, 2]  # as pack by arrival
+    # a round where one pick is legal at a time is made entirely by forced picks
+    capacity_one = context(capacity=(1, 0, 0))
+    mode.start_round(view, slots, capacity_one)
+    assert mode.forced_picks() is False  # jobs 3 and 4 (1 GPU each) both fit the one v100
+    mode.pick(0 * 8 + 3)
+    assert mode.forced_picks() is True and mode.placed(slots)[0].tolist() == [3]
+
+
+def test_unforced_placement_only_when_every_job_fits_its_fastest_type():
+    from shockwave_gym.interface.typed_actions import unforced_placement
+
+    view, slots = _view_and_slots()
+    assert unforced_placement(view, slots, context()) is None  # 12 GPUs of demand on 8
+    roomy = context(capacity=(12, 8, 8))
+    ids, types = unforced_placement(view, slots, roomy)
+    assert ids.tolist() == list(range(6)) and types.tolist() == [0, 0, 0, 0, 1, 0]
+    # any order gives that placement
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        order = rng.permutation(6)
+        placed, placed_types = roomy.place(order, GANG)
+        assert dict(zip(placed.tolist(), placed_types.tolist())) == dict(zip(ids.tolist(), types.tolist()))
+    view4, slots4 = _view_and_slots(max_jobs=4)
+    assert unforced_placement(view4, slots4, roomy, every_slotted=True) is None  # jobs 4, 5 queue
+    assert unforced_placement(view4, slots4, roomy) is not None

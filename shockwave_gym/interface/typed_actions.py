@@ -113,15 +113,18 @@ class TypedSequentialMode:
     closes_every_step = False
     chooses_sorted = True
 
-    def __init__(self, max_jobs: int, num_types: int):
+    def __init__(self, max_jobs: int, num_types: int, *, idle_allowed: bool = True):
         self.max_jobs = max_jobs
         self.num_types = num_types
+        self.idle_allowed = bool(idle_allowed)
         self.end_action = num_types * max_jobs
         self.picked = np.zeros(max_jobs, dtype=bool)
         self.picked_type = np.full(max_jobs, -1, dtype=np.int64)
         self.free = np.zeros(num_types, dtype=np.int64)
         self._slot_gang = np.zeros(max_jobs, dtype=np.int64)
         self._slot_runnable = np.zeros((num_types, max_jobs), dtype=bool)
+        self._slot_job = np.full(max_jobs, -1, dtype=np.int64)
+        self._slot_rates = np.zeros((max_jobs, num_types))
 
     @property
     def free_gpus(self) -> int:
@@ -142,6 +145,8 @@ class TypedSequentialMode:
         job = np.maximum(slots.slot_job, 0)
         self._slot_gang = np.where(valid, view.gang[job], 0)
         self._slot_runnable = (context.runnable[job] & valid[:, None]).T.copy()
+        self._slot_job = slots.slot_job.copy()
+        self._slot_rates = context.rates[job]
 
     def pickable(self) -> np.ndarray:
         """(T, max_jobs) bool: (type, slot) picks that are legal now."""
@@ -156,15 +161,45 @@ class TypedSequentialMode:
         a = int(value.reshape(()))
         if not 0 <= a <= self.end_action:
             raise InvalidActionError(f"sequential action must be in 0..{self.end_action}, got {a}")
-        if a == self.end_action:
+        if a == self.end_action and self.idle_allowed:
             return True, False
         t, slot = divmod(a, self.max_jobs)
-        if not self.pickable()[t, slot]:
+        if a == self.end_action or not self.pickable()[t, slot]:
+            if not self.idle_allowed:
+                self._fill()
             return True, True
-        self.picked[slot] = True
-        self.picked_type[slot] = t
-        self.free[t] -= int(self._slot_gang[slot])
+        self._take(slot, t)
         return not self.pickable().any(), False
+
+    def _take(self, slot: int, gpu_type: int) -> None:
+        self.picked[slot] = True
+        self.picked_type[slot] = gpu_type
+        self.free[gpu_type] -= int(self._slot_gang[slot])
+
+    def _fill(self) -> None:
+        """Place every unpicked job that still fits, in arrival order, by the default rule
+        (its fastest type with room)."""
+        left = np.flatnonzero(self._slot_runnable.any(axis=0) & ~self.picked)
+        for slot in left[np.argsort(self._slot_job[left], kind="stable")].tolist():
+            legal = np.flatnonzero(self._slot_runnable[:, slot] & (self._slot_gang[slot] <= self.free))
+            if legal.size:  # fastest first; ties: cluster order
+                self._take(slot, int(legal[np.argmax(self._slot_rates[slot, legal])]))
+
+    def forced_picks(self) -> bool:
+        """Without ``idle_allowed``, make the picks no policy could make otherwise: the only
+        legal (slot, type) pick, repeatedly. Returns whether the round is now closed (no
+        legal pick left). With ``idle_allowed`` nothing is forced. (On several types, jobs
+        that would all fit together are not forced: their types are still a choice.)"""
+        if self.idle_allowed:
+            return False
+        while True:
+            legal = np.flatnonzero(self.pickable().ravel())
+            if legal.size == 0:
+                return True
+            if legal.size > 1:
+                return False
+            t, slot = divmod(int(legal[0]), self.max_jobs)
+            self._take(slot, t)
 
     def placed(self, slots: SlotMap) -> tuple[np.ndarray, np.ndarray]:
         """(job ids picked, ascending; their type indices)."""
@@ -175,8 +210,30 @@ class TypedSequentialMode:
 
     def masks(self, slots) -> np.ndarray:
         """(T * max_jobs + 1,) bool: exact feasibility, type-major; the last entry ("end
-        round") is True."""
-        return np.append(self.pickable().ravel(), True)
+        round") is ``idle_allowed``."""
+        return np.append(self.pickable().ravel(), self.idle_allowed)
+
+
+def unforced_placement(view, slots: SlotMap, context: TypeContext, *, every_slotted: bool = False):
+    """The placement of the coming round when no ``priority`` (or, with ``every_slotted``,
+    ``select``) action could change it, else ``None``: (ascending ids, type indices).
+
+    That is when every active job fits on its own fastest type at once (per type, the gangs
+    of the jobs that prefer it fit its capacity): then the default rule places every job
+    there whatever the order (each finds its fastest type with room), and running them all
+    is the work-conserving choice. ``select`` also needs every active job slotted.
+    """
+    if every_slotted and slots.queue.size:
+        return None
+    ids = view.active_job_ids
+    if ids.size == 0:
+        return ids, ids
+    runnable = context.runnable[ids]
+    best = np.argmax(np.where(runnable, context.rates[ids], -np.inf), axis=1)
+    demand = np.bincount(best, weights=view.gang[ids], minlength=context.capacity.size)
+    if np.any(demand > context.capacity):
+        return None
+    return np.asarray(ids, dtype=np.int64), best.astype(np.int64)
 
 
 TYPED_MODES = {"select": TypedSelectMode, "priority": TypedPriorityMode, "sequential": TypedSequentialMode}
