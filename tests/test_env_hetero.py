@@ -269,3 +269,38 @@ def test_ansi_render_names_the_types():
     assert "GPUs v100=2,p100=2,k80=4" in text
     rows = {int(line.split()[1]): line.split() for line in text.splitlines() if line.split()[:1] in (["0"], ["1"])}
     assert rows[0][-2:] == ["k80", "."] and rows[1][-2:] == [".", "p100"]
+
+
+class _ScoreByProgress:
+    """A stand-in slot network: scores (or logits) from one observation feature, so the
+    policy's choices vary with the state."""
+
+    kind = "gaussian"
+
+    def __init__(self, max_jobs: int, extra: int = 0):
+        self.max_jobs = max_jobs
+        self.extra = extra
+
+    def outputs(self, obs):
+        scores = obs["jobs"][:, 1] - obs["job_valid"]  # least progress first among valid
+        return np.concatenate([scores, np.zeros(self.extra)]).astype(np.float32)
+
+
+@pytest.mark.parametrize("mode", ["priority", "sequential"])
+def test_learned_policy_adapter_places_on_a_heterogeneous_cluster(mode):
+    from shockwave_agents.learned.adapter import PolicyAgent
+    from shockwave_gym import SimConfig
+    from shockwave_gym.runner import run_episode
+
+    trace = small_source().sample(np.random.default_rng(0))
+    network = _ScoreByProgress(16, extra=1 if mode == "sequential" else 0)
+    cluster = ClusterSpec.parse(SMALL)
+    agent = PolicyAgent(network, mode)
+    seen = []
+
+    def on_round(status):
+        seen.append(status)
+
+    outcome = run_episode(trace, agent, SimConfig(cluster=cluster), progress=False, on_round=on_round)
+    assert outcome.metrics["num_jobs"] == trace.num_jobs and np.isfinite(outcome.metrics["avg_jct_s"])
+    assert agent.rounds == outcome.metrics["rounds"] and seen

@@ -10,8 +10,12 @@ network deterministically, and turns its output into job ids with the env's own 
 * ``select``: a bit is set where its logit favours 1, then ``SelectMode.choose`` repairs;
 * ``sequential``: masked arg-max picks, one sub-step at a time, until the round closes.
 
-These are the modes of SB3's distributions (mean, per-bit arg-max, masked arg-max). The
-network is a :class:`~shockwave_agents.learned.inference.NumpySlotNetwork` (no torch
+These are the modes of SB3's distributions (mean, per-bit arg-max, masked arg-max). On a
+heterogeneous view (``view.heterogeneous``) the same decoding goes through the typed modes
+(:mod:`shockwave_gym.interface.typed_actions`): the policy's order or set is placed by the
+simulator's default rule (each job on its fastest type with room) and returned as a
+:class:`~shockwave_gym.placement.Placement`; a ``sequential`` policy picks slots (masked to
+jobs that fit some type) and each pick goes to its fastest type with room. The network is a :class:`~shockwave_agents.learned.inference.NumpySlotNetwork` (no torch
 needed) or a :class:`~shockwave_agents.learned.inference.TorchSlotNetwork`.
 """
 
@@ -23,6 +27,8 @@ from shockwave_agents.base import Agent
 from shockwave_gym.interface.actions import make_action_mode
 from shockwave_gym.interface.observation import build_observation
 from shockwave_gym.interface.slots import SlotMap
+from shockwave_gym.interface.typed_actions import TypeContext
+from shockwave_gym.placement import Placement
 from shockwave_gym.view import ClusterView
 
 
@@ -36,6 +42,7 @@ class PolicyAgent(Agent):
         self.action_mode = action_mode
         self.name = name
         self.mode = make_action_mode(action_mode, self.max_jobs)
+        self.typed_mode = None  # the typed variant, made for the first heterogeneous view
         self.slots = SlotMap(self.max_jobs)
         self.rounds = 0
         self.substeps = 0
@@ -49,8 +56,10 @@ class PolicyAgent(Agent):
         slots = self.slots
         slots.update(view)
         self.rounds += 1
+        if view.heterogeneous and (self.typed_mode is None or self.typed_mode.num_types != view.cluster.num_types):
+            self.typed_mode = make_action_mode(self.action_mode, self.max_jobs, cluster=view.cluster)
         if self.action_mode == "sequential":
-            return self._act_sequential(view)
+            return self._act_sequential_typed(view) if view.heterogeneous else self._act_sequential(view)
         out = self.network.outputs(build_observation(view, slots))
         if self.action_mode == "priority":
             action = out
@@ -58,6 +67,9 @@ class PolicyAgent(Agent):
             action = (out.reshape(-1, 2).argmax(axis=1) == 1).astype(np.int8)
         else:  # Bernoulli logits
             action = (out > 0).astype(np.int8)
+        if view.heterogeneous:
+            job_ids, types, _ = self.typed_mode.place(action, view, slots, TypeContext.of(view))
+            return Placement(job_ids, types)
         job_ids, _ = self.mode.choose(action, view, slots)
         return job_ids
 
@@ -76,6 +88,27 @@ class PolicyAgent(Agent):
             if closes:
                 break
         return mode.chosen(slots)
+
+    def _act_sequential_typed(self, view: ClusterView) -> Placement:
+        mode, slots, max_jobs = self.typed_mode, self.slots, self.max_jobs
+        context = TypeContext.of(view)
+        mode.start_round(view, slots, context)
+        while True:
+            legal = mode.pickable()  # (types, slots)
+            fits = legal.any(axis=0)
+            if not fits.any():
+                break
+            obs = build_observation(view, slots, picked=mode.picked, free_gpus=mode.free_gpus)
+            logits = self.network.outputs(obs)[:max_jobs]
+            slot = int(np.argmax(np.where(fits, logits, -np.inf)))
+            job = int(slots.slot_job[slot])
+            types = np.flatnonzero(legal[:, slot])
+            gpu_type = int(types[np.argmax(context.rates[job, types])])  # fastest with room
+            self.substeps += 1
+            closes, _ = mode.pick(np.int64(gpu_type * max_jobs + slot))
+            if closes:
+                break
+        return Placement(*mode.placed(slots))
 
     def stats(self) -> dict:
         stats = {"policy_rounds": self.rounds}
