@@ -172,7 +172,8 @@ def test_unforced_placement_only_when_every_job_fits_its_fastest_type():
     for _ in range(20):
         order = rng.permutation(6)
         placed, placed_types = roomy.place(order, GANG)
-        assert dict(zip(placed.tolist(), placed_types.tolist())) == dict(zip(ids.tolist(), types.tolist()))
+        got = dict(zip(placed.tolist(), placed_types.tolist(), strict=True))
+        assert got == dict(zip(ids.tolist(), types.tolist(), strict=True))
     view4, slots4 = _view_and_slots(max_jobs=4)
     assert unforced_placement(view4, slots4, roomy, every_slotted=True) is None  # jobs 4, 5 queue
     assert unforced_placement(view4, slots4, roomy) is not None
