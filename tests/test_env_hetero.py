@@ -59,18 +59,21 @@ def _advance(env: ClusterEnv, rng: np.random.Generator, mode: str, steps: int):
             env.reset()
 
 
-def test_sequential_masks_are_exact_against_the_simulator():
+@pytest.mark.parametrize("idle_allowed", [False, True])
+def test_sequential_masks_are_exact_against_the_simulator(idle_allowed):
     """At many sub-steps: every unmasked (slot, type) pick, added to the round built so far,
     is a placement the simulator accepts; every masked pick of an occupied slot is one it
-    rejects; and stepping an unmasked pick is never counted as infeasible."""
-    env = small_env("sequential")
+    rejects; stepping an unmasked action is never counted as illegal. "End round" is legal
+    exactly with ``idle_allowed``; without it the rounds are work-conserving: a round closes
+    only when no pick is legal."""
+    env = small_env("sequential", idle_allowed=idle_allowed)
     env.reset(seed=1)
     rng = np.random.default_rng(1)
     checked_legal = checked_illegal = 0
     for _ in range(150):
         mode, sim, slots = env._mode, env.simulator, env.slots
         mask = env.action_masks()
-        assert mask.shape == (3 * env.max_jobs + 1,) and mask[-1]
+        assert mask.shape == (3 * env.max_jobs + 1,) and mask[-1] == idle_allowed
         ids, types = mode.placed(slots)
         for action in range(mode.end_action):
             t, s = divmod(action, env.max_jobs)
@@ -87,8 +90,13 @@ def test_sequential_masks_are_exact_against_the_simulator():
                     sim.validate_placement(placement)
                 checked_illegal += 1
         action = random_valid_action(env, rng, "sequential")
+        picked_before = mode.placed(slots)[0].size
         _, _, terminated, truncated, info = env.step(action)
         assert info["action_repairs"] == 0
+        if info["round_closed"] and not idle_allowed and action != mode.end_action:
+            # the round closed by itself: the last pick left no legal pick
+            record = env.simulator.history[-1]
+            assert record.job_ids.size == picked_before + 1
         if terminated or truncated:
             env.reset()
     assert checked_legal > 100 and checked_illegal > 100
@@ -141,7 +149,7 @@ def _run_alone(env: ClusterEnv, job: int, gpu_type: int) -> None:
 
 
 def test_sequential_runs_a_job_on_the_type_it_picks_and_a_move_pays_the_restart():
-    env = small_env("sequential")
+    env = small_env("sequential", idle_allowed=True)  # rounds with one job, by "end round"
     env.reset(seed=3)
     job = int(env.slots.slot_job[np.flatnonzero(env.slots.slot_job >= 0)[0]])
     k80, v100 = env.cluster.index("k80"), env.cluster.index("v100")
@@ -158,14 +166,16 @@ def test_sequential_runs_a_job_on_the_type_it_picks_and_a_move_pays_the_restart(
 
 
 def test_observation_carries_per_type_throughput_and_free_capacity():
-    env = small_env("sequential")
-    obs, _ = env.reset(seed=4)
-    names = env.feature_names if hasattr(env, "feature_names") else None
     from shockwave_gym.interface.observation import feature_names
 
+    env = small_env("sequential")
+    obs, _ = env.reset(seed=4)
+    rng = np.random.default_rng(4)
+    while env.view.num_active < 3:  # a round start with a choice to make
+        obs, *_, info = env.step(random_valid_action(env, rng, "sequential"))
+        while not info["round_closed"]:
+            obs, *_, info = env.step(random_valid_action(env, rng, "sequential"))
     job_names, cluster_names = feature_names(2)
-    if names is not None:
-        assert names == (job_names, cluster_names)
     free = {t: obs["cluster"][cluster_names.index(f"free_{t}")] for t in ("v100", "p100", "k80")}
     assert free == pytest.approx({"v100": 0.4, "p100": 0.2, "k80": 0.4})
     # per slot: rate on each type / V100 rate, as the view's per-type rates say
@@ -181,7 +191,8 @@ def test_observation_carries_per_type_throughput_and_free_capacity():
     p100 = env.cluster.index("p100")
     pick = int(np.flatnonzero(mask[p100 * env.max_jobs:(p100 + 1) * env.max_jobs])[0])
     gang = int(view.gang[slots.slot_job[pick]])
-    obs, *_ = env.step(p100 * env.max_jobs + pick)
+    obs, *_, info = env.step(p100 * env.max_jobs + pick)
+    assert not info["round_closed"]
     after = {t: obs["cluster"][cluster_names.index(f"free_{t}")] for t in ("v100", "p100", "k80")}
     assert after == pytest.approx({"v100": 0.4, "p100": (2 - gang) / 10, "k80": 0.4})
     assert obs["picked"][pick] == 1
