@@ -315,3 +315,37 @@ def test_learned_policy_adapter_places_on_a_heterogeneous_cluster(mode):
     outcome = run_episode(trace, agent, SimConfig(cluster=cluster), progress=False, on_round=on_round)
     assert outcome.metrics["num_jobs"] == trace.num_jobs and np.isfinite(outcome.metrics["avg_jct_s"])
     assert agent.rounds == outcome.metrics["rounds"] and seen
+
+
+@pytest.mark.parametrize("mode", ["priority", "select", "sequential"])
+def test_skip_trivial_skips_only_rounds_no_action_could_change(mode):
+    """A fixed policy (constant scores / every bit / the first legal pick) gets the same
+    episode with and without skipping: the skipped rounds are the ones the default rule (or
+    a single legal pick) decides anyway. In priority and select some rounds are skipped."""
+    def policy(env):
+        if mode == "priority":
+            return np.zeros(env.max_jobs, np.float32)
+        if mode == "select":
+            return env.action_masks()[1::2].astype(np.int8)
+        return int(np.flatnonzero(env.action_masks())[0])
+
+    results = {}
+    for skip in (False, True):
+        env = small_env(mode, skip_trivial=skip)
+        env.reset(seed=8)
+        total, done, info = 0.0, False, {}
+        while not done:
+            _, reward, terminated, truncated, info = env.step(policy(env))
+            total += reward
+            done = terminated or truncated
+        results[skip] = (info["metrics"], total, info["rounds_skipped_total"], env.simulator.history)
+    (plain, plain_return, none_skipped, plain_history), (skipped, skip_return, num_skipped, history) = (
+        results[False], results[True])
+    assert none_skipped == 0
+    # sequential: a round is skipped only when one (slot, type) pick is legal at a time,
+    # rare with three types (a lone job still chooses its type)
+    if mode != "sequential":
+        assert num_skipped > 0
+    assert [r.job_ids.tolist() for r in history] == [r.job_ids.tolist() for r in plain_history]
+    assert [r.gpu_types.tolist() for r in history] == [r.gpu_types.tolist() for r in plain_history]
+    assert skipped["avg_jct_s"] == plain["avg_jct_s"] and skip_return == pytest.approx(plain_return, rel=1e-12)

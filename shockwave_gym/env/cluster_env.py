@@ -46,8 +46,9 @@ class ClusterEnv(gym.Env):
     """
     ## Description
 
-    A homogeneous GPU cluster runs ML training jobs in rounds of 120 s, as in the Shockwave
-    paper (Zheng et al., NSDI '23) and its authors' trace-driven simulator. Jobs arrive over
+    A GPU cluster (V100s, or a mix of GPU types: see Heterogeneous clusters) runs ML
+    training jobs in rounds of 120 s, as in the Shockwave paper (Zheng et al., NSDI '23)
+    and its authors' trace-driven simulator. Jobs arrive over
     time, each asking for a fixed *gang* of 1, 2, 4 or 8 GPUs, and adapt their batch size as
     they train (Accordion or GNS), so their speed changes in ways a scheduler cannot see in
     advance. At every round boundary the agent decides which jobs run; a job that did not
@@ -260,20 +261,33 @@ class ClusterEnv(gym.Env):
     |------|-------|----------------------|
     | `priority` | `Box(-1, 1, (max_jobs,))`, unchanged | the agent orders the jobs; in that order (then the queue) each job is placed by the **placement rule**: the fastest type *for that job* (its throughput at its current batch size; ties: cluster order) among the types it can run on that still have its whole gang free; a job that fits nowhere is skipped. Work-conserving per type. |
     | `select` | `MultiBinary(max_jobs)`, unchanged | the agent chooses the set; its jobs are placed by the placement rule in arrival order; a selected job that fits no type is dropped (repair rule, counted in `info`). Mask as on one type. |
-    | `sequential` | `Discrete(T * max_jobs + 1)` | the agent: action `t * max_jobs + s` runs the job in slot `s` on type `t`; `T * max_jobs` ends the round (on one type: the homogeneous layout). `action_masks()` (length T * max_jobs + 1, type-major) is exact: (t, s) is legal when slot s holds a job not picked yet this round, the job can run on t (`view.runnable`) and t still has its gang free; "end round" is always legal. An infeasible pick ends the round and is counted. |
+    | `sequential` | `Discrete(T * max_jobs + 1)` | the agent: action `t * max_jobs + s` runs the job in slot `s` on type `t`; `T * max_jobs` ends the round (on one type: the homogeneous layout). `action_masks()` (length T * max_jobs + 1, type-major) is exact: (t, s) is legal when slot s holds a job not picked yet this round, the job can run on t (`view.runnable`) and t still has its gang free; "end round" is legal only with `idle_allowed=True`. Without it (the default) rounds are work-conserving: a round closes once no pick is legal, and an illegal action fills the rest of the round with the jobs that still fit, in arrival order, each by the placement rule. With it an infeasible pick ends the round. Illegal actions are counted. |
 
     The placement rule is the simulator's default rule (`shockwave_gym.placement.place_in_order`);
     the env hands the simulator the explicit placement it decoded, and every placement an
     unmasked action builds is one the simulator accepts (tested, as is that every masked
     pick is one it rejects). `env.simulator.history[-1].gpu_types` gives the type of each job
-    of the last round; `view.last_type` the type each job ran on.
+    of the last round; `view.last_type` the type each job ran on. The placement rule ignores
+    restarts: it may move a job to a faster type that just freed up, paying the restart;
+    `sequential` is the mode that can keep a job where it ran.
 
-    Observation (version 2 layout, unchanged in size): per slot, `throughput_v100`,
-    `throughput_p100`, `throughput_k80` are the job's rate on each type relative to V100 at
-    its current batch size (0: cannot run there); the cluster features `free_v100`,
-    `free_p100`, `free_k80` are each type's GPUs not yet allocated in this decision over the
-    cluster's GPUs (types absent from the cluster read 0). `free_gpus`-style capacity is per
-    type mid-round in `sequential` mode.
+    `skip_trivial` on several types skips a round only when no action could change it:
+    `priority` / `select` when every active job fits on its own fastest type at once (then
+    any order places every job there; `select` also needs every active job slotted);
+    `sequential` only for picks that are the single legal one (jobs that would all fit
+    together still choose their types, so they are not forced).
+
+    Observation (version 2, same layout as on one type): per slot, `throughput_v100`,
+    `throughput_p100`, `throughput_k80` are the job's rate on each type at its current batch
+    size over the V100 rate. For the cluster's types they are the simulator's own rates
+    (`view.throughput_by_type`), 0 where the job may not be placed on the type
+    (`view.runnable`: some batch size it can reach has no rate there), so they agree with the
+    masks; types the cluster lacks keep the built-in tables' values. The cluster features
+    `free_v100`, `free_p100`, `free_k80` are each type's GPUs not yet allocated in this
+    decision over the cluster's GPUs (`free_capacity_by_type`; a type the cluster lacks reads
+    0), per type mid-round in `sequential` mode. Observation version 1 has no per-type
+    features (its `free_gpus` sums the types). `ran_last_round` says whether a job ran last
+    round, not on which type (a move to another type pays the restart all the same).
 
     Vector env: the native `ClusterVectorEnv` batches V100-only clusters. For a heterogeneous
     cluster `gym.make_vec` (every id's `vector_entry_point`) returns `SyncClusterVectorEnv`:
@@ -305,10 +319,12 @@ class ClusterEnv(gym.Env):
     | `obs_version` | `2` | observation layout: 2 (scale-free, per-type) or 1 (the shipped weights') |
     | `skip_trivial` | `False` | run rounds without a decision inside the step (see Action Space) |
     | `idle_allowed` | `False` | sequential mode: "end round" always legal (v1 behaviour) |
+    | `cluster` | `None` (`gpus` V100s) | GPUs per type, `"v100=8,p100=8,k80=8"` or a `ClusterSpec` (see Heterogeneous clusters) |
 
     Registered ids: `shockwave_gym/Cluster-v0` (canonical-analogue-120, 32 GPUs),
     `shockwave_gym/Teaching-v0` (teaching-12, 4 GPUs), `shockwave_gym/Generated-v0` (a new
-    generated trace at every reset: 20-40 jobs on 12 GPUs, 15-60 arrivals/h, 0.2-2 h jobs).
+    generated trace at every reset: 20-40 jobs on 12 GPUs, 15-60 arrivals/h, 0.2-2 h jobs),
+    `shockwave_gym/Hetero-v0` (the same generated traces on `v100=8,p100=8,k80=8`).
 
     ## Version History
 
@@ -318,6 +334,8 @@ class ClusterEnv(gym.Env):
       `ftf` paid on completion from the metric's rho; `nsw` removed; `skip_trivial`;
       work-conserving `sequential` mode by default (`idle_allowed`); `rounds_elapsed`,
       `elapsed_s`, `rounds_skipped_total` in `info`.
+    - v0, heterogeneous clusters (issue 15): `cluster=`, `Hetero-v0`, typed `sequential`
+      actions, per-type placement in `priority` / `select`.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
