@@ -221,3 +221,19 @@ def test_typed_throughputs_from_gavel_json(tmp_path):
     path.write_text('{"k80": {}}')
     with pytest.raises(InputError, match="no worker type 'v100'"):
         TypedThroughputs.from_gavel_json(path)
+
+
+def test_queue_baselines_order_reaches_the_placement():
+    """FIFO puts the first arrival on the V100; SRTF the shorter job; LAS, with equal service,
+    arrival order again. The order an agent returns is the order the default rule places."""
+    from shockwave_agents import make_agent
+
+    jobs = [_job(0, epochs=5), _job(1, epochs=2, arrival=0.0)]
+    # type index per job after round 0 on the cluster (v100, k80)
+    expected = {"fifo": [0, 1], "srtf": [1, 0], "las": [0, 1]}
+    for name, types in expected.items():
+        sim = _sim(jobs, cluster="v100=1,k80=1")
+        agent = make_agent(name)
+        agent.reset(sim.view, 0)
+        sim.step(agent.act(sim.view))
+        assert sim.view.last_type.tolist() == types, name

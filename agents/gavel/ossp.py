@@ -11,6 +11,12 @@ order, in the authors' matrix form.
 Source: the ``min_total_duration`` policy of Gavel (Narayanan et al., OSDI '20), used as the
 OSSP baseline by Shockwave. Authors' policy key: ``min_total_duration``.
 
+Heterogeneous form (Gavel's min-total-duration policy over types; docs/HETEROGENEOUS.md): the
+same bisection over ``T`` with the rate ``sum_t tput[j, t] X[j, t]`` and per-type capacity
+``sum_j sf_j X[j, t] <= G_t``. Feasibility is decided against the optimal bound ``T*``, found
+by one LP (HiGHS: maximise ``s`` with ``sum_t tput X >= rem s``; ``T* = 1/s*``), and the point
+is ECOS's at the last feasible ``T``, as on one type.
+
 Deliberate difference (speed only): the authors ask ECOS about every bisection step. The
 feasibility of a ``T`` is decided here in closed form (``T >= max_j rem_j/thr_j`` and
 ``T >= sum_j sf_j rem_j/thr_j / G``); ECOS is asked only when ``T`` lies within a relative
@@ -99,6 +105,78 @@ def min_total_duration_allocation(throughput: np.ndarray, gang: np.ndarray, rema
     return np.clip(x, 0.0, 1.0)
 
 
+def _typed_duration_lp(throughput, gang, remaining, type_gpus, bound_s):
+    """ECOS's feasibility point at ``T = bound_s`` over types; ``(status, X or None)``."""
+    import cvxpy as cp
+
+    m, num_types = throughput.shape
+    x = cp.Variable((m, num_types))
+    constraints = [
+        x >= 0,
+        cp.sum(cp.multiply(gang.reshape(m, 1), x), axis=0) <= type_gpus,
+        cp.sum(x, axis=1) <= 1,
+        cp.sum(cp.multiply(throughput, x), axis=1) >= remaining / bound_s,
+    ]
+    blocked = throughput <= 0
+    if blocked.any():
+        constraints.append(cp.multiply(blocked.astype(np.float64), x) == 0)
+    problem = cp.Problem(cp.Maximize(1), constraints)
+    try:
+        problem.solve(solver=cp.ECOS)
+    except cp.error.SolverError:
+        return "solver_error", None
+    return problem.status, x.value
+
+
+def hetero_min_duration_bound(throughput: np.ndarray, gang: np.ndarray, remaining: np.ndarray, type_gpus: np.ndarray) -> float:
+    """``T*``: the smallest bound every job can meet over types (one HiGHS LP)."""
+    from scipy.optimize import linprog
+
+    m, num_types = throughput.shape
+    n = m * num_types
+    meet = np.zeros((m, n + 1))  # rem_j s - sum_t tput X <= 0
+    for j in range(m):
+        meet[j, j * num_types:(j + 1) * num_types] = -throughput[j]
+        meet[j, n] = remaining[j]
+    capacity = np.zeros((num_types, n + 1))
+    for t in range(num_types):
+        capacity[t, t:n:num_types] = gang
+    rows = np.hstack([np.kron(np.eye(m), np.ones((1, num_types))), np.zeros((m, 1))])
+    bounds = [(0.0, 1.0 if rate > 0 else 0.0) for rate in throughput.ravel()] + [(0.0, None)]
+    cost = np.zeros(n + 1)
+    cost[n] = -1.0
+    result = linprog(cost, A_ub=np.vstack([meet, capacity, rows]),
+                     b_ub=np.concatenate([np.zeros(m), type_gpus, np.ones(m)]), bounds=bounds, method="highs")
+    if result.status != 0 or result.x[n] <= 0:
+        raise RuntimeError(f"heterogeneous min-total-duration LP failed: {result.message}")
+    return 1.0 / float(result.x[n])
+
+
+def hetero_min_total_duration_allocation(throughput, gang, remaining, type_gpus) -> np.ndarray:
+    """OSSP's ``X`` (m, T) over types (module docstring)."""
+    throughput = np.asarray(throughput, dtype=np.float64)
+    gang = np.asarray(gang, dtype=np.float64)
+    remaining = np.asarray(remaining, dtype=np.float64)
+    type_gpus = np.asarray(type_gpus, dtype=np.float64)
+    if throughput.shape[0] == 0:
+        return np.zeros(throughput.shape)
+    need_s = hetero_min_duration_bound(throughput, gang, remaining, type_gpus)
+
+    def is_feasible(bound_s: float) -> bool:
+        if abs(bound_s - need_s) > AMBIGUOUS_REL * need_s:
+            return bound_s > need_s
+        return _typed_duration_lp(throughput, gang, remaining, type_gpus, bound_s)[0] == "optimal"
+
+    bound_s = bisect_duration_bound(is_feasible)
+    status, x = _typed_duration_lp(throughput, gang, remaining, type_gpus, bound_s)
+    if status != "optimal" or x is None:
+        bound_s = bisect_duration_bound(
+            lambda b: _typed_duration_lp(throughput, gang, remaining, type_gpus, b)[0] == "optimal"
+        )
+        status, x = _typed_duration_lp(throughput, gang, remaining, type_gpus, bound_s)
+    return np.clip(x, 0.0, 1.0)
+
+
 class OsspAgent(GavelRoundAgent):
     """Min-total-duration allocation (OSSP) turned into rounds by the shared mechanism."""
 
@@ -112,4 +190,10 @@ class OsspAgent(GavelRoundAgent):
         return min_total_duration_allocation(
             view.current_throughput[job_ids], view.gang[job_ids],
             remaining_iterations(view, job_ids, self.remaining), view.gpus,
+        )
+
+    def compute_typed_allocation(self, view: ClusterView, job_ids: np.ndarray) -> np.ndarray:
+        throughput = np.where(view.runnable[job_ids], view.throughput_by_type[job_ids], 0.0)
+        return hetero_min_total_duration_allocation(
+            throughput, view.gang[job_ids], remaining_iterations(view, job_ids, self.remaining), view.type_gpus,
         )
