@@ -90,3 +90,56 @@ def register_envs() -> None:
             kwargs=kwargs,
             max_episode_steps=max_steps,
         )
+    register_suite_envs()
+
+
+# --- Task suites (docs/SUITES.md) --------------------------------------------------------
+#: ``Suite-<name>-v<version>`` ids: one per suite of :mod:`shockwave_gym.traces.suites`.
+SUITE_ENTRY_POINT = "shockwave_gym.env.registration:make_suite"
+SUITE_VECTOR_ENTRY_POINT = "shockwave_gym.env.registration:make_suite_vec"
+SUITE_MAX_EPISODE_STEPS = 100_000
+
+
+def _suite_kwargs(suite: str, split: str, train_levels: int | None, kwargs: dict) -> dict:
+    from shockwave_gym.errors import InputError
+    from shockwave_gym.traces.suites import SuiteTraceSource
+
+    if kwargs.get("trace") is not None:
+        raise InputError(f"Suite-{suite}: the suite decides the trace; do not pass trace=")
+    source = SuiteTraceSource(suite, split, train_levels=train_levels)
+    if kwargs.get("gpus") not in (None, source.gpus):
+        raise InputError(f"Suite-{suite}: the suite's cluster has {source.gpus} GPUs, got gpus={kwargs['gpus']!r}")
+    return {**kwargs, "trace": source, "gpus": source.gpus}
+
+
+def make_suite(suite: str, split: str = "train", train_levels: int | None = None, **kwargs):
+    """A suite's entry point: a :class:`ClusterEnv` on the suite's cluster, its trace from
+    ``split`` (``"train"``: a fresh train seed per reset; ``"validation"`` / ``"test"``: the
+    fixed list in order, one trace per reset)."""
+    from shockwave_gym.env.cluster_env import ClusterEnv
+
+    return ClusterEnv(**_suite_kwargs(suite, split, train_levels, kwargs))
+
+
+def make_suite_vec(num_envs: int = 1, suite: str = "", split: str = "train", train_levels: int | None = None, **kwargs):
+    """A suite's vector entry point: :class:`ClusterVectorEnv`, every cluster on the suite's
+    cluster size; each cluster gets its own trace source (so a fixed split is cycled per
+    cluster)."""
+    from shockwave_gym.env.vector.vector_env import ClusterVectorEnv
+
+    vector_args = {key: kwargs.pop(key) for key in ("max_episode_steps", "autoreset_mode", "compiled") if key in kwargs}
+    return ClusterVectorEnv.from_env_kwargs(
+        [_suite_kwargs(suite, split, train_levels, kwargs) for _ in range(num_envs)], **vector_args)
+
+
+def register_suite_envs() -> None:
+    """Register ``shockwave_gym/Suite-<name>-v<version>`` for every suite (idempotent)."""
+    from shockwave_gym.traces.suites import SUITES
+
+    for suite in SUITES:
+        if suite.env_id in gym.registry:
+            continue
+        gym.register(
+            id=suite.env_id, entry_point=SUITE_ENTRY_POINT, vector_entry_point=SUITE_VECTOR_ENTRY_POINT,
+            kwargs={"suite": suite.name, "split": "train"}, max_episode_steps=SUITE_MAX_EPISODE_STEPS,
+        )
