@@ -119,9 +119,16 @@ class TrainingMonitor(BaseCallback):
     def _save_weights(self, stem: Path, steps: int) -> None:
         from shockwave_agents.learned.weights import save_policy
 
-        training = {"command": self.config.command, "timesteps": steps, "reward": self.config.reward,
-                    "seed": self.config.seed, "workload": self.config.workload.to_dict()}
+        training = training_notes(self.config, steps)
         save_policy(self.model.policy, stem, algo=self.config.algo, action_mode=self.config.action_mode, training=training)
+
+
+def training_notes(config, steps: int) -> dict:
+    """The ``training`` block of a saved policy's JSON: how it was made."""
+    c = config
+    where = {"suites": c.suites, "val_traces": c.val_traces} if c.suites is not None else {"workload": c.workload.to_dict()}
+    return {"command": c.command, "algo": c.algo, "action_mode": c.action_mode, "reward": c.reward, "timesteps": steps,
+            "seed": c.seed, **where, "select": c.select}
 
 
 def _number(value: float | None) -> str:

@@ -214,7 +214,7 @@ def log(message: str) -> None:
 
 def train(config: TrainConfig) -> dict:
     """Train, evaluate and save under ``config.out``; returns the ``eval.json`` content."""
-    from shockwave_gym.training.progress import TrainingMonitor
+    from shockwave_gym.training.progress import TrainingMonitor, training_notes
 
     os.environ["OMP_NUM_THREADS"] = "1"  # inherited by the worker processes
     torch.set_num_threads(1)
@@ -235,9 +235,7 @@ def train(config: TrainConfig) -> dict:
     finally:
         env.close()
     model.save(out / "model.zip")
-    training = {"command": config.command, "algo": config.algo, "action_mode": config.action_mode,
-                "reward": config.reward, "timesteps": int(model.num_timesteps), "seed": config.seed,
-                **({"suites": config.suites} if config.suites is not None else {"workload": config.workload.to_dict()})}
+    training = training_notes(config, int(model.num_timesteps))
     from shockwave_agents.learned.weights import save_policy
 
     save_policy(model.policy, out / "final_policy", algo=config.algo, action_mode=config.action_mode, training=training)
