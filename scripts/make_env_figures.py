@@ -18,11 +18,11 @@ import gymnasium as gym
 import numpy as np
 
 import shockwave_gym  # noqa: F401  (registers the ids)
-from shockwave_gym.interface.observation import JOB_FEATURE_NAMES
+from shockwave_gym.interface.observation import DEFAULT_OBSERVATION_VERSION, feature_names
 
 ENV_ID = "shockwave_gym/Teaching-v0"
 SNAPSHOT_ROUND = 6
-_REMAINING = JOB_FEATURE_NAMES.index("predicted_remaining")
+_REMAINING = feature_names(DEFAULT_OBSERVATION_VERSION)[0].index("predicted_remaining")
 
 
 def shortest_predicted_first(obs: dict) -> np.ndarray:

@@ -77,7 +77,7 @@ def test_view_and_observation_match_plain_recomputation(trace_name, gpus, rounds
 
     import shockwave_gym  # noqa: F401  registers the ids
 
-    env = gym.make("shockwave_gym/Cluster-v0", trace=trace_name, gpus=gpus).unwrapped
+    env = gym.make("shockwave_gym/Cluster-v0", trace=trace_name, gpus=gpus, obs_version=1).unwrapped  # v1 formulas below
     rng = np.random.default_rng(7)
     obs, _ = env.reset(seed=0)
     sim, view = env.simulator, env.simulator.view

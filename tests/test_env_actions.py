@@ -90,7 +90,7 @@ def test_priority_rejects_non_finite_scores_of_occupied_slots():
 
 
 def test_sequential_masks_are_exact_and_rounds_close_when_full():
-    env = ClusterEnv(trace="teaching-12", action_mode="sequential")
+    env = ClusterEnv(trace="teaching-12", action_mode="sequential", idle_allowed=True)
     env.reset(seed=0)
     while env.view.num_active < 4:
         env.step(env.max_jobs)
@@ -120,12 +120,93 @@ def test_sequential_masks_are_exact_and_rounds_close_when_full():
 
 
 def test_sequential_infeasible_pick_ends_the_round_and_is_counted():
-    env = ClusterEnv(trace="teaching-12", action_mode="sequential")
+    env = ClusterEnv(trace="teaching-12", action_mode="sequential", idle_allowed=True)
     env.reset(seed=0)
     empty_slot = int(np.flatnonzero(env.slots.slot_job < 0)[0])
     _, _, _, _, info = env.step(empty_slot)
     assert info["round_closed"] and info["action_repairs"] == 1
     assert env.simulator.history[-1].job_ids.size == 0
+
+
+def _left_out_fit(env: ClusterEnv, slotted: np.ndarray) -> bool:
+    """Whether a slotted job that did not run in the last round would have fit in its idle GPUs."""
+    view = env.view
+    ran = env.simulator.history[-1].job_ids
+    idle = env.gpus - int(view.gang[ran].sum())
+    left_out = np.setdiff1d(slotted, ran)
+    return left_out.size > 0 and view.gang[left_out].min() <= idle
+
+
+@pytest.mark.parametrize("skip", [False, True])
+def test_sequential_without_idling_is_work_conserving(skip):
+    """Default (idle_allowed=False): "end round" is never legal, every round closes only when
+    no slotted job fits any more, and an illegal action fills the round in arrival order."""
+    env = ClusterEnv(trace=generated_source(), gpus=12, max_jobs=12, action_mode="sequential", skip_trivial=skip)
+    env.reset(seed=3)
+    rng = np.random.default_rng(3)
+    closed = 0
+    for step in range(400):
+        mask = env.action_masks()
+        assert not mask[-1]
+        slotted = env.slots.slot_job[env.slots.slot_job >= 0].copy()
+        if skip and step:  # forced picks are made by the env: a real choice remains
+            assert np.count_nonzero(mask) >= 2
+        illegal = step % 7 == 3
+        action = env.max_jobs if illegal else int(rng.choice(np.flatnonzero(mask)))
+        _, _, terminated, truncated, info = env.step(action)
+        assert info["action_repairs"] == int(illegal)
+        if illegal:
+            assert info["round_closed"]
+        if info["round_closed"]:
+            closed += 1
+            assert info["rounds_elapsed"] >= 1
+            if info["rounds_elapsed"] == 1:
+                assert not _left_out_fit(env, slotted)
+        if terminated or truncated:
+            break
+    assert closed > 20
+
+
+def test_illegal_sequential_end_fills_the_round_in_arrival_order():
+    env = ClusterEnv(trace="canonical-analogue-120", action_mode="sequential", gpus=8, max_jobs=12)
+    env.reset(seed=0)
+    while env.slots.demand_gpus <= env.gpus + 4:  # enough jobs that not all fit
+        env.step(int(np.flatnonzero(env.action_masks())[0]))
+    view = env.view
+    slotted = np.sort(env.slots.slot_job[env.slots.slot_job >= 0])
+    _, _, _, _, info = env.step(env.max_jobs)
+    assert info["round_closed"] and info["action_repairs"] == 1
+    free, expected = env.gpus, []
+    for job in slotted.tolist():
+        if view.gang[job] <= free:
+            free -= int(view.gang[job])
+            expected.append(job)
+    assert env.simulator.history[-1].job_ids.tolist() == expected
+
+
+@pytest.mark.parametrize("mode", ["priority", "select"])
+def test_skip_trivial_returns_only_real_decisions(mode):
+    """With skip_trivial every decision the agent sees has jobs that do not all fit (or, in
+    select mode, a queue); the rounds in between run inside one step, counted in info."""
+    env = ClusterEnv(trace=generated_source(), gpus=12, max_jobs=10, action_mode=mode, skip_trivial=True)
+    _, info = env.reset(seed=1)
+    rng = np.random.default_rng(1)
+    steps = skipped = 0
+    while True:
+        if steps:
+            assert env.slots.demand_gpus > env.gpus or (mode == "select" and env.slots.queue.size)
+        if mode == "priority":
+            action = rng.uniform(-1, 1, env.max_jobs).astype(np.float32)
+        else:
+            action = np.ones(env.max_jobs, np.int8)
+        _, _, terminated, truncated, info = env.step(action)
+        steps += 1
+        skipped += info["rounds_elapsed"] - 1
+        assert info["elapsed_s"] > 0
+        if terminated or truncated:
+            break
+    assert skipped > 0 and info["rounds_skipped_total"] == skipped
+    assert steps + skipped == env.simulator.round_index
 
 
 @pytest.mark.parametrize("kwargs", [dict(action_mode="greedy"), dict(max_jobs=0), dict(trace="nope-42")])

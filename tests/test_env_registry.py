@@ -90,7 +90,7 @@ def test_make_vec(vectorization_mode):
     envs = gym.make_vec("shockwave_gym/Teaching-v0", num_envs=2, vectorization_mode=vectorization_mode)
     try:
         obs, info = envs.reset(seed=[1, 2])
-        assert obs["jobs"].shape == (2, 12, 10)
+        assert obs["jobs"].shape == (2, 12, 14)
         done_any = False
         for _ in range(120):
             obs, reward, terminated, truncated, info = envs.step(envs.action_space.sample())
@@ -131,7 +131,7 @@ def test_gym_make_in_a_fresh_interpreter(code):
     check = code + "; obs, info = env.reset(seed=0); env.step(env.action_space.sample()); print(obs['jobs'].shape)"
     out = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "(120, 10)"
+    assert out.stdout.strip() == "(120, 14)"
 
 
 def test_registered_ids_are_the_documented_ones():

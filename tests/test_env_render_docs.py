@@ -16,7 +16,15 @@ from shockwave_gym.env import ClusterEnv
 from shockwave_gym.env.docs import env_spec_markdown
 from shockwave_gym.env.wrappers import ActionMaskObservation, FlattenClusterObservation
 from shockwave_gym.gantt import gantt_figure, gantt_rgb
-from shockwave_gym.interface.observation import CLUSTER_FEATURES, JOB_FEATURES
+from shockwave_gym.interface.observation import (
+    CLUSTER_FEATURES,
+    CLUSTER_FEATURES_V2,
+    JOB_FEATURES,
+    JOB_FEATURES_V2,
+    OBSERVATION_VERSIONS,
+    feature_tables,
+    observation_signature,
+)
 from shockwave_gym.runner import run_episode
 from shockwave_gym.simulator import SimConfig
 from shockwave_gym.traces import load_trace
@@ -75,7 +83,7 @@ def test_flatten_wrapper_layout_and_mask_forwarding():
     env = FlattenClusterObservation(gym.make("shockwave_gym/Teaching-v0", action_mode="select"))
     flat, _ = env.reset(seed=0)
     raw = env.unwrapped._observation()
-    np.testing.assert_array_equal(flat[: 12 * 10], raw["jobs"].ravel())
+    np.testing.assert_array_equal(flat[: 12 * 14], raw["jobs"].ravel())
     np.testing.assert_array_equal(flat[-8:], raw["cluster"])
     assert env.observation_space.contains(flat)
     np.testing.assert_array_equal(env.action_masks(), env.unwrapped.action_masks())
@@ -99,11 +107,13 @@ def test_docstring_tables_match_the_feature_definitions():
     for section in ("Description", "Action Space", "Observation Space", "Rewards", "Starting State",
                     "Episode End", "Arguments", "Version History"):
         assert f"## {section}" in doc
-    for features in (JOB_FEATURES, CLUSTER_FEATURES):
-        for index, (name, low, high, _) in enumerate(features):
-            assert f"| {index} | `{name}` | [{low:g}, {high:g}] |" in doc, name
-    assert f"| `jobs` | (max_jobs, {len(JOB_FEATURES)}) |" in doc
-    assert f"| `cluster` | ({len(CLUSTER_FEATURES)},) |" in doc
+    for version in OBSERVATION_VERSIONS:
+        for features in feature_tables(version):
+            for index, (name, low, high, _) in enumerate(features):
+                assert f"| {index} | `{name}` | [{low:g}, {high:g}] |" in doc, (version, name)
+        assert f"signature `{observation_signature(version)}`" in doc
+    assert f"| `jobs` | (max_jobs, {len(JOB_FEATURES_V2)}) |" in doc and f"(v1: {len(JOB_FEATURES)})" in doc
+    assert f"| `cluster` | ({len(CLUSTER_FEATURES_V2)},) |" in doc and f"(v1: {len(CLUSTER_FEATURES)})" in doc
 
 
 def test_committed_render_text_is_current():

@@ -1,5 +1,6 @@
-"""Rewards: the exact `jct` identity (idle jumps and queued jobs included), the `makespan`
-sum, the `nsw` and `ftf` terms, weights and user callables."""
+"""Rewards: the exact `jct` identity (idle jumps, queued jobs and skipped rounds included),
+its scale independent of `max_jobs`, the `makespan` sum, the `ftf` term equal to the Themis
+metric's excess unfairness, the removed `nsw`, weights and user callables."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 from shockwave_gym.env import ClusterEnv
 from shockwave_gym.env.rewards import DEFAULT_REWARD, REWARDS, RoundTransition, make_reward
 from shockwave_gym.errors import InputError
+from shockwave_gym.metrics import per_job_ftf
 from shockwave_gym.traces import GeneratorConfig, generate_trace
 
 
@@ -49,14 +51,18 @@ JCT_CASES = {
 }
 
 
+@pytest.mark.parametrize("skip", [False, True], ids=["every-round", "skip-trivial"])
 @pytest.mark.parametrize("case", sorted(JCT_CASES))
-def test_jct_rewards_sum_to_minus_total_jct(case):
-    env = ClusterEnv(reward="jct", **JCT_CASES[case])
+def test_jct_rewards_sum_to_minus_total_jct(case, skip):
+    env = ClusterEnv(reward="jct", skip_trivial=skip, **JCT_CASES[case])
     rewards, infos, terminated = _play(env)
     assert terminated
     result = env.simulator.result()
     total_jct = float(np.sum(result.jct_s))
     assert math.fsum(rewards) == pytest.approx(-total_jct / env.jct_normaliser_s, rel=1e-9)
+    assert env.jct_normaliser_s == env.sim_config.round_s * env.gpus
+    if skip:
+        assert sum(i["rounds_elapsed"] for i in infos) == result.num_rounds
     if case == "canonical-queue":
         assert max(i["queue_length"] for i in infos) > 50
     if case == "sparse-idle-jumps":
@@ -72,22 +78,70 @@ def test_makespan_rewards_sum_to_minus_makespan():
     assert math.fsum(rewards) == pytest.approx(-(makespan - first_arrival) / env.sim_config.round_s, rel=1e-9)
 
 
-def test_nsw_rewards_the_growth_of_log_progress():
-    env = ClusterEnv(trace="teaching-12", reward="nsw", action_mode="select")
-    env.reset(seed=0)
-    idle = np.zeros(env.max_jobs, np.int8)
-    assert env.step(idle)[1] == 0.0  # nobody progresses: no welfare gain
-    _, reward, *_ = env.step(np.ones(env.max_jobs, np.int8))
-    assert reward > 0
+def _fifo_scores(info: dict, max_jobs: int) -> np.ndarray:
+    """Priority scores that rank the slotted jobs in arrival order (FIFO)."""
+    ids = info["slot_job_ids"]
+    return np.where(ids >= 0, 1.0 - ids / (ids.max() + 1.0), -1.0).astype(np.float32)
 
 
-def test_ftf_penalises_waiting_jobs_more_over_time():
-    env = ClusterEnv(trace="canonical-analogue-120", reward="ftf", action_mode="select")
-    env.reset(seed=0)
-    idle = np.zeros(env.max_jobs, np.int8)
-    penalties = [env.step(idle)[1] for _ in range(6)]
-    assert all(p <= 0 for p in penalties)
-    assert penalties[-1] < penalties[1] < 0  # rho-hat of starving jobs keeps growing
+def _play_fifo(env: ClusterEnv):
+    obs, info = env.reset(seed=0)
+    rewards = []
+    while True:
+        obs, reward, terminated, truncated, info = env.step(_fifo_scores(info, env.max_jobs))
+        rewards.append(reward)
+        if terminated or truncated:
+            return rewards, info
+
+
+def test_jct_reward_scale_does_not_depend_on_max_jobs():
+    """The same FIFO schedule with 16 and 40 slots: same metrics, same return (it used to
+    be 2.5 x larger with 16 slots)."""
+    returns, jcts = [], []
+    for max_jobs in (16, 40):
+        env = ClusterEnv(trace="canonical-analogue-120", reward="jct", max_jobs=max_jobs)
+        rewards, info = _play_fifo(env)
+        returns.append(math.fsum(rewards))
+        jcts.append(info["metrics"]["avg_jct_s"])
+    assert jcts[0] == jcts[1]
+    assert returns[0] == pytest.approx(returns[1], rel=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["priority", "select"])
+def test_ftf_return_is_the_themis_metric_excess_unfairness(mode):
+    env = ClusterEnv(trace="canonical-analogue-120", reward="ftf", action_mode=mode, max_jobs=48)
+    rewards, infos, terminated = _play(env, seed=1)
+    assert terminated
+    _, rho_themis = per_job_ftf(env.simulator.result())
+    excess = np.maximum(rho_themis - 1.0, 0.0).sum()
+    assert excess > 1.0  # a random policy is unfair here
+    assert math.fsum(rewards) == pytest.approx(-excess, rel=1e-9)
+    # paid when a job completes: rounds without a completion cost nothing
+    ends = np.array([i["time_s"] for i in infos])
+    completion = np.sort(env.simulator.result().completion_s)
+    for k, reward in enumerate(rewards):
+        completed_here = np.any((completion > ends[k]) & (completion <= ends[k + 1]))
+        assert completed_here or reward == 0.0, k
+
+
+def test_ftf_prefers_the_fairer_policy():
+    """FIFO against random priorities on the canonical trace: the policy with the smaller
+    Themis excess unfairness gets the larger ftf return (the old rho-hat term ranked them
+    the other way round)."""
+    fifo = ClusterEnv(trace="canonical-analogue-120", reward="ftf")
+    fifo_rewards, fifo_info = _play_fifo(fifo)
+    rand = ClusterEnv(trace="canonical-analogue-120", reward="ftf")
+    rand_rewards, _, _ = _play(rand, seed=0)
+    excess = [np.maximum(per_job_ftf(e.simulator.result())[1] - 1.0, 0.0).sum() for e in (fifo, rand)]
+    assert excess[0] != excess[1]
+    assert (math.fsum(fifo_rewards) > math.fsum(rand_rewards)) == (excess[0] < excess[1])
+
+
+def test_nsw_is_removed_with_its_reason():
+    with pytest.raises(InputError, match="constant independent of the policy"):
+        make_reward("nsw")
+    with pytest.raises(InputError, match="removed"):
+        ClusterEnv(trace="teaching-12", reward={"jct": 1.0, "nsw": 0.5})
 
 
 def test_default_weights_and_user_callables():

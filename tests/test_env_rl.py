@@ -87,7 +87,7 @@ def test_ppo_priority_trains_and_finishes_episodes():
 def test_ppo_mlp_on_the_flattened_observation():
     env = FlattenClusterObservation(gym.make("shockwave_gym/Teaching-v0", action_mode="priority"))
     obs, _ = env.reset(seed=0)
-    assert obs.shape == (12 * 12 + 8,) and env.observation_space.contains(obs)
+    assert obs.shape == (12 * (14 + 2) + 8,) and env.observation_space.contains(obs)
     model = sb3.PPO("MlpPolicy", env, **{**PPO_KWARGS, "n_steps": 64, "batch_size": 32})
     model.learn(256)
     assert model.num_timesteps >= 256

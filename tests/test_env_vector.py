@@ -38,7 +38,7 @@ def mixed_kwargs(mode: str) -> list[dict]:
     return [
         {**common, "trace": "teaching-12"},
         {**common, "trace": generated(10, 1), "gpus": 8},
-        {**common, "trace": generated(20, 2), "gpus": 12, "reward": {"jct": 1.0, "nsw": 0.5, "makespan": 0.1, "ftf": 0.2}},
+        {**common, "trace": generated(20, 2), "gpus": 12, "reward": {"jct": 1.0, "makespan": 0.1, "ftf": 0.2}},
         {**common, "trace": "canonical-analogue-120", "max_rounds": 40},
         {**common, "trace": "teaching-12", "gpus": 6},
     ]
@@ -75,7 +75,8 @@ def random_actions(mode: str, masks: np.ndarray, rng: np.random.Generator) -> np
         return rng.uniform(-1, 1, masks.shape).astype(np.float32)
     if mode == "select":
         return ((rng.random((masks.shape[0], masks.shape[1] // 2)) < 0.5) & masks[:, 1::2]).astype(np.int8)
-    return np.array([rng.choice(np.flatnonzero(row)) for row in masks], dtype=np.int64)
+    # a cluster whose episode just ended may have no legal action (its next step resets it)
+    return np.array([rng.choice(np.flatnonzero(row)) if row.any() else row.size - 1 for row in masks], dtype=np.int64)
 
 
 #: Both implementations: the numba loops (when numba is installed) and the pure-numpy path.
@@ -124,6 +125,31 @@ def test_trajectories_equal_separate_envs_across_autoresets(mode, compiled):
     steps = 500 if mode == "sequential" else 250
     ended = compare_rollouts(mixed_kwargs(mode), mode, steps, compiled=compiled)
     assert ended >= 5  # autoresets crossed
+
+
+#: The env options of issue 14, each against separate envs with the same option.
+OPTIONS = {
+    "skip-trivial": {"skip_trivial": True},
+    "obs-v1": {"obs_version": 1},
+    "idle-allowed-skip": {"idle_allowed": True, "skip_trivial": True},
+}
+
+
+@pytest.mark.parametrize("compiled", BACKENDS)
+@pytest.mark.parametrize("option", sorted(OPTIONS))
+@pytest.mark.parametrize("mode", ACTION_MODES)
+def test_env_options_match_separate_envs(mode, option, compiled):
+    kwargs = [{**kw, **OPTIONS[option]} for kw in mixed_kwargs(mode)]
+    steps = 300 if mode == "sequential" else 150
+    ended = compare_rollouts(kwargs, mode, steps, compiled=compiled)
+    assert ended >= (1 if mode == "sequential" else 5)
+
+
+@pytest.mark.parametrize("compiled", BACKENDS)
+def test_skipped_rounds_and_same_step_autoreset_match(compiled):
+    kwargs = [{**kw, "skip_trivial": True} for kw in same_reward(mixed_kwargs("priority"))]
+    assert compare_rollouts(kwargs, "priority", 120, max_episode_steps=25, autoreset_mode=AutoresetMode.SAME_STEP,
+                            compiled=compiled) >= 10
 
 
 @pytest.mark.parametrize("compiled", BACKENDS)
@@ -176,7 +202,7 @@ def test_make_vec_uses_the_native_vector_env():
     assert isinstance(envs, ClusterVectorEnv)
     assert envs.max_episode_steps == 10_000  # the registered TimeLimit
     obs, _ = envs.reset(seed=0)
-    assert obs["jobs"].shape == (3, 12, 10) and envs.action_masks().shape == (3, 24)
+    assert obs["jobs"].shape == (3, 12, 14) and envs.action_masks().shape == (3, 24)
     again, _ = envs.reset(seed=0)
     assert_same(obs, again, "reset determinism")
     generated_envs = gym.make_vec("shockwave_gym/Generated-v0", num_envs=2, vectorization_mode="vector_entry_point")

@@ -23,7 +23,13 @@ from shockwave_gym.errors import InputError, InvalidActionError
 from shockwave_gym.gantt import gantt_rgb
 from shockwave_gym.interface.actions import make_action_mode
 from shockwave_gym.interface.ftf import ftf_estimate
-from shockwave_gym.interface.observation import JobFeatures, cluster_features, observation_space
+from shockwave_gym.interface.observation import (
+    DEFAULT_OBSERVATION_VERSION,
+    check_version,
+    cluster_features_for,
+    job_features_for,
+    observation_space,
+)
 from shockwave_gym.interface.slots import SlotMap
 from shockwave_gym.metrics import compute_metrics
 from shockwave_gym.simulator import Simulator
@@ -55,23 +61,91 @@ class ClusterEnv(gym.Env):
     |------|-------|---------|
     | `priority` (default) | `Box(-1, 1, (max_jobs,), float32)` | a score per slot; jobs are packed by descending score (ties: arrival order), skipping jobs whose gang no longer fits, then queued jobs fill the rest in arrival order. Work-conserving; nothing to mask (`action_masks()` returns the occupied slots). |
     | `select` | `MultiBinary(max_jobs)` | bit s runs the job in slot s. Repair rule: bits of empty slots are dropped; over capacity, the selected jobs are taken in arrival order, skipping those that no longer fit. Dropped bits are counted in `info`. `action_masks()` gives sb3-contrib's layout, `[bit=0 allowed, bit=1 allowed]` per slot (length 2 * max_jobs), empty slots forced to 0. |
-    | `sequential` | `Discrete(max_jobs + 1)` | one job per sub-step; action `max_jobs` ends the round. The round also ends when no unpicked job fits. `action_masks()` (length max_jobs + 1) is exact: unpicked jobs whose gang fits the free GPUs, and "end round", always legal. An infeasible pick ends the round and is counted in `info`. |
+    | `sequential` | `Discrete(max_jobs + 1)` | one job per sub-step; action `max_jobs` ends the round. The round also ends when no unpicked job fits. `action_masks()` (length max_jobs + 1) is exact: unpicked jobs whose gang fits the free GPUs, and "end round", legal only with `idle_allowed=True`. By default (`idle_allowed=False`) rounds are work-conserving over the slotted jobs: a round closes once no further job fits, and an illegal action (an infeasible pick, or "end round") fills the round with the jobs that still fit in arrival order, then closes it. With `idle_allowed=True` (v1 behaviour) "end round" is always legal and an infeasible pick ends the round. Illegal actions are counted in `info`. |
+
+    **Skipping rounds without a decision** (`skip_trivial=True`, off by default for
+    `gym.make`, on in training): a step runs the agent's round, then every following round
+    that no action could change, inside the same step, and returns at the next real
+    decision. No decision means: `priority`, every active job fits; `select`, every active
+    job has a slot and fits (the skipped round runs them all, the work-conserving choice);
+    `sequential` (work-conserving), the picks are forced (every unpicked job fits, or only
+    one is pickable; the env makes them, also mid-round). The step's reward is the sum of
+    the rewards of the rounds it ran (the `jct` identity holds exactly), and
+    `info["rounds_elapsed"]` / `info["elapsed_s"]` say how many rounds and simulated seconds
+    the step covered, so a learner can discount by `gamma ** rounds_elapsed` (per round) or
+    `gamma ** (elapsed_s / round_s)` (per simulated time) instead of per env step; in
+    `sequential` mode sub-steps that do not close a round have `rounds_elapsed = 0` and
+    `elapsed_s = 0`, so discounting per round does not shrink the horizon by the number of
+    picks. `reset()` never skips.
 
     ## Observation Space
 
     A `Dict` with fixed size: `max_jobs` slots, padded with zeros. An active job keeps its slot
-    until it completes; jobs that find no free slot wait in an arrival-ordered queue (its
-    length is a cluster feature; the ids are in `info["queued_job_ids"]`). No feature is
-    derived from a job's isolated time or hidden batch-size schedule.
+    until it completes; jobs that find no free slot wait in an arrival-ordered queue, and
+    when a slotted job completes, the oldest queued job takes its slot at the next decision
+    (backfilling). The queue is summarised by the `queued_jobs` cluster feature; its ids are
+    in `info["queued_job_ids"]`; `priority` mode runs queued jobs in arrival order after the
+    slotted ones. No feature is derived from a job's isolated time or hidden batch-size
+    schedule.
+
+    Two layouts, chosen with `obs_version` (saved policies record the layout's
+    `observation_signature(version)` and refuse another). Version 2, the default, is
+    scale-free: counts are relative to the cluster's GPUs (not to `max_jobs`), the gang is
+    given both absolutely and relative to the GPUs, times share one logarithmic scale that
+    resolves a minute to a day, and v1's constant or duplicate features are gone
+    (`free_gpus`, constant outside sequential mode, is now per type; `round_index`
+    duplicated `time`; `gpus` was constant in training). Per-type features (GPU types
+    v100, p100, k80, in `shockwave_gym.cluster.TYPE_ORDER`) let one layout serve
+    heterogeneous clusters; on a homogeneous cluster `free_v100` is the free fraction and
+    the other two are 0. Version 1 is kept, unchanged, for the weights trained on it
+    (`agents/pretrained`).
 
     | key | shape | dtype | bounds | content |
     |-----|-------|-------|--------|---------|
-    | `jobs` | (max_jobs, 10) | float32 | per column, below | per-job features |
+    | `jobs` | (max_jobs, 14) | float32 | per column, below | per-job features (v1: 10) |
     | `job_valid` | (max_jobs,) | int8 | {0, 1} | 1 where the slot holds a job |
     | `picked` | (max_jobs,) | int8 | {0, 1} | sequential mode: picked for the round being built (else 0) |
-    | `cluster` | (8,) | float32 | per entry, below | cluster features |
+    | `cluster` | (8,) | float32 | per entry, below | cluster features (v1: 8) |
 
-    `jobs` columns:
+    Version 2 `jobs` columns (signature `a3f29482f1f6014f`):
+
+    | # | feature | bounds | definition |
+    |---|---------|--------|------------|
+    | 0 | `gang_share` | [0, 1] | gang size / cluster GPUs |
+    | 1 | `epoch_progress` | [0, 1] | epochs done (with the current epoch's share) / total epochs |
+    | 2 | `gang` | [0, 2] | log2(gang size) / 3 (1 GPU: 0, 8 GPUs: 1) |
+    | 3 | `batch_size_growth` | [-2, 2] | log2(current batch size / initial batch size) / 4 |
+    | 4 | `throughput` | [0, 2] | log10(1 + samples/s at the current batch size) / 4 |
+    | 5 | `mean_epoch_duration` | [0, 2] | T(observed mean epoch duration); the current epoch's before the first completes |
+    | 6 | `predicted_remaining` | [0, 2] | T(core predictor's remaining run time) |
+    | 7 | `age` | [0, 2] | T(time since arrival) |
+    | 8 | `attained_service` | [0, 2] | T(GPU-seconds received) |
+    | 9 | `ran_last_round` | [0, 1] | 1 if the job ran in the previous round (no restart cost) |
+    | 10 | `ftf_estimate` | [0, 4] | log2(1 + rho-hat), rho-hat = (age + c R) / (c (W + R)): R predicted remaining, W observed work done, c = max(1, active jobs / GPUs) |
+    | 11 | `throughput_v100` | [0, 4] | built-in V100 table's rate at the current batch size / built-in V100 rate (1, or 0 if the table has no rate) |
+    | 12 | `throughput_p100` | [0, 4] | built-in P100 table's rate at the current batch size / built-in V100 rate (0: P100 cannot run it) |
+    | 13 | `throughput_k80` | [0, 4] | built-in K80 table's rate at the current batch size / built-in V100 rate (0: K80 cannot run it) |
+
+    T(s) = log1p(s / 60 s) / log1p(86400 / 60): a minute reads 0.10, ten minutes 0.33, an
+    hour 0.56, three hours 0.71, a day 1.
+
+    Version 2 `cluster` entries:
+
+    | # | feature | bounds | definition |
+    |---|---------|--------|------------|
+    | 0 | `free_v100` | [0, 1] | V100 GPUs not yet allocated in this decision / cluster GPUs |
+    | 1 | `free_p100` | [0, 1] | P100 GPUs not yet allocated in this decision / cluster GPUs |
+    | 2 | `free_k80` | [0, 1] | K80 GPUs not yet allocated in this decision / cluster GPUs |
+    | 3 | `busy_last_round` | [0, 1] | GPUs held by the jobs that ran in the previous round / GPUs |
+    | 4 | `active_jobs` | [0, 6] | log2(1 + active (arrived, unfinished) jobs / GPUs), queued included |
+    | 5 | `queued_jobs` | [0, 6] | log2(1 + active jobs without a slot / GPUs) |
+    | 6 | `demand` | [0, 6] | log2(1 + sum of active jobs' gangs / GPUs) |
+    | 7 | `time` | [0, 3] | T(simulated time) |
+
+    The free capacity per type comes from one function of the view,
+    `shockwave_gym.interface.observation.free_capacity_by_type(view, free_gpus)`.
+
+    Version 1 `jobs` columns (`obs_version=1`, signature `5954812550e21bd5`):
 
     | # | feature | bounds | definition |
     |---|---------|--------|------------|
@@ -84,9 +158,9 @@ class ClusterEnv(gym.Env):
     | 6 | `age` | [0, 4] | log1p(time since arrival / 1 h) / 3 |
     | 7 | `attained_service` | [0, 4] | log1p(GPU-seconds received / 1 h) / 3 |
     | 8 | `ran_last_round` | [0, 1] | 1 if the job ran in the previous round (no restart cost) |
-    | 9 | `ftf_estimate` | [0, 4] | log2(1 + rho-hat), rho-hat = (age + c R) / (c (W + R)): R predicted remaining, W observed work done, c = max(1, active jobs / GPUs) |
+    | 9 | `ftf_estimate` | [0, 4] | log2(1 + rho-hat), as in version 2 |
 
-    `cluster` entries:
+    Version 1 `cluster` entries:
 
     | # | feature | bounds | definition |
     |---|---------|--------|------------|
@@ -100,25 +174,35 @@ class ClusterEnv(gym.Env):
     | 7 | `gpus` | [0, 2] | log2(GPUs) / 8 |
 
     Values beyond a bound are clipped. `shockwave_gym.interface.observation.build_observation(view,
-    slots)` builds the same observation from a `ClusterView`, outside the environment.
+    slots, version=...)` builds the same observation from a `ClusterView`, outside the
+    environment (its `version` defaults to 1 until the shipped weights are retrained).
 
     ## Rewards
 
     Chosen with ``reward``: a name, a `{name or callable: weight}` dict, or a callable
     `f(RoundTransition) -> float`. Rewards arrive when a round closes (sequential sub-steps
-    that do not close a round give 0). Built-in terms, for the interval from this decision
-    to the next one (idle jumps to the next arrival included):
+    that do not close a round give 0; a step that skips rounds gives the sum of their
+    rewards). Built-in terms, for the interval from this decision to the next one (idle
+    jumps to the next arrival included):
 
     - `jct`: -(integral of the number of arrived, unfinished jobs, queued ones included) /
-      `jct_normaliser_s` (default `round_s * max_jobs`). For an episode that is not
-      truncated, the rewards sum to exactly -(total JCT) / `jct_normaliser_s`.
+      `jct_normaliser_s` (default `round_s * GPUs`: a round with one job per GPU costs 1,
+      whatever `max_jobs` is). For an episode that is not truncated, the rewards sum to
+      exactly -(total JCT) / `jct_normaliser_s`.
     - `makespan`: -(interval length) / `round_s`.
-    - `nsw`: increase of sum log(max(0.01, epochs done / total)) over the jobs active at the
-      decision, / `max_jobs` (Shockwave's Nash social welfare utility).
-    - `ftf`: -sum max(0, rho-hat - 1) over the jobs still active, x interval / `round_s`,
-      / `max_jobs` (rho-hat as in feature 9).
+    - `ftf`: for each job that completed in the interval, -max(0, rho_j - 1), with rho_j =
+      JCT_j / (W_j x max(1, n_j / GPUs)) the Themis-variant finish-time fairness of the
+      metrics (`worst_ftf_themis`, `unfair_fraction_themis`): W_j the job's work done (its
+      isolated run time, as it completed), n_j the mean number of active jobs over its
+      lifetime. The rewards sum to -sum_j max(0, rho_j - 1) over the completed jobs: the
+      metric's excess unfairness, so a policy gets more of this reward exactly when its
+      jobs finish nearer their fair share.
 
-    Default: `{"jct": 1.0, "ftf": 0.1}`.
+    Default: `{"jct": 1.0, "ftf": 1.0}`: per episode, -(sum of JCT) / (round_s x GPUs) -
+    sum_j max(0, rho_j - 1). Another mix is a dict, e.g. `{"jct": 1.0, "ftf": 4.0}` weighs
+    fairness more. Removed: `nsw` (its increments of sum log(max(0.01, progress)) telescope
+    over an episode to the same constant for every policy) and v1's dense `ftf` (the
+    projected rho-hat of waiting jobs, which ranked a random policy above the fairer FIFO).
 
     ## Starting State
 
@@ -149,8 +233,11 @@ class ClusterEnv(gym.Env):
 
     `info` at every step: `round_index`, `time_s`, `num_active`, `queue_length`,
     `queued_job_ids` (tuple), `slot_job_ids` (job id per slot, -1 empty), `round_closed`,
-    `action_repairs` (bits dropped by the select repair rule, or 1 for an infeasible
-    sequential pick), `action_repairs_total`, `rounds_repaired`.
+    `action_repairs` (bits dropped by the select repair rule, or 1 for an illegal
+    sequential action), `action_repairs_total`, `rounds_repaired`, `rounds_elapsed` (rounds
+    run by this step: 0 for a sequential sub-step that does not close a round, more than 1
+    when it skipped rounds), `elapsed_s` (simulated seconds the step covered),
+    `rounds_skipped_total` (rounds run without a decision so far in the episode).
 
     ## Arguments
 
@@ -171,8 +258,11 @@ class ClusterEnv(gym.Env):
     | `max_rounds` | 100000 | truncation limit in rounds |
     | `throughputs` | built-in V100 table | `ThroughputTable` or path to a Gavel JSON / our CSV |
     | `round_s`, `restart_overhead_s`, `restart_min_run_share` | 120, 20, 115/120 | round length and restart rule (R2, R3; defaults from `shockwave_gym.config`) |
-    | `jct_normaliser_s` | `round_s * max_jobs` | divisor of the `jct` reward |
+    | `jct_normaliser_s` | `round_s * gpus` | divisor of the `jct` reward |
     | `render_mode` | `None` | `"ansi"` (text table) or `"rgb_array"` (Gantt chart) |
+    | `obs_version` | `2` | observation layout: 2 (scale-free, per-type) or 1 (the shipped weights') |
+    | `skip_trivial` | `False` | run rounds without a decision inside the step (see Action Space) |
+    | `idle_allowed` | `False` | sequential mode: "end round" always legal (v1 behaviour) |
 
     Registered ids: `shockwave_gym/Cluster-v0` (canonical-analogue-120, 32 GPUs),
     `shockwave_gym/Teaching-v0` (teaching-12, 4 GPUs), `shockwave_gym/Generated-v0` (a new
@@ -181,6 +271,11 @@ class ClusterEnv(gym.Env):
     ## Version History
 
     - v0: initial release.
+    - v0, observation version 2 (issue 14): scale-free, per-type observation (v1 kept as
+      `obs_version=1`); `jct` divided by `round_s * GPUs` instead of `round_s * max_jobs`;
+      `ftf` paid on completion from the metric's rho; `nsw` removed; `skip_trivial`;
+      work-conserving `sequential` mode by default (`idle_allowed`); `rounds_elapsed`,
+      `elapsed_s`, `rounds_skipped_total` in `info`.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
@@ -199,6 +294,9 @@ class ClusterEnv(gym.Env):
         restart_min_run_share: float = DEFAULT_RESTART_MIN_RUN_SHARE,
         jct_normaliser_s: float | None = None,
         render_mode: str | None = None,
+        obs_version: int = DEFAULT_OBSERVATION_VERSION,
+        skip_trivial: bool = False,
+        idle_allowed: bool = False,
     ):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise InputError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
@@ -213,15 +311,21 @@ class ClusterEnv(gym.Env):
         self.max_jobs = require_positive_int(max_jobs, "max_jobs")
         self.max_rounds = require_positive_int(max_rounds, "max_rounds")
         if jct_normaliser_s is None:
-            jct_normaliser_s = round_s * self.max_jobs
+            jct_normaliser_s = round_s * self.gpus
         if not math.isfinite(jct_normaliser_s) or jct_normaliser_s <= 0:
             raise InputError(f"jct_normaliser_s must be a finite number > 0, got {jct_normaliser_s!r}")
         self.jct_normaliser_s = float(jct_normaliser_s)
         self.reward_fn = make_reward(reward)
         self.action_mode = action_mode
-        self._mode = make_action_mode(action_mode, self.max_jobs)
+        self.obs_version = check_version(obs_version)
+        for name, flag in (("skip_trivial", skip_trivial), ("idle_allowed", idle_allowed)):
+            if not isinstance(flag, bool | np.bool_):
+                raise InputError(f"{name} must be True or False, got {flag!r}")
+        self.skip_trivial = bool(skip_trivial)
+        self.idle_allowed = bool(idle_allowed)
+        self._mode = make_action_mode(action_mode, self.max_jobs, idle_allowed=self.idle_allowed)
         self.action_space = self._mode.space()
-        self.observation_space = observation_space(self.max_jobs)
+        self.observation_space = observation_space(self.max_jobs, self.obs_version)
         self.render_mode = render_mode
         self.slots = SlotMap(self.max_jobs)
         self.simulator: Simulator | None = None
@@ -240,11 +344,12 @@ class ClusterEnv(gym.Env):
             self.simulator = Simulator(trace.jobs, self.sim_config, self.throughputs, trace_name=trace.name)
             self.trace = trace
         self.slots.reset(trace.num_jobs)
-        self._features = JobFeatures(self.simulator.view)
+        self._features = job_features_for(self.simulator.view, self.obs_version)
         self._last_record = None
         self._metrics = None
         self._repairs_total = 0
         self._rounds_repaired = 0
+        self._rounds_skipped_total = 0
         self._rho_hat = ftf_estimate(self.simulator.view)
         self._begin_decision()
         return self._observation(), self._info(round_closed=False, repairs=0)
@@ -261,21 +366,43 @@ class ClusterEnv(gym.Env):
         else:
             closes, infeasible = mode.pick(action)
             repairs = int(infeasible)
+            if not closes and self.skip_trivial:
+                closes = mode.forced_picks()
             if not closes:
                 return self._observation(), 0.0, False, False, self._info(round_closed=False, repairs=0)
             job_ids = mode.chosen(self.slots)
         if repairs:
             self._repairs_total += repairs
             self._rounds_repaired += 1
-
-        view = sim.view
-        start_s = sim.time_s
-        active_before = view.active_job_ids
-        progress_before = view.epoch_progress
         # the action modes only ever choose active, slotted jobs that fit: skip re-checking
         if not mode.chooses_sorted:
             job_ids = job_ids.copy()
             job_ids.sort()
+        start_s = sim.time_s
+        reward = self._run_round(job_ids)
+        rounds = 1
+        while self.skip_trivial and not sim.done and sim.round_index < self.max_rounds:
+            forced = self._forced_round()
+            if forced is None:
+                break
+            reward += self._run_round(forced)
+            rounds += 1
+        self._rounds_skipped_total += rounds - 1
+        terminated = sim.done
+        truncated = not terminated and sim.round_index >= self.max_rounds
+        info = self._info(round_closed=True, repairs=repairs, rounds=rounds, elapsed_s=sim.time_s - start_s)
+        if terminated or truncated:
+            self._metrics = {k: (math.nan if v is None else v) for k, v in compute_metrics(sim.result()).items()}
+            info["metrics"] = dict(self._metrics)
+        return self._observation(), reward, terminated, truncated, info
+
+    def _run_round(self, job_ids: np.ndarray) -> float:
+        """Run one round of ``job_ids`` (ascending), start the next decision; its reward."""
+        sim = self.simulator
+        view = sim.view
+        start_s = sim.time_s
+        active_before = view.active_job_ids
+        progress_before = view.epoch_progress
         record = sim.run_round(job_ids)
         self._last_record = record
         self._rho_hat = ftf_estimate(view)
@@ -291,14 +418,20 @@ class ClusterEnv(gym.Env):
             rho_hat=self._rho_hat,
         )
         reward = self.reward_fn(transition)
-        terminated = sim.done
-        truncated = not terminated and sim.round_index >= self.max_rounds
         self._begin_decision()
-        info = self._info(round_closed=True, repairs=repairs)
-        if terminated or truncated:
-            self._metrics = {k: (math.nan if v is None else v) for k, v in compute_metrics(sim.result()).items()}
-            info["metrics"] = dict(self._metrics)
-        return self._observation(), reward, terminated, truncated, info
+        return reward
+
+    def _forced_round(self) -> np.ndarray | None:
+        """The job set of the coming round when no action could change it (ascending ids),
+        else None. ``priority``: every active job fits; ``select``: every active job has a
+        slot and fits (the skipped round runs them all, the work-conserving choice);
+        ``sequential`` without ``idle_allowed``: the forced picks close the round."""
+        slots, view = self.slots, self.simulator.view
+        if self.action_mode == "sequential":
+            return self._mode.chosen(slots) if self._mode.forced_picks() else None
+        if slots.demand_gpus > view.gpus or (self.action_mode == "select" and slots.queue.size):
+            return None
+        return view.active_job_ids
 
     def render(self):
         if self.render_mode is None:
@@ -348,10 +481,11 @@ class ClusterEnv(gym.Env):
             "jobs": self._slot_features.copy() if sequential else self._slot_features,
             "job_valid": self._job_valid.copy() if sequential else self._job_valid,
             "picked": mode.picked.astype(np.int8) if sequential else np.zeros(self.max_jobs, np.int8),
-            "cluster": cluster_features(self.simulator.view, self.slots, mode.free_gpus if sequential else None),
+            "cluster": cluster_features_for(self.simulator.view, self.slots, mode.free_gpus if sequential else None,
+                                            self.obs_version),
         }
 
-    def _info(self, *, round_closed: bool, repairs: int) -> dict:
+    def _info(self, *, round_closed: bool, repairs: int, rounds: int = 0, elapsed_s: float = 0.0) -> dict:
         sim = self.simulator
         queue = self.slots.queue
         return {
@@ -365,6 +499,9 @@ class ClusterEnv(gym.Env):
             "action_repairs": repairs,
             "action_repairs_total": self._repairs_total,
             "rounds_repaired": self._rounds_repaired,
+            "rounds_elapsed": rounds,
+            "elapsed_s": elapsed_s,
+            "rounds_skipped_total": self._rounds_skipped_total,
         }
 
 

@@ -4,21 +4,28 @@ A reward function takes a :class:`RoundTransition` and returns a float. Built-in
 
 * ``jct`` - minus the integral of the number of jobs in the system (arrived, unfinished,
   queued ones included) over the decision interval [t_k, t_{k+1}], which includes idle
-  jumps to the next arrival, divided by ``jct_normaliser_s``. Over an episode that is not
-  truncated, the rewards sum to exactly ``-sum(JCT) / jct_normaliser_s``.
+  jumps to the next arrival, divided by ``jct_normaliser_s`` (the env's default:
+  ``round_s x GPUs``, so a round with one job per GPU costs 1 whatever ``max_jobs`` is).
+  Over an episode that is not truncated, the rewards sum to exactly
+  ``-sum(JCT) / jct_normaliser_s``.
 * ``makespan`` - minus the interval's length over the round length: the rewards sum to
   ``-(makespan - first arrival) / round_s``.
-* ``nsw`` - the increase of sum_j log(max(u_min, u_j)) over the jobs active when the round
-  started, where u_j = epochs done / total epochs (Shockwave's Nash social welfare
-  utility, with the true log floored at ``u_min`` = 0.01 instead of a piecewise-linear log),
-  divided by ``max_jobs``.
-* ``ftf`` - minus sum_j max(0, rho_hat_j - 1) over the jobs still active after the round,
-  times the interval over the round length, divided by ``max_jobs``; rho_hat is the
-  observation's :func:`~shockwave_gym.interface.observation.ftf_estimate` (observed data only).
+* ``ftf`` - for every job that completed in the interval, ``-max(0, rho_j - 1)`` with rho_j
+  its finish-time fairness in the Themis variant of the metrics
+  (``worst_ftf_themis`` / ``unfair_fraction_themis``): ``rho_j = JCT_j / (W_j x max(1,
+  n_j / GPUs))``, W_j the work done (its isolated run time, since it completed) and n_j the
+  mean number of active jobs over its lifetime. Over an episode the rewards sum to
+  ``-sum_j max(0, rho_j - 1)``: exactly the metric's excess unfairness, so a policy scores
+  better on this term if and only if its jobs finished closer to their fair share.
 
-The default is :data:`DEFAULT_REWARD` = ``{"jct": 1.0, "ftf": 0.1}``: average JCT first,
-with a small push against jobs falling behind their fair share. ``reward=`` accepts a
+The default is :data:`DEFAULT_REWARD` = ``{"jct": 1.0, "ftf": 1.0}``. ``reward=`` accepts a
 name, a ``{name or callable: weight}`` dict, or a callable ``f(transition) -> float``.
+
+Removed terms (named in the error if asked for): ``nsw`` (the increase of sum log(max(0.01,
+epochs done / total)) over a round) telescopes over an episode to sum_j (log 1 - log 0.01)
+for every completed job, a constant independent of the policy; the old dense ``ftf`` (the
+projected rho-hat of waiting jobs) ranked a random policy above FIFO, which is fairer by the
+metric. docs/ENV.md, "Rewards", has the formulas and the measurements.
 """
 
 from __future__ import annotations
@@ -31,7 +38,6 @@ import numpy as np
 from shockwave_gym.errors import InputError
 from shockwave_gym.interface.ftf import ftf_estimate
 
-NSW_MIN_UTILITY = 0.01
 _ZERO, _ONE = np.array(0.0), np.array(1.0)  # 0-d: faster than Python scalars in ufuncs
 
 
@@ -88,33 +94,47 @@ def makespan_reward(t: RoundTransition) -> float:
     return -t.interval_s / t.view.round_s
 
 
-def nsw_reward(t: RoundTransition) -> float:
+def completed_in(t: RoundTransition) -> np.ndarray:
+    """Ids (ascending) of the jobs that completed during the interval."""
     ids = t.active_before
-    if ids.size == 0:
-        return 0.0
-    view = t.view
-    after = view.epoch_progress[ids] / view.num_epochs[ids]
-    before = t.epoch_progress_before[ids] / view.num_epochs[ids]
-    gain = np.log(np.maximum(after, NSW_MIN_UTILITY)) - np.log(np.maximum(before, NSW_MIN_UTILITY))
-    return float(gain.sum()) / t.max_jobs
+    return ids[~t.view.is_active[ids]]
+
+
+def themis_rho(view, job_ids: np.ndarray) -> np.ndarray:
+    """rho of completed ``job_ids`` as the metrics' Themis variant computes it, from the
+    trace's arrivals and completions so far (every job alive during a completed job's
+    lifetime has either completed or is still active, so its overlap is known)."""
+    arrival, completion, work = view.arrival_s, view.completion_s, view.work_done_s
+    out = np.empty(job_ids.size)
+    for i, j in enumerate(job_ids.tolist()):
+        a, c = float(arrival[j]), float(completion[j])
+        life = c - a
+        area = jobs_in_system_integral_s(arrival, completion, a, c)
+        contention = area / life if life > 0 else 1.0
+        out[i] = life / (float(work[j]) * max(1.0, contention / view.gpus))
+    return out
 
 
 def ftf_reward(t: RoundTransition) -> float:
-    view = t.view
-    ids = view.active_job_ids
-    if ids.size == 0:
+    done = completed_in(t)
+    if done.size == 0:
         return 0.0
-    excess = t.rho_hat_of(ids) - _ONE
-    return -float(np.add.reduce(np.maximum(excess, _ZERO, out=excess))) * (t.interval_s / view.round_s) / t.max_jobs
+    excess = themis_rho(t.view, done) - _ONE
+    return -float(np.add.reduce(np.maximum(excess, _ZERO, out=excess)))
+
+
+_REMOVED = {
+    "nsw": "its return is a constant independent of the policy (the log-utility increments telescope to "
+           "sum_j (log 1 - log 0.01) over the completed jobs)",
+}
 
 
 REWARDS: dict[str, Callable[[RoundTransition], float]] = {
     "jct": jct_reward,
     "makespan": makespan_reward,
-    "nsw": nsw_reward,
     "ftf": ftf_reward,
 }
-DEFAULT_REWARD: dict[str, float] = {"jct": 1.0, "ftf": 0.1}
+DEFAULT_REWARD: dict[str, float] = {"jct": 1.0, "ftf": 1.0}
 
 
 class WeightedReward:
@@ -142,6 +162,8 @@ def _resolve(key) -> tuple[str, Callable[[RoundTransition], float]]:
         return getattr(key, "__name__", repr(key)), key
     if key in REWARDS:
         return key, REWARDS[key]
+    if key in _REMOVED:
+        raise InputError(f"reward {key!r} was removed: {_REMOVED[key]}; built-in rewards: {', '.join(REWARDS)}")
     raise InputError(f"unknown reward {key!r}; built-in rewards: {', '.join(REWARDS)} (or pass a callable)")
 
 

@@ -16,8 +16,13 @@ the env. ``mode.space()`` builds the matching Gymnasium space.
   no waiting job fits in the idle GPUs. Scores of empty slots are ignored.
 * ``sequential`` - ``Discrete(max_jobs + 1)``: one job per sub-step; action ``max_jobs``
   ends the round. The mask is exact: unpicked slotted jobs whose gang fits the GPUs still
-  free, and "end round", which is always legal. The round also closes by itself when no
-  unpicked job fits. An infeasible pick (unmasked policies) ends the round and is counted.
+  free, and "end round". The round also closes by itself when no unpicked job fits. With
+  ``idle_allowed`` (the class default, observation version 1's env) "end round" is always
+  legal and an infeasible pick (unmasked policies) ends the round; without it (the env's
+  default) "end round" is never legal (the round closes by itself once no further job
+  fits, so every round is work-conserving over the slotted jobs), and an illegal action
+  (an infeasible pick or "end round") fills the rest of the round with the pickable jobs in
+  arrival order, then closes it. Either way illegal actions are counted.
 """
 
 from __future__ import annotations
@@ -126,13 +131,15 @@ class SequentialMode(_SlotMode):
     closes_every_step = False
     chooses_sorted = True  # chosen() returns ascending ids
 
-    def __init__(self, max_jobs: int):
+    def __init__(self, max_jobs: int, *, idle_allowed: bool = True):
         super().__init__(max_jobs)
+        self.idle_allowed = bool(idle_allowed)
         self.end_action = max_jobs
         self.picked = np.zeros(max_jobs, dtype=bool)
         self.free_gpus = 0
         self._slot_gang = np.zeros(max_jobs, dtype=np.int64)
         self._valid = np.zeros(max_jobs, dtype=bool)
+        self._slot_job = np.full(max_jobs, -1, dtype=np.int64)
 
     def space(self):
         from gymnasium import spaces
@@ -144,6 +151,7 @@ class SequentialMode(_SlotMode):
         self.picked[:] = False
         self.free_gpus = view.gpus
         self._valid = slots.slot_job >= 0
+        self._slot_job = slots.slot_job.copy()
         self._slot_gang = np.where(self._valid, view.gang[np.maximum(slots.slot_job, 0)], 0)
 
     def pickable(self) -> np.ndarray:
@@ -158,25 +166,62 @@ class SequentialMode(_SlotMode):
         slot = int(value.reshape(()))
         if not 0 <= slot <= self.max_jobs:
             raise InvalidActionError(f"sequential action must be in 0..{self.max_jobs}, got {slot}")
-        if slot == self.end_action:
+        if slot == self.end_action and self.idle_allowed:
             return True, False
-        if not self.pickable()[slot]:
+        if slot == self.end_action or not self.pickable()[slot]:
+            if not self.idle_allowed:
+                self._fill()
             return True, True
+        self._take(slot)
+        return not self.pickable().any(), False
+
+    def _take(self, slot: int) -> None:
         self.picked[slot] = True
         self.free_gpus -= int(self._slot_gang[slot])
-        return not self.pickable().any(), False
+
+    def _fill(self) -> None:
+        """Pick every job that still fits, in arrival order (ascending job id)."""
+        left = np.flatnonzero(self._valid & ~self.picked)
+        for slot in left[np.argsort(self._slot_job[left], kind="stable")].tolist():
+            if self._slot_gang[slot] <= self.free_gpus:
+                self._take(slot)
+
+    def forced_picks(self) -> bool:
+        """Without ``idle_allowed``, make the picks no policy could make otherwise: every
+        unpicked job when they all fit together, or the only pickable job, repeatedly.
+        Returns whether the round is now closed (nothing left fits). With
+        ``idle_allowed`` nothing is forced ("end round" is always a choice)."""
+        if self.idle_allowed:
+            return False
+        while True:
+            pickable = self.pickable()
+            count = int(np.count_nonzero(pickable))
+            if count == 0:
+                return True
+            left = self._valid & ~self.picked
+            if int(self._slot_gang[left].sum()) <= self.free_gpus:
+                for slot in np.flatnonzero(left).tolist():
+                    self._take(slot)
+                return True
+            if count > 1:
+                return False
+            self._take(int(np.flatnonzero(pickable)[0]))
 
     def chosen(self, slots) -> np.ndarray:
         return np.sort(slots.slot_job[self.picked])
 
     def masks(self, slots) -> np.ndarray:
-        """(max_jobs + 1,) bool: exact feasibility; the last entry ("end round") is True."""
-        return np.append(self.pickable(), True)
+        """(max_jobs + 1,) bool: exact feasibility; the last entry ("end round") is
+        ``idle_allowed``."""
+        return np.append(self.pickable(), self.idle_allowed)
 
 
-def make_action_mode(name: str, max_jobs: int):
-    """The action-mode object for ``name`` (one of :data:`ACTION_MODES`)."""
+def make_action_mode(name: str, max_jobs: int, *, idle_allowed: bool = True):
+    """The action-mode object for ``name`` (one of :data:`ACTION_MODES`); ``idle_allowed``
+    is the sequential mode's option (see :class:`SequentialMode`)."""
     modes = {"select": SelectMode, "priority": PriorityMode, "sequential": SequentialMode}
     if name not in modes:
         raise InputError(f"unknown action_mode {name!r}; choose one of {', '.join(ACTION_MODES)}")
+    if name == "sequential":
+        return SequentialMode(max_jobs, idle_allowed=idle_allowed)
     return modes[name](max_jobs)

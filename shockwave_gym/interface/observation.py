@@ -11,6 +11,16 @@ observation it was trained on from the view it gets in ``act(view)``::
 
 Jobs are addressed by slot (:class:`~shockwave_gym.interface.slots.SlotMap`).
 
+**Versions.** Two layouts exist (:data:`OBSERVATION_VERSIONS`). Version 2 (the env's
+default, ``obs_version=2``) is scale-free: counts are relative to the cluster's GPUs, the gang
+is given both absolutely (log-scaled) and relative to the GPUs, times use one logarithmic
+scale with resolution from a minute to a day, constant and duplicate features are gone, and
+per-type features (:data:`~shockwave_gym.cluster.TYPE_ORDER`) let one layout serve
+heterogeneous clusters. Version 1 is kept, frozen, for the weights trained on it: the
+module-level names :data:`JOB_FEATURES`, :data:`CLUSTER_FEATURES`, ... and the ``version``
+defaults of the functions below stay those of version 1 until the shipped weights are
+retrained (``agents/learned`` calls them without a version); new code passes ``version``.
+
 **No future information.** Every feature comes from the trace's public fields, the batch
 sizes and epoch durations observed so far, and the remaining-time predictor. The isolated time and
 the hidden batch-size schedule are never read (the view would refuse them anyway).
@@ -18,16 +28,23 @@ the hidden batch-size schedule are never read (the view would refuse them anyway
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 
+from shockwave_gym.cluster import TYPE_ORDER
+from shockwave_gym.errors import InputError
 from shockwave_gym.interface.ftf import ftf_estimate
 from shockwave_gym.interface.predictor import predicted_remaining_s
 from shockwave_gym.interface.slots import SlotMap
 from shockwave_gym.view import ClusterView
 
-#: Time scale of the logarithmic time features (seconds).
+#: The observation layouts; :data:`DEFAULT_OBSERVATION_VERSION` is the env's default.
+OBSERVATION_VERSIONS = (1, 2)
+DEFAULT_OBSERVATION_VERSION = 2
+
+#: Time scale of version 1's logarithmic time features (seconds).
 TIME_SCALE_S = 3600.0
 
 #: Per-job features, in column order: (name, low, high, meaning).
@@ -66,34 +83,112 @@ _CLUSTER_LOW = np.array([f[1] for f in CLUSTER_FEATURES], dtype=np.float32)
 _CLUSTER_HIGH = np.array([f[2] for f in CLUSTER_FEATURES], dtype=np.float32)
 _CLUSTER_BOUNDS = tuple((f[1], f[2]) for f in CLUSTER_FEATURES)
 
+#: Version 2's time features: log1p(t / TIME_UNIT_S) / log1p(TIME_SPAN_S / TIME_UNIT_S), so a
+#: minute reads 0.10, ten minutes 0.33, an hour 0.56, a day 1 (bounds allow up to ~2 days^2).
+TIME_UNIT_S = 60.0
+TIME_SPAN_S = 86400.0
+_LOG_TIME = math.log1p(TIME_SPAN_S / TIME_UNIT_S)
+_TIME = f"log1p(s / {TIME_UNIT_S:g} s) / log1p({TIME_SPAN_S:g} / {TIME_UNIT_S:g})"
 
-def observation_signature() -> str:
+#: Version 2's per-job features, in column order: (name, low, high, meaning).
+JOB_FEATURES_V2: tuple[tuple[str, float, float, str], ...] = (
+    ("gang_share", 0.0, 1.0, "gang size / cluster GPUs"),
+    ("epoch_progress", 0.0, 1.0, "epochs done (with the current epoch's share) / total epochs"),
+    ("gang", 0.0, 2.0, "log2(gang size) / 3 (1 GPU: 0, 8 GPUs: 1)"),
+    ("batch_size_growth", -2.0, 2.0, "log2(current batch size / initial batch size) / 4"),
+    ("throughput", 0.0, 2.0, "log10(1 + samples/s at the current batch size) / 4"),
+    ("mean_epoch_duration", 0.0, 2.0,
+     f"{_TIME} of the observed mean epoch duration (the current epoch's before the first completes)"),
+    ("predicted_remaining", 0.0, 2.0, f"{_TIME} of the core predictor's remaining run time"),
+    ("age", 0.0, 2.0, f"{_TIME} of the time since arrival"),
+    ("attained_service", 0.0, 2.0, f"{_TIME} of the GPU-seconds received"),
+    ("ran_last_round", 0.0, 1.0, "1 if the job ran in the previous round (no restart cost)"),
+    ("ftf_estimate", 0.0, 4.0, "log2(1 + projected finish-time fairness rho-hat), see ftf_estimate"),
+    *((f"throughput_{t}", 0.0, 4.0,
+       f"built-in {t.upper()} table's rate at the current batch size / built-in V100 rate (0: cannot run)")
+      for t in TYPE_ORDER),
+)
+
+#: Version 2's cluster-wide features, in order: (name, low, high, meaning).
+CLUSTER_FEATURES_V2: tuple[tuple[str, float, float, str], ...] = (
+    *((f"free_{t}", 0.0, 1.0, f"{t.upper()} GPUs not yet allocated in this decision / cluster GPUs")
+      for t in TYPE_ORDER),
+    ("busy_last_round", 0.0, 1.0, "GPUs held by the jobs that ran in the previous round / GPUs"),
+    ("active_jobs", 0.0, 6.0, "log2(1 + active (arrived, unfinished) jobs / GPUs), queued included"),
+    ("queued_jobs", 0.0, 6.0, "log2(1 + active jobs without a slot / GPUs)"),
+    ("demand", 0.0, 6.0, "log2(1 + sum of active jobs' gangs / GPUs)"),
+    ("time", 0.0, 3.0, f"{_TIME} of the simulated time"),
+)
+
+#: Version 2's transform per job feature row: rows 2-3 log2(raw) x V2_SCALE_OUT, rows 4-10
+#: log1p(max(0, raw x V2_SCALE_IN)) x V2_SCALE_OUT, the others raw (x 1); then clipping.
+V2_LOG2_ROWS = slice(2, 4)
+V2_LOG1P_ROWS = slice(4, 11)
+V2_SCALE_IN = np.array([1.0, 1 / TIME_UNIT_S, 1 / TIME_UNIT_S, 1 / TIME_UNIT_S, 1 / TIME_UNIT_S, math.e - 1, 1.0])
+V2_SCALE_OUT = np.array([1.0, 1.0, 1 / 3, 0.25, 1 / (4 * math.log(10)), *([1 / _LOG_TIME] * 4), 1.0, 1 / math.log(2),
+                         *([1.0] * len(TYPE_ORDER))])
+V2_JOB_LOW = np.array([f[1] for f in JOB_FEATURES_V2], dtype=np.float32).astype(np.float64)
+V2_JOB_HIGH = np.array([f[2] for f in JOB_FEATURES_V2], dtype=np.float32).astype(np.float64)
+V2_CLUSTER_LOW = np.array([f[1] for f in CLUSTER_FEATURES_V2])
+V2_CLUSTER_HIGH = np.array([f[2] for f in CLUSTER_FEATURES_V2])
+
+
+def check_version(version) -> int:
+    """``version`` if it is one of :data:`OBSERVATION_VERSIONS`, else :class:`InputError`."""
+    if isinstance(version, bool) or version not in OBSERVATION_VERSIONS:
+        raise InputError(f"obs_version must be one of {', '.join(map(str, OBSERVATION_VERSIONS))}, got {version!r}")
+    return int(version)
+
+
+def feature_tables(version: int = 1) -> tuple[tuple, tuple]:
+    """(job features, cluster features) of ``version``: (name, low, high, meaning) each."""
+    if check_version(version) == 1:
+        return JOB_FEATURES, CLUSTER_FEATURES
+    return JOB_FEATURES_V2, CLUSTER_FEATURES_V2
+
+
+def feature_names(version: int = 1) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(job feature names, cluster feature names) of ``version``, in column order."""
+    jobs, cluster = feature_tables(version)
+    return tuple(f[0] for f in jobs), tuple(f[0] for f in cluster)
+
+
+def observation_signature(version: int = 1) -> str:
     """A short hash of every feature's name, bounds, meaning and scaling constants.
 
     Saved policies record it; loading one trained on a different observation fails loudly
     instead of silently degrading. Any change to the features changes the signature.
+    Version 1's signature is the one the shipped weights record.
     """
     import hashlib
 
-    parts = [repr(JOB_FEATURES), repr(CLUSTER_FEATURES), repr(TIME_SCALE_S),
-             np.asarray(_LOG_SCALE_IN).tobytes().hex(), np.asarray(_LOG_SCALE_OUT).tobytes().hex()]
+    if check_version(version) == 1:
+        parts = [repr(JOB_FEATURES), repr(CLUSTER_FEATURES), repr(TIME_SCALE_S),
+                 np.asarray(_LOG_SCALE_IN).tobytes().hex(), np.asarray(_LOG_SCALE_OUT).tobytes().hex()]
+    else:
+        parts = ["v2", repr(JOB_FEATURES_V2), repr(CLUSTER_FEATURES_V2), repr(TIME_UNIT_S), repr(TIME_SPAN_S),
+                 repr(TYPE_ORDER), V2_SCALE_IN.tobytes().hex(), V2_SCALE_OUT.tobytes().hex()]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
-def observation_space(max_jobs: int):
+def observation_space(max_jobs: int, version: int = 1):
     """The ``gymnasium.spaces.Dict`` of :func:`build_observation` for ``max_jobs`` slots."""
     from gymnasium import spaces  # only learners and the env need spaces
 
+    jobs, cluster = feature_tables(version)
+    job_low = np.array([f[1] for f in jobs], dtype=np.float32)
+    job_high = np.array([f[2] for f in jobs], dtype=np.float32)
     return spaces.Dict(
         {
             "jobs": spaces.Box(
-                np.broadcast_to(_JOB_LOW, (max_jobs, len(JOB_FEATURES))).copy(),
-                np.broadcast_to(_JOB_HIGH, (max_jobs, len(JOB_FEATURES))).copy(),
+                np.broadcast_to(job_low, (max_jobs, len(jobs))).copy(),
+                np.broadcast_to(job_high, (max_jobs, len(jobs))).copy(),
                 dtype=np.float32,
             ),
             "job_valid": spaces.MultiBinary(max_jobs),
             "picked": spaces.MultiBinary(max_jobs),
-            "cluster": spaces.Box(_CLUSTER_LOW.copy(), _CLUSTER_HIGH.copy(), dtype=np.float32),
+            "cluster": spaces.Box(np.array([f[1] for f in cluster], dtype=np.float32),
+                                  np.array([f[2] for f in cluster], dtype=np.float32), dtype=np.float32),
         }
     )
 
@@ -198,6 +293,143 @@ def cluster_features(view: ClusterView, slots: SlotMap, free_gpus: int | None = 
     )
 
 
+# --- version 2 ---------------------------------------------------------------------------
+
+
+@functools.cache
+def _builtin_tables() -> tuple:
+    from shockwave_gym.throughput import ThroughputTable
+
+    return tuple(ThroughputTable.builtin(t) for t in TYPE_ORDER)
+
+
+def type_throughput_table(view: ClusterView) -> tuple[np.ndarray, np.ndarray]:
+    """(sizes (N, W) int64, relative (N, W, len(TYPE_ORDER)) float64): for each job and each
+    batch size it can reach (``view.reachable_sizes``; -1 pads), the built-in table's rate of
+    every type over the built-in V100 rate for the job's model and gang; 0 where a type has
+    no positive rate (it cannot run the job), all 0 when the V100 table has none. Public
+    facts only (model, gang, reachable sizes)."""
+    tables = _builtin_tables()
+    sizes = np.where(view.reachable_valid, view.reachable_sizes, -1).astype(np.int64)
+    relative = np.zeros((*sizes.shape, len(TYPE_ORDER)))
+    for j in range(view.num_jobs):
+        spec = view.spec(j)
+        for w in np.flatnonzero(sizes[j] >= 0).tolist():
+            size = int(sizes[j, w])
+            if not tables[0].has(spec.model, size, spec.gang):
+                continue
+            base = tables[0].rate(spec.model, size, spec.gang)
+            for t, table in enumerate(tables):
+                if table.has(spec.model, size, spec.gang):
+                    relative[j, w, t] = table.rate(spec.model, size, spec.gang) / base
+    return sizes, relative
+
+
+def free_capacity_by_type(view: ClusterView, free_gpus: int | None = None) -> tuple[float, ...]:
+    """Free GPUs of each type of :data:`~shockwave_gym.cluster.TYPE_ORDER` / the cluster's
+    GPUs (``free_gpus`` not yet allocated in this decision; all by default). The one place
+    the observation reads the cluster's make-up: a homogeneous cluster is all
+    :data:`~shockwave_gym.cluster.DEFAULT_TYPE` (V100 = the free fraction, the others 0)."""
+    gpus = view.gpus
+    free = (gpus if free_gpus is None else free_gpus) / gpus
+    return (free,) + (0.0,) * (len(TYPE_ORDER) - 1)
+
+
+class JobFeaturesV2:
+    """:class:`JobFeatures` for observation version 2 (:data:`JOB_FEATURES_V2`): a reusable
+    feature-major buffer for one trace, with one zero padding column for empty slots."""
+
+    def __init__(self, view: ClusterView, *, padded: bool = True):
+        n = view.num_jobs
+        self.buffer = np.zeros((len(JOB_FEATURES_V2), n + int(padded)))
+        self._rows = tuple(self.buffer[:, :n])
+        self._gang_share = view.gang / view.gpus
+        self._gang = view.gang.astype(np.float64)
+        self._sizes, self._relative = type_throughput_table(view)
+        self._index = np.arange(n)
+
+    def __getstate__(self):  # the rows are views of the buffer: rebuilt, not copied
+        return {key: value for key, value in self.__dict__.items() if key != "_rows"}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._rows = tuple(self.buffer[:, : self._index.size])
+
+    def fill(self, view: ClusterView, rho_hat: np.ndarray | None = None) -> np.ndarray:
+        """The features of ``view``'s current state, written into :attr:`buffer` (returned)."""
+        if rho_hat is None:
+            rho_hat = ftf_estimate(view)
+        d = view.derived_arrays
+        batch = d.current_batch_size
+        rows = self._rows
+        share, progress, gang, growth, samples, mean_epoch_s, remaining, age, service, ran, rho = rows[:11]
+        share[:] = self._gang_share
+        np.divide(d.epoch_progress, view.num_epochs, out=progress)
+        gang[:] = self._gang
+        np.divide(batch, view.initial_batch_size, out=growth)
+        np.multiply(d.current_throughput, batch, out=samples)  # samples/s
+        mean_epoch_s[:] = d.mean_epoch_duration_s
+        np.copyto(mean_epoch_s, d.current_epoch_duration_s, where=np.isnan(mean_epoch_s))
+        remaining[:] = predicted_remaining_s(view)
+        np.subtract(view.time_s, view.arrival_s, out=age)
+        service[:] = d.attained_service_gpu_s
+        ran[:] = view.ran_last_round
+        rho[:] = rho_hat
+        match = self._sizes == batch[:, None]
+        at = match.argmax(axis=1)
+        relative = self._relative[self._index, at]  # (N, types)
+        relative *= match[self._index, at][:, None]
+        self.buffer[11:, : self._index.size] = relative.T
+        return transform_v2(self.buffer, self._index.size)
+
+    def slot_features(self, slots: SlotMap) -> np.ndarray:
+        """Each slot's job, zeros for empty slots: a fresh (max_jobs, F) float32 array."""
+        return self.buffer[:, slots.gather_index()].T.astype(np.float32, order="C")
+
+
+def transform_v2(raw: np.ndarray, columns: int | None = None) -> np.ndarray:
+    """Version 2's logarithms, scales and clipping, in place, on raw feature rows (F, n);
+    the log2 rows only over the first ``columns`` (the others are zero padding)."""
+    for row in range(V2_LOG2_ROWS.start, V2_LOG2_ROWS.stop):
+        logged = raw[row, :columns]
+        np.log2(logged, out=logged)
+    logged = raw[V2_LOG1P_ROWS]
+    logged *= V2_SCALE_IN[:, None]
+    np.maximum(logged, _ZERO, out=logged)
+    np.log1p(logged, out=logged)
+    raw *= V2_SCALE_OUT[:, None]
+    np.minimum(raw, V2_JOB_HIGH[:, None], out=raw)
+    return np.maximum(raw, V2_JOB_LOW[:, None], out=raw)
+
+
+def cluster_features_v2(view: ClusterView, slots: SlotMap, free_gpus: int | None = None) -> np.ndarray:
+    """(len(CLUSTER_FEATURES_V2),) float32 version-2 cluster features, clipped."""
+    gpus = view.gpus
+    values = (
+        *free_capacity_by_type(view, free_gpus),
+        view.busy_gpus_last_round / gpus,
+        math.log2(1.0 + view.num_active / gpus),
+        math.log2(1.0 + slots.queue.size / gpus),
+        math.log2(1.0 + slots.demand_gpus / gpus),
+        math.log1p(view.time_s / TIME_UNIT_S) / _LOG_TIME,
+    )
+    bounds = zip(V2_CLUSTER_LOW.tolist(), V2_CLUSTER_HIGH.tolist(), strict=True)
+    return np.array([high if v > high else (low if v < low else v) for v, (low, high) in zip(values, bounds, strict=True)],
+                    dtype=np.float32)
+
+
+def job_features_for(view: ClusterView, version: int = 1, *, padded: bool = True):
+    """The reusable job-feature buffer of ``version`` for ``view``'s trace."""
+    return JobFeatures(view, padded=padded) if check_version(version) == 1 else JobFeaturesV2(view, padded=padded)
+
+
+def cluster_features_for(view: ClusterView, slots: SlotMap, free_gpus: int | None = None, version: int = 1):
+    """The cluster features of ``version``."""
+    if check_version(version) == 1:
+        return cluster_features(view, slots, free_gpus)
+    return cluster_features_v2(view, slots, free_gpus)
+
+
 def slot_jobs(slots: SlotMap, features: np.ndarray) -> np.ndarray:
     """(max_jobs, F) float32 from feature-major ``features`` (F, num_jobs): each slot's job,
     zeros for empty slots."""
@@ -214,17 +446,19 @@ def build_observation(
     picked: np.ndarray | None = None,
     free_gpus: int | None = None,
     rho_hat: np.ndarray | None = None,
+    version: int = 1,
 ) -> dict[str, np.ndarray]:
-    """The observation of ``view`` in the layout of :func:`observation_space`.
+    """The observation of ``view`` in the layout of :func:`observation_space` (``version``).
 
     ``slots`` must have been updated for this state. ``picked`` (bool per slot) and
     ``free_gpus`` describe a partly built round (sequential mode); by default nothing is
     picked and every GPU is free. ``rho_hat`` may pass :func:`ftf_estimate` already
     computed for this state. Empty slots are all zeros. Fresh arrays every call.
     """
+    features = job_features_for(view, version, padded=False).fill(view, rho_hat)
     return {
-        "jobs": slot_jobs(slots, job_feature_matrix(view, rho_hat)),
+        "jobs": slot_jobs(slots, features),
         "job_valid": (slots.slot_job >= 0).view(np.int8),
         "picked": np.zeros(slots.max_jobs, np.int8) if picked is None else picked.astype(np.int8),
-        "cluster": cluster_features(view, slots, free_gpus),
+        "cluster": cluster_features_for(view, slots, free_gpus, version),
     }

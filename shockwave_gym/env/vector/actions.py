@@ -33,9 +33,10 @@ class _ModeBase:
     closes_every_step = True
     name = ""
 
-    def __init__(self, num_clusters: int, max_jobs: int, *, compiled: bool = False):
+    def __init__(self, num_clusters: int, max_jobs: int, *, compiled: bool = False, idle_allowed: bool = True):
         self.max_jobs = max_jobs
         self.compiled = compiled
+        self.idle_allowed = idle_allowed
 
     def _shaped(self, action, shape: tuple) -> np.ndarray:
         array = np.asarray(action)
@@ -120,12 +121,13 @@ class BatchSequential(_ModeBase):
     closes_every_step = False
     name = "sequential"
 
-    def __init__(self, num_clusters: int, max_jobs: int, *, compiled: bool = False):
-        super().__init__(num_clusters, max_jobs, compiled=compiled)
+    def __init__(self, num_clusters: int, max_jobs: int, *, compiled: bool = False, idle_allowed: bool = True):
+        super().__init__(num_clusters, max_jobs, compiled=compiled, idle_allowed=idle_allowed)
         self.picked = np.zeros((num_clusters, max_jobs), bool)
         self.free_gpus = np.zeros(num_clusters, np.int64)
         self.slot_gang = np.zeros((num_clusters, max_jobs), np.int64)
         self.valid = np.zeros((num_clusters, max_jobs), bool)
+        self.slot_job = np.full((num_clusters, max_jobs), -1, np.int64)
 
     def start_round(self, slots: BatchSlotMap, gang: np.ndarray, gpus: np.ndarray, rows: np.ndarray) -> None:
         row = rows[:, None]
@@ -135,6 +137,7 @@ class BatchSequential(_ModeBase):
         self.valid = np.where(row, valid, self.valid)
         slot_gang = np.where(valid, np.take_along_axis(gang, np.maximum(slots.slot_job, 0), axis=1), 0)
         self.slot_gang = np.where(row, slot_gang, self.slot_gang)
+        self.slot_job = np.where(row, slots.slot_job, self.slot_job)
 
     def pickable(self) -> np.ndarray:
         return self.valid & ~self.picked & (self.slot_gang <= self.free_gpus[:, None])
@@ -150,16 +153,61 @@ class BatchSequential(_ModeBase):
         slot = np.minimum(value, self.max_jobs - 1)
         index = np.arange(rows.size)
         legal = self.pickable()[index, slot]
+        if not self.idle_allowed:  # "end round" is illegal too: it fills the round
+            legal &= ~end
+            end = np.zeros_like(end)
         pick = rows & ~end & legal
         infeasible = rows & ~end & ~legal
         self.picked[index[pick], slot[pick]] = True
         self.free_gpus[pick] -= self.slot_gang[index[pick], slot[pick]]
+        if not self.idle_allowed and infeasible.any():
+            self._fill(infeasible)
         closes = rows & (end | infeasible | (pick & ~self.pickable().any(axis=1)))
-        chosen = self.picked & closes[:, None]
-        return _selection(slots, gang.shape[1], chosen, slots.slot_job), closes, infeasible.astype(np.int64)
+        return self.selection(slots, gang.shape[1], closes), closes, infeasible.astype(np.int64)
+
+    def selection(self, slots: BatchSlotMap, width: int, closes: np.ndarray) -> np.ndarray:
+        """(K, width) bool: the picked jobs of the rows in ``closes``."""
+        return _selection(slots, width, self.picked & closes[:, None], slots.slot_job)
+
+    def _take(self, rows: np.ndarray, slot: np.ndarray) -> None:
+        r = np.flatnonzero(rows)
+        self.picked[r, slot[r]] = True
+        self.free_gpus[r] -= self.slot_gang[r, slot[r]]
+
+    def _fill(self, rows: np.ndarray) -> None:
+        """Pick, in ``rows``, every job that still fits in arrival order (SequentialMode._fill)."""
+        big = np.iinfo(np.int64).max
+        while True:
+            pickable = self.pickable() & rows[:, None]
+            active = pickable.any(axis=1)
+            if not active.any():
+                return
+            self._take(active, np.argmin(np.where(pickable, self.slot_job, big), axis=1))
+
+    def forced_picks(self, rows: np.ndarray) -> np.ndarray:
+        """SequentialMode.forced_picks in ``rows``; returns the rows whose round is closed."""
+        closed = np.zeros(rows.size, bool)
+        if self.idle_allowed:
+            return closed
+        active = rows.copy()
+        while active.any():
+            pickable = self.pickable()
+            count = np.count_nonzero(pickable, axis=1)
+            left = self.valid & ~self.picked
+            left_gang = (self.slot_gang * left).sum(axis=1)
+            none = active & (count == 0)
+            all_fit = active & ~none & (left_gang <= self.free_gpus)
+            single = active & ~none & ~all_fit & (count == 1)
+            closed |= none | all_fit
+            self.picked |= left & all_fit[:, None]
+            self.free_gpus -= np.where(all_fit, left_gang, 0)
+            if single.any():
+                self._take(single, np.argmax(pickable, axis=1))
+            active = single
+        return closed
 
     def masks(self, slots: BatchSlotMap) -> np.ndarray:
-        return np.concatenate([self.pickable(), np.ones((self.picked.shape[0], 1), bool)], axis=1)
+        return np.concatenate([self.pickable(), np.full((self.picked.shape[0], 1), self.idle_allowed)], axis=1)
 
 
 BATCH_MODES = {"select": BatchSelect, "priority": BatchPriority, "sequential": BatchSequential}

@@ -16,14 +16,20 @@ import math
 import numpy as np
 
 from shockwave_gym.batch import BatchSimulator
+from shockwave_gym.cluster import TYPE_ORDER
 from shockwave_gym.env.vector import jit
 from shockwave_gym.errors import InputError
 from shockwave_gym.interface.observation import (
     _LOG_SCALE_IN,
     _LOG_SCALE_OUT,
+    _LOG_TIME,
     CLUSTER_FEATURES,
     JOB_FEATURES,
+    JOB_FEATURES_V2,
     TIME_SCALE_S,
+    TIME_UNIT_S,
+    V2_CLUSTER_HIGH,
+    V2_CLUSTER_LOW,
 )
 from shockwave_gym.interface.predictor import RemainingTimePredictor
 from shockwave_gym.state import ACTIVE
@@ -62,6 +68,40 @@ class BatchPredictor:
                 setattr(self, name, grown)
 
 
+class BatchTypeTable:
+    """Per job and reachable batch size, the built-in per-type rates over the V100 rate
+    (:func:`~shockwave_gym.interface.observation.type_throughput_table`): ``sizes`` (K, jobs,
+    W) int64 (-1 pads) and ``relative`` (K, jobs, W, types)."""
+
+    def __init__(self, num_clusters: int):
+        self.sizes = np.full((num_clusters, 0, 1), -1, np.int64)
+        self.relative = np.zeros((num_clusters, 0, 1, len(TYPE_ORDER)))
+
+    def load(self, k: int, table: tuple[np.ndarray, np.ndarray]) -> None:
+        sizes, relative = table
+        n, w = sizes.shape
+        _, j, width = self.sizes.shape
+        if n > j or w > width:
+            grown_sizes = np.full((self.sizes.shape[0], max(j, n), max(width, w)), -1, np.int64)
+            grown_sizes[:, :j, :width] = self.sizes
+            grown = np.zeros((*grown_sizes.shape, len(TYPE_ORDER)))
+            grown[:, :j, :width] = self.relative
+            self.sizes, self.relative = grown_sizes, grown
+        self.sizes[k] = -1
+        self.relative[k] = 0.0
+        self.sizes[k, :n, :w] = sizes
+        self.relative[k, :n, :w] = relative
+
+
+def free_capacity_rows(gpus: np.ndarray, free_gpus: np.ndarray) -> np.ndarray:
+    """(K, types) free GPUs of each type / GPUs, for every cluster: the batched
+    :func:`~shockwave_gym.interface.observation.free_capacity_by_type` (homogeneous
+    clusters are all V100)."""
+    out = np.zeros((gpus.size, len(TYPE_ORDER)))
+    out[:, 0] = free_gpus / gpus
+    return out
+
+
 def take_logarithms(raw: np.ndarray) -> np.ndarray:
     """numpy's log2 (row 2) and log1p (rows 3-9), in place, on the compiled path's raw
     (features, occupied slots) block: the same vectorised calls as ``job_features``."""
@@ -98,6 +138,29 @@ def cluster_features(sim: BatchSimulator, num_active, slots, free_gpus, max_jobs
     values[:, 6] = [math.log1p(t) / 3.0 for t in (sim.round_index * sim.round_s / TIME_SCALE_S).tolist()]
     values[:, 7] = [math.log2(g) / 8.0 for g in gpus.tolist()]
     return np.minimum(np.maximum(values, _CLUSTER_LOW), _CLUSTER_HIGH).astype(np.float32)
+
+
+V2_FEATURES = len(JOB_FEATURES_V2)
+
+
+def cluster_features_v2(sim: BatchSimulator, num_active, slots, free_gpus) -> np.ndarray:
+    """(K, len(CLUSTER_FEATURES_V2)) float32 (``cluster_features_v2`` for every cluster)."""
+    gpus = sim.gpus
+    capacity = free_capacity_rows(gpus, np.asarray(free_gpus, np.int64))
+    out = np.empty((gpus.size, V2_CLUSTER_LOW.size), np.float32)
+    if sim.compiled:
+        jit.cluster_rows_v2(gpus, sim.gang, sim.ran_last_round, sim.num_jobs, num_active, slots.queued,
+                            slots.demand_gpus, capacity, sim.time_s, TIME_UNIT_S, _LOG_TIME, V2_CLUSTER_LOW,
+                            V2_CLUSTER_HIGH, out)
+        return out
+    types = capacity.shape[1]
+    values = np.empty(out.shape)
+    values[:, :types] = capacity
+    values[:, types] = (sim.gang * sim.ran_last_round).sum(axis=1) / gpus
+    for column, counts in ((1, num_active), (2, slots.queue_length), (3, slots.demand_gpus)):
+        values[:, types + column] = [math.log2(1.0 + x) for x in (counts / gpus).tolist()]
+    values[:, types + 4] = [math.log1p(t) / _LOG_TIME for t in (sim.time_s / TIME_UNIT_S).tolist()]
+    return np.minimum(np.maximum(values, V2_CLUSTER_LOW), V2_CLUSTER_HIGH).astype(np.float32)
 
 
 def active_mask(sim: BatchSimulator) -> np.ndarray:

@@ -334,3 +334,112 @@ if AVAILABLE:
             )
             for f in range(8):
                 out[k, f] = np.float32(min(max(values[f], low[f]), high[f]))
+
+    # --- observation version 2 and the completion-time fairness reward --------------------
+
+    @_jit
+    def slot_raw_features_v2(slot_job, gang, gpus, progress, num_epochs, batch, initial, rate, mean, remaining,
+                             time_s, arrival, run_time, ran_last, rho, type_sizes, type_rel, raw_out):
+        """(features, occupied slots), row-major slot order: the raw rows of JobFeaturesV2.fill
+        for each occupied slot's job, ready for transform_v2 (rows 11- the per-type rates)."""
+        i = 0
+        widths = type_sizes.shape[2]
+        types = type_rel.shape[3]
+        for k in range(slot_job.shape[0]):
+            for s in range(slot_job.shape[1]):
+                j = slot_job[k, s]
+                if j < 0:
+                    continue
+                b = batch[k, j]
+                raw_out[0, i] = gang[k, j] / gpus[k]
+                raw_out[1, i] = progress[k, j] / num_epochs[k, j]
+                raw_out[2, i] = np.float64(gang[k, j])
+                raw_out[3, i] = b / initial[k, j]
+                raw_out[4, i] = rate[k, j] * b
+                raw_out[5, i] = mean[k, j]
+                raw_out[6, i] = remaining[k, j]
+                raw_out[7, i] = time_s[k] - arrival[k, j]
+                raw_out[8, i] = run_time[k, j] * gang[k, j]
+                raw_out[9, i] = 1.0 if ran_last[k, j] else 0.0
+                raw_out[10, i] = rho[k, j]
+                for t in range(types):
+                    raw_out[11 + t, i] = 0.0
+                for w in range(widths):
+                    if type_sizes[k, j, w] == b:
+                        for t in range(types):
+                            raw_out[11 + t, i] = type_rel[k, j, w, t]
+                        break
+                i += 1
+
+    @_jit
+    def scatter_rows(slot_job, block, out):
+        """(K, slots, features) float32 from the (features, occupied slots) block; empty slots 0."""
+        features = block.shape[0]
+        i = 0
+        for k in range(slot_job.shape[0]):
+            for s in range(slot_job.shape[1]):
+                if slot_job[k, s] >= 0:
+                    for f in range(features):
+                        out[k, s, f] = np.float32(block[f, i])
+                    i += 1
+                else:
+                    for f in range(features):
+                        out[k, s, f] = np.float32(0.0)
+
+    @_jit
+    def cluster_rows_v2(gpus, gang, ran_last, num_jobs, num_active, queued, demand, capacity, time_s, time_unit,
+                        log_time, low, high, out):
+        """cluster_features_v2 for every cluster (math.log2 and math.log1p, as the single env);
+        ``capacity`` (K, types) is the free capacity per type / GPUs."""
+        types = capacity.shape[1]
+        for k in range(gpus.size):
+            g = gpus[k]
+            busy = 0
+            queue = 0
+            for j in range(num_jobs[k]):
+                if ran_last[k, j]:
+                    busy += gang[k, j]
+                if queued[k, j]:
+                    queue += 1
+            for t in range(types):
+                out[k, t] = np.float32(min(max(capacity[k, t], low[t]), high[t]))
+            values = (
+                busy / g,
+                math.log2(1.0 + num_active[k] / g),
+                math.log2(1.0 + queue / g),
+                math.log2(1.0 + demand[k] / g),
+                math.log1p(time_s[k] / time_unit) / log_time,
+            )
+            for f in range(5):
+                out[k, types + f] = np.float32(min(max(values[f], low[types + f]), high[types + f]))
+
+    @_inline
+    def _area(arrival, completion, k, n, start, end, buffer):
+        arrived = 0
+        while arrived < n and arrival[k, arrived] < end:
+            arrived += 1
+        for i in range(arrived):
+            c = completion[k, i]
+            overlap = c if c < end else end
+            if c != c:
+                overlap = end
+            overlap -= max(arrival[k, i], start)
+            buffer[i] = max(overlap, 0.0)
+        return pairwise_sum(buffer, arrived)
+
+    @_jit
+    def themis_excess(arrival, completion, work, num_jobs, gpus, completed, out):
+        """max(0, rho - 1) of every job in ``completed`` (rewards.themis_rho), 0 elsewhere."""
+        buffer = np.empty(arrival.shape[1])
+        for k in range(arrival.shape[0]):
+            for j in range(num_jobs[k]):
+                out[k, j] = 0.0
+                if not completed[k, j]:
+                    continue
+                a = arrival[k, j]
+                c = completion[k, j]
+                life = c - a
+                area = _area(arrival, completion, k, num_jobs[k], a, c, buffer)
+                contention = area / life if life > 0 else 1.0
+                rho = life / (work[k, j] * max(1.0, contention / gpus[k]))
+                out[k, j] = max(rho - 1.0, 0.0)

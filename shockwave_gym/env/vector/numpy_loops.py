@@ -71,3 +71,46 @@ def scatter_slot_features(slot_job, logged, scale_out, low, high, out):
     out[...] = 0.0
     r, s = np.nonzero(slot_job >= 0)
     out[r, s] = clipped.T
+
+
+def slot_raw_features_v2(slot_job, gang, gpus, progress, num_epochs, batch, initial, rate, mean, remaining,
+                         time_s, arrival, run_time, ran_last, rho, type_sizes, type_rel, raw_out):
+    """(features, occupied slots), row-major slot order: the raw rows for transform_v2."""
+    r, s = np.nonzero(slot_job >= 0)
+    j = slot_job[r, s]
+    b = batch[r, j]
+    raw_out[0] = gang[r, j] / gpus[r]
+    raw_out[1] = progress[r, j] / num_epochs[r, j]
+    raw_out[2] = gang[r, j]
+    raw_out[3] = b / initial[r, j]
+    raw_out[4] = rate[r, j] * b
+    raw_out[5] = mean[r, j]
+    raw_out[6] = remaining[r, j]
+    raw_out[7] = time_s[r] - arrival[r, j]
+    raw_out[8] = run_time[r, j] * gang[r, j]
+    raw_out[9] = ran_last[r, j]
+    raw_out[10] = rho[r, j]
+    match = type_sizes[r, j] == b[:, None]
+    at = match.argmax(axis=1)
+    raw_out[11:] = (type_rel[r, j, at] * match[np.arange(at.size), at][:, None]).T
+
+
+def scatter_rows(slot_job, block, out):
+    """(K, slots, features) float32 from the (features, occupied slots) block; empty slots 0."""
+    out[...] = 0.0
+    r, s = np.nonzero(slot_job >= 0)
+    out[r, s] = block.T
+
+
+def themis_excess(arrival, completion, work, num_jobs, gpus, completed, out):
+    """max(0, rho - 1) of every job in ``completed`` (rewards.themis_rho), 0 elsewhere."""
+    from shockwave_gym.env.rewards import jobs_in_system_integral_s
+
+    out[...] = 0.0
+    for k, j in zip(*np.nonzero(completed), strict=True):
+        n = num_jobs[k]
+        a, c = float(arrival[k, j]), float(completion[k, j])
+        life = c - a
+        area = jobs_in_system_integral_s(arrival[k, :n], completion[k, :n], a, c)
+        contention = area / life if life > 0 else 1.0
+        out[k, j] = max(life / (float(work[k, j]) * max(1.0, contention / gpus[k])) - 1.0, 0.0)

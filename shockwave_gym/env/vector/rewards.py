@@ -14,10 +14,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from shockwave_gym.batch import pairwise_row_sums
-from shockwave_gym.env.rewards import NSW_MIN_UTILITY, REWARDS, WeightedReward
-from shockwave_gym.env.vector import jit
+from shockwave_gym.env.rewards import REWARDS, WeightedReward
+from shockwave_gym.env.vector import jit, numpy_loops
 from shockwave_gym.errors import InputError
-from shockwave_gym.state import ACTIVE
+from shockwave_gym.state import DONE
 
 
 @dataclass
@@ -68,29 +68,17 @@ def makespan_terms(t: BatchTransition) -> np.ndarray:
     return -(t.end_s - t.start_s) / t.sim.round_s
 
 
-def nsw_terms(t: BatchTransition) -> np.ndarray:
-    epochs = t.sim.num_epochs
-    after = t.epoch_progress / epochs
-    before = t.epoch_progress_before / epochs
-    gain = np.log(np.maximum(after, NSW_MIN_UTILITY)) - np.log(np.maximum(before, NSW_MIN_UTILITY))
-    total, counts = _compact_sums(np.where(t.active_before, gain, 0.0), t.active_before, t.compiled)
-    return np.where(counts > 0, total / t.max_jobs, 0.0)
-
-
 def ftf_terms(t: BatchTransition) -> np.ndarray:
-    if t.compiled:
-        total, counts = np.zeros(t.start_s.size), np.zeros(t.start_s.size, np.int64)
-        jit.ftf_excess_sums(t.rho_hat, t.sim.status, t.sim.num_jobs, ACTIVE, total, counts)
-        value = -total * ((t.end_s - t.start_s) / t.sim.round_s) / t.max_jobs
-        return np.where(counts > 0, value, 0.0)
-    excess = np.maximum(np.where(t.active, t.rho_hat, 0.0) - 1.0, 0.0)
-    total, counts = _compact_sums(excess, t.active, t.compiled)
-    value = -total * ((t.end_s - t.start_s) / t.sim.round_s) / t.max_jobs
-    return np.where(counts > 0, value, 0.0)
+    sim = t.sim
+    completed = t.active_before & (sim.status == DONE)
+    excess = np.zeros(completed.shape)
+    loops = jit if t.compiled else numpy_loops
+    loops.themis_excess(sim.arrival_s, sim.completion_s, sim.work_done_s, sim.num_jobs, sim.gpus, completed, excess)
+    total, counts = _compact_sums(excess, completed, t.compiled)
+    return np.where(counts > 0, -total, 0.0)
 
 
-_BATCHED = {REWARDS["jct"]: jct_terms, REWARDS["makespan"]: makespan_terms,
-            REWARDS["nsw"]: nsw_terms, REWARDS["ftf"]: ftf_terms}
+_BATCHED = {REWARDS["jct"]: jct_terms, REWARDS["makespan"]: makespan_terms, REWARDS["ftf"]: ftf_terms}
 
 
 class BatchReward:

@@ -33,20 +33,24 @@ from shockwave_gym.env.vector.estimates import (
     JOB_LOW,
     SCALE_IN,
     SCALE_OUT,
+    V2_FEATURES,
     BatchPredictor,
+    BatchTypeTable,
     active_mask,
     cluster_features,
+    cluster_features_v2,
     take_logarithms,
 )
 from shockwave_gym.env.vector.rewards import BatchReward, BatchTransition
 from shockwave_gym.env.vector.slots import BatchSlotMap
 from shockwave_gym.errors import InputError
+from shockwave_gym.interface.observation import transform_v2, type_throughput_table
 from shockwave_gym.interface.predictor import RemainingTimePredictor
 from shockwave_gym.metrics import compute_metrics
 from shockwave_gym.simulator import Simulator
 from shockwave_gym.state import ACTIVE, DONE
 
-_SHARED = ("action_mode", "max_jobs")
+_SHARED = ("action_mode", "max_jobs", "obs_version", "skip_trivial", "idle_allowed")
 
 
 class ClusterVectorEnv(VectorEnv):
@@ -119,9 +123,14 @@ class ClusterVectorEnv(VectorEnv):
         self.sim = BatchSimulator(k, compiled=compiled)
         self.compiled = self.sim.compiled
         self._loops = jit if self.compiled else numpy_loops
+        self.obs_version = first.obs_version
+        self.skip_trivial = first.skip_trivial
         self.predictor = BatchPredictor(k)
+        self.type_table = BatchTypeTable(k)
         self.slots = BatchSlotMap(k, self.max_jobs, compiled=self.compiled)
-        self.mode = BATCH_MODES[self.action_mode](k, self.max_jobs, compiled=self.compiled)
+        self.mode = BATCH_MODES[self.action_mode](k, self.max_jobs, compiled=self.compiled,
+                                                  idle_allowed=first.idle_allowed)
+        self._rounds_skipped_total = np.zeros(k, np.int64)
         self._np_random = [None] * k
         self._tables: list[tuple | None] = [None] * k  # (trace, simulator, predictor) per cluster
         self._steps = np.zeros(k, np.int64)
@@ -156,7 +165,7 @@ class ClusterVectorEnv(VectorEnv):
         self._autoreset &= ~rows
         self._begin_decision(rows)
         self._refresh()
-        infos = self._infos(np.zeros(k, bool), np.zeros(k, np.int64))
+        infos = self._infos(np.zeros(k, bool), np.zeros(k, np.int64), np.zeros(k, np.int64), np.zeros(k))
         if not rows.all():
             infos = {key: value for key, value in infos.items()}
             for key in [key for key in infos if not key.startswith("_")]:
@@ -172,24 +181,28 @@ class ClusterVectorEnv(VectorEnv):
                 self._reset_cluster(i, None)
             self._begin_decision(resetting)
         acting = ~resetting
-        state = self._state
-        sel, closes, repairs = self.mode.choose(actions, self.slots, sim.gang, sim.gpus, acting)
+        mode = self.mode
+        sel, closes, repairs = mode.choose(actions, self.slots, sim.gang, sim.gpus, acting)
+        if self.skip_trivial and self.action_mode == "sequential":
+            forced = mode.forced_picks(acting & ~closes)
+            if forced.any():
+                closes = closes | forced
+                sel = mode.selection(self.slots, sim.gang.shape[1], closes)
         closing = acting & closes
         repairs = np.where(closing, repairs, 0)
         start_s = sim.time_s.copy()
-        if closing.any():
-            sim.step(sel & closing[:, None], closing)
-        self._refresh()
-        new = self._state
-        transition = BatchTransition(
-            sim=sim, start_s=start_s, end_s=sim.time_s, active_before=state.active,
-            epoch_progress_before=state.progress, epoch_progress=new.progress, active=new.active,
-            rho_hat=new.rho, max_jobs=self.max_jobs, jct_normaliser_s=self.jct_normaliser_s, compiled=self.compiled,
-        )
-        rewards = self._rewards[0][0](transition)
-        for reward, rows in self._rewards[1:]:
-            rewards = np.where(rows, reward(transition), rewards)
-        rewards = np.where(closing, rewards, 0.0)
+        rounds = closing.astype(np.int64)
+        rewards = np.where(closing, self._run_rounds(sel, closing), 0.0)
+        if self.skip_trivial:
+            running = closing & ~sim.done & (sim.round_index < self.max_rounds)
+            while running.any():
+                sel, forced = self._forced_rounds(running)
+                if not forced.any():
+                    break
+                rewards = rewards + np.where(forced, self._run_rounds(sel, forced), 0.0)
+                rounds += forced
+                running = forced & ~sim.done & (sim.round_index < self.max_rounds)
+            self._rounds_skipped_total += np.maximum(rounds - 1, 0)
         done = sim.done
         terminated = closing & done
         truncated = closing & ~done & (sim.round_index >= self.max_rounds)
@@ -199,8 +212,7 @@ class ClusterVectorEnv(VectorEnv):
             truncated |= acting & (self._steps >= self.max_episode_steps)
         self._repairs_total += repairs
         self._rounds_repaired += repairs > 0
-        self._begin_decision(closing)
-        infos = self._infos(closing, repairs)
+        infos = self._infos(closing, repairs, rounds, sim.time_s - start_s)
         for i in np.flatnonzero(ended_by_sim).tolist():
             metrics = compute_metrics(sim.result(i))
             metrics["restart_overhead_gpu_s"] = float(sim.overhead_gpu_s[i])  # job sets are not kept per round
@@ -213,14 +225,47 @@ class ClusterVectorEnv(VectorEnv):
             final_obs = np.full(k, None, dtype=object)
             for i in np.flatnonzero(ended).tolist():
                 final_obs[i] = {key: value[i] for key, value in obs.items()}
-            final_info = {key: (value & ended if key.startswith("_") else value) for key, value in infos.items()}
+            final_info = _rows_only(infos, ended)
             for i in np.flatnonzero(ended).tolist():
                 self._reset_cluster(i, None)
             self._begin_decision(ended)
             self._refresh()
+            zero = np.zeros(k, np.int64)
+            fresh = self._infos(np.zeros(k, bool), zero, zero, np.zeros(k))  # what reset() says
             infos = {"final_obs": final_obs, "_final_obs": ended.copy(), "final_info": final_info,
-                     "_final_info": ended.copy(), **self._infos(np.zeros(k, bool), np.zeros(k, np.int64))}
+                     "_final_info": ended.copy(), **_merge_rows(infos, fresh, ended)}
         return self._observations(), rewards, terminated, truncated, infos
+
+    def _run_rounds(self, sel: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """Run one round of ``sel`` in ``rows``, refresh, start their next decisions; the
+        rewards of every cluster (meaningful in ``rows``)."""
+        sim, state = self.sim, self._state
+        start_s = sim.time_s.copy()
+        if rows.any():
+            sim.step(sel & rows[:, None], rows)
+        self._refresh()
+        new = self._state
+        transition = BatchTransition(
+            sim=sim, start_s=start_s, end_s=sim.time_s, active_before=state.active,
+            epoch_progress_before=state.progress, epoch_progress=new.progress, active=new.active,
+            rho_hat=new.rho, max_jobs=self.max_jobs, jct_normaliser_s=self.jct_normaliser_s, compiled=self.compiled,
+        )
+        rewards = self._rewards[0][0](transition)
+        for reward, reward_rows in self._rewards[1:]:
+            rewards = np.where(reward_rows, reward(transition), rewards)
+        self._begin_decision(rows)
+        return rewards
+
+    def _forced_rounds(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(job sets, rows) of the rounds no action could change (ClusterEnv._forced_round)."""
+        sim, slots = self.sim, self.slots
+        if self.action_mode == "sequential":
+            forced = self.mode.forced_picks(rows)
+            return self.mode.selection(slots, sim.gang.shape[1], forced), forced
+        forced = rows & (slots.demand_gpus <= sim.gpus)
+        if self.action_mode == "select":
+            forced &= slots.queue_length == 0
+        return active_mask(sim), forced
 
     def action_masks(self) -> np.ndarray:
         """(K, mask length) bool: each cluster's ``ClusterEnv.action_masks()``."""
@@ -244,14 +289,17 @@ class ClusterVectorEnv(VectorEnv):
         else:
             tables = self._tables_for(trace, template)
             self._tables[i] = tables
-            _, simulator, predictor = tables
+            _, simulator, predictor, type_table = tables
             self.sim.load(i, simulator.static, simulator.config, trace.name)
             self.slots.widen(self.sim.width)
             self.predictor.load(i, predictor, self.sim.width, self.sim.bank.width)
+            if type_table is not None:
+                self.type_table.load(i, type_table)
         self.slots.reset(i)
         self._steps[i] = 0
         self._repairs_total[i] = 0
         self._rounds_repaired[i] = 0
+        self._rounds_skipped_total[i] = 0
 
     def _tables_for(self, trace, template: ClusterEnv) -> tuple:
         for tables in self._tables:  # clusters running the same trace share its tables
@@ -259,7 +307,8 @@ class ClusterVectorEnv(VectorEnv):
                     and _same_table(tables[1].throughputs, template.throughputs)):
                 return tables
         simulator = Simulator(trace.jobs, template.sim_config, template.throughputs, trace_name=trace.name)
-        return trace, simulator, RemainingTimePredictor(simulator.view)
+        type_table = type_throughput_table(simulator.view) if self.obs_version == 2 else None
+        return trace, simulator, RemainingTimePredictor(simulator.view), type_table
 
     # --- batched state ---------------------------------------------------------------------
 
@@ -286,24 +335,37 @@ class ClusterVectorEnv(VectorEnv):
     def _observations(self) -> dict[str, np.ndarray]:
         sim, state, slots = self.sim, self._state, self.slots
         mean, batch, rate = state.extra
-        raw = np.empty((10, int(np.count_nonzero(slots.slot_job >= 0))))
-        self._loops.slot_raw_features(
-            slots.slot_job, sim.gang, sim.gpus, state.progress, sim.num_epochs, batch, sim.initial_batch_size, rate,
-            mean, sim.round_s, state.remaining, sim.time_s, sim.arrival_s, sim.run_time_s, sim.ran_last_round,
-            state.rho, SCALE_IN, raw,
-        )
-        jobs = np.empty((self.num_envs, self.max_jobs, 10), np.float32)
-        self._loops.scatter_slot_features(slots.slot_job, take_logarithms(raw), SCALE_OUT, JOB_LOW, JOB_HIGH, jobs)
         sequential = self.action_mode == "sequential"
         free = self.mode.free_gpus if sequential else sim.gpus
+        occupied = int(np.count_nonzero(slots.slot_job >= 0))
+        if self.obs_version == 2:
+            raw = np.empty((V2_FEATURES, occupied))
+            self._loops.slot_raw_features_v2(
+                slots.slot_job, sim.gang, sim.gpus, state.progress, sim.num_epochs, batch, sim.initial_batch_size,
+                rate, mean, state.remaining, sim.time_s, sim.arrival_s, sim.run_time_s, sim.ran_last_round,
+                state.rho, self.type_table.sizes, self.type_table.relative, raw,
+            )
+            jobs = np.empty((self.num_envs, self.max_jobs, V2_FEATURES), np.float32)
+            self._loops.scatter_rows(slots.slot_job, transform_v2(raw), jobs)
+            cluster = cluster_features_v2(sim, state.num_active, slots, free)
+        else:
+            raw = np.empty((10, occupied))
+            self._loops.slot_raw_features(
+                slots.slot_job, sim.gang, sim.gpus, state.progress, sim.num_epochs, batch, sim.initial_batch_size,
+                rate, mean, sim.round_s, state.remaining, sim.time_s, sim.arrival_s, sim.run_time_s,
+                sim.ran_last_round, state.rho, SCALE_IN, raw,
+            )
+            jobs = np.empty((self.num_envs, self.max_jobs, 10), np.float32)
+            self._loops.scatter_slot_features(slots.slot_job, take_logarithms(raw), SCALE_OUT, JOB_LOW, JOB_HIGH, jobs)
+            cluster = cluster_features(sim, state.num_active, slots, free, self.max_jobs)
         return {
             "jobs": jobs,
             "job_valid": slots.valid.view(np.int8).copy(),
             "picked": self.mode.picked.astype(np.int8) if sequential else np.zeros(slots.slot_job.shape, np.int8),
-            "cluster": cluster_features(sim, state.num_active, slots, free, self.max_jobs),
+            "cluster": cluster,
         }
 
-    def _infos(self, closed: np.ndarray, repairs: np.ndarray) -> dict:
+    def _infos(self, closed: np.ndarray, repairs: np.ndarray, rounds: np.ndarray, elapsed_s: np.ndarray) -> dict:
         sim, slots, k = self.sim, self.slots, self.num_envs
         queued = self._no_queues.copy()
         for i in np.flatnonzero(slots.queued.any(axis=1)).tolist():
@@ -319,6 +381,9 @@ class ClusterVectorEnv(VectorEnv):
             "action_repairs": np.asarray(repairs, np.int64).copy(),
             "action_repairs_total": self._repairs_total.copy(),
             "rounds_repaired": self._rounds_repaired.copy(),
+            "rounds_elapsed": np.asarray(rounds, np.int64).copy(),
+            "elapsed_s": np.asarray(elapsed_s, np.float64).copy(),
+            "rounds_skipped_total": self._rounds_skipped_total.copy(),
         }
         every = np.ones(k, bool)
         return {**infos, **{f"_{key}": every.copy() for key in infos}}
@@ -333,6 +398,40 @@ class _State:
     def __init__(self, progress, active, num_active, remaining, rho, extra):
         self.progress, self.active, self.num_active = progress, active, num_active
         self.remaining, self.rho, self.extra = remaining, rho, extra
+
+
+def _rows_only(info: dict, rows: np.ndarray) -> dict:
+    """``info`` as Gymnasium's ``_add_info`` builds it from the clusters in ``rows`` alone:
+    other rows zero (None in object arrays), their masks False."""
+    out = {}
+    for key, value in info.items():
+        if key.startswith("_"):
+            out[key] = value & rows
+        elif isinstance(value, dict):
+            out[key] = _rows_only(value, rows)
+        elif value.dtype == object:
+            kept = np.full(value.shape[0], None, dtype=object)
+            for i in np.flatnonzero(rows).tolist():
+                kept[i] = value[i]
+            out[key] = kept
+        else:
+            out[key] = np.where(rows.reshape(-1, *([1] * (value.ndim - 1))), value, np.zeros((), value.dtype))
+    return out
+
+
+def _merge_rows(step_info: dict, reset_info: dict, rows: np.ndarray) -> dict:
+    """Each cluster's info: ``reset_info``'s in ``rows`` (reset this step), ``step_info``'s
+    elsewhere (keys of ``reset_info``; the ended clusters' metrics are in ``final_info``)."""
+    out = {}
+    for key, fresh in reset_info.items():
+        old = step_info[key]
+        if key.startswith("_") or fresh.dtype != object:
+            out[key] = np.where(rows.reshape(-1, *([1] * (fresh.ndim - 1))), fresh, old)
+        else:
+            out[key] = old.copy()
+            for i in np.flatnonzero(rows).tolist():
+                out[key][i] = fresh[i]
+    return out
 
 
 def _same_table(a, b) -> bool:
