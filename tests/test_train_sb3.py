@@ -86,7 +86,7 @@ def test_suite_run_writes_the_best_validation_checkpoint_as_the_policy(tmp_path)
 def test_train_config_fills_defaults_from_the_tasks(tmp_path):
     config = TrainConfig(out=str(tmp_path), suites="in-distribution")
     tasks = config.tasks()
-    assert config.envs == 3 and config.n_steps == 171 and config.max_jobs == 60
+    assert config.envs == 3 and config.n_steps == 171 and config.batch_size == 171 and config.max_jobs == 60
     assert sorted({kw["gpus"] for kw in tasks.env_kwargs}) == [12]
     assert len(tasks.val_traces) == 6
     with pytest.raises(Exception, match="at least one cluster per suite"):

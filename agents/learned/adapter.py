@@ -8,7 +8,10 @@ network deterministically, and turns its output into job ids with the env's own 
 
 * ``priority``: the Gaussian means (the scores) go to ``PriorityMode.choose``;
 * ``select``: a bit is set where its logit favours 1, then ``SelectMode.choose`` repairs;
-* ``sequential``: masked arg-max picks, one sub-step at a time, until the round closes.
+* ``sequential``: masked arg-max picks, one sub-step at a time, until the round closes
+  (for a version-2 policy, as in the env's default ``idle_allowed=False``: "end round" is
+  never chosen, the round closes once no further job fits; version 1's policies ran with
+  "end round" always legal).
 
 These are the modes of SB3's distributions (mean, per-bit arg-max, masked arg-max). The
 network is a :class:`~shockwave_agents.learned.inference.NumpySlotNetwork` (no torch
@@ -28,14 +31,23 @@ from shockwave_gym.view import ClusterView
 
 class PolicyAgent(Agent):
     """Schedules with a slot network (anything with ``outputs(obs)``, ``kind`` and
-    ``max_jobs``) in ``action_mode``."""
+    ``max_jobs``) in ``action_mode``, reading observation version ``obs_version`` (default:
+    the network's ``obs_version``, i.e. the saved policy's, else the env's default)."""
 
-    def __init__(self, network, action_mode: str, *, name: str = "learned"):
+    def __init__(self, network, action_mode: str, *, name: str = "learned", obs_version: int | None = None):
+        from shockwave_gym.interface.observation import DEFAULT_OBSERVATION_VERSION
+
         self.network = network
+        if obs_version is None:
+            obs_version = getattr(network, "obs_version", None) or DEFAULT_OBSERVATION_VERSION
+        self.obs_version = int(obs_version)
+        # sequential mode: version 1's env let "end round" be chosen at any time; version 2's
+        # default env (idle_allowed=False) closes a round only once no further job fits
+        self.idle_allowed = self.obs_version == 1
         self.max_jobs = int(network.max_jobs)
         self.action_mode = action_mode
         self.name = name
-        self.mode = make_action_mode(action_mode, self.max_jobs)
+        self.mode = make_action_mode(action_mode, self.max_jobs, idle_allowed=self.idle_allowed)
         self.slots = SlotMap(self.max_jobs)
         self.rounds = 0
         self.substeps = 0
@@ -51,7 +63,7 @@ class PolicyAgent(Agent):
         self.rounds += 1
         if self.action_mode == "sequential":
             return self._act_sequential(view)
-        out = self.network.outputs(build_observation(view, slots))
+        out = self.network.outputs(build_observation(view, slots, version=self.obs_version))
         if self.action_mode == "priority":
             action = out
         elif self.network.kind == "binary":
@@ -68,7 +80,7 @@ class PolicyAgent(Agent):
             mask = mode.masks(slots)
             if not mask[:-1].any():
                 break
-            obs = build_observation(view, slots, picked=mode.picked, free_gpus=mode.free_gpus)
+            obs = build_observation(view, slots, picked=mode.picked, free_gpus=mode.free_gpus, version=self.obs_version)
             logits = self.network.outputs(obs)
             choice = int(np.argmax(np.where(mask, logits, -np.inf)))
             self.substeps += 1

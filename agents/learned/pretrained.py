@@ -66,7 +66,7 @@ def load_agent(path: str | Path, *, name: str = "learned", max_jobs: int | None 
         network = NumpySlotNetwork.from_policy(policy)
     else:
         network, meta = load_network(path, max_jobs=max_jobs)
-    agent = PolicyAgent(network, meta["action_mode"], name=name)
+    agent = PolicyAgent(network, meta["action_mode"], name=name, obs_version=int(meta.get("obs_version", 1)))
     agent.policy_path, agent.policy_meta = path, meta
     return agent
 

@@ -91,7 +91,8 @@ def add_parsers(subparsers) -> None:
     group.add_argument("--hidden-dim", type=int, default=None, help="hidden layer size (default 64 for RL, 128 for bc)")
     group.add_argument("--n-steps", type=int, default=None, help="rollout steps per env (default: 512 in total, "
                        "i.e. ceil(512 / envs) per env)")
-    group.add_argument("--batch-size", type=int, default=256, help="minibatch size")
+    group.add_argument("--batch-size", type=int, default=None,
+                       help="minibatch size (default: the rollout in the fewest equal minibatches of at most 256)")
     group.add_argument("--n-epochs", type=int, default=10, help="PPO epochs per rollout")
     group.add_argument("--learning-rate", type=float, default=3e-4, help="PPO learning rate")
     group.add_argument("--ent-coef", type=float, default=0.0, help="entropy bonus")

@@ -59,6 +59,7 @@ class ImitationConfig:
     max_jobs: int | None = None
     algo: str = "ppo"
     action_mode: str = "priority"
+    obs_version: int = field(default_factory=lambda: _default_obs_version())
     embed_dim: int = 64
     hidden_dim: int = 128
     epochs: int = 40
@@ -107,12 +108,19 @@ class ImitationConfig:
         return data
 
 
+def _default_obs_version() -> int:
+    from shockwave_gym.interface.observation import DEFAULT_OBSERVATION_VERSION
+
+    return DEFAULT_OBSERVATION_VERSION
+
+
 class RecordingAgent(Agent):
     """Plays ``actor`` (the teacher, or a student in DAgger) and records the observation
     with the ``teacher``'s choice as per-slot labels."""
 
-    def __init__(self, teacher, max_jobs: int, actor=None):
+    def __init__(self, teacher, max_jobs: int, actor=None, obs_version: int = 1):
         self.teacher, self.actor = teacher, actor
+        self.obs_version = int(obs_version)
         self.slots = SlotMap(max_jobs)
         self.samples: dict[str, list[np.ndarray]] = {key: [] for key in (*OBS_KEYS, "label")}
         self.dropped = 0  # teacher picks of queued jobs (no slot): not representable
@@ -129,7 +137,7 @@ class RecordingAgent(Agent):
 
     def act(self, view: ClusterView):
         self.slots.update(view)
-        obs = build_observation(view, self.slots)
+        obs = build_observation(view, self.slots, version=self.obs_version)
         chosen = np.asarray(self.teacher.act(view), dtype=np.int64)
         label = np.isin(self.slots.slot_job, chosen) & (self.slots.slot_job >= 0)
         self.dropped += int(chosen.size - label.sum())
@@ -155,8 +163,9 @@ def record_episode(config: ImitationConfig, episode: int, student_path: str | No
         from shockwave_agents.learned.weights import load_network
 
         network, meta = load_network(student_path, max_jobs=config.max_jobs)
-        actor = PolicyAgent(network, meta["action_mode"])
-    recorder = RecordingAgent(make_agent(config.teacher, **config.teacher_options), config.max_jobs, actor)
+        actor = PolicyAgent(network, meta["action_mode"], obs_version=meta["obs_version"])
+    recorder = RecordingAgent(make_agent(config.teacher, **config.teacher_options), config.max_jobs, actor,
+                              obs_version=config.obs_version)
     outcome = run_episode(trace, recorder, SimConfig(gpus=gpus), seed=episode, progress=False)
     arrays = recorder.arrays()
     arrays["episode"] = np.full(arrays["label"].shape[0], episode, dtype=np.int64)
@@ -260,9 +269,9 @@ def run_imitation(config: ImitationConfig, dataset: str | None = None) -> dict:
     arrays = load_dataset(dataset) if dataset else record(config, list(range(config.episodes)))
     torch.manual_seed(config.seed)  # the initial weights
     policy = build_policy(config.algo, config.action_mode, config.max_jobs,
-                          embed_dim=config.embed_dim, hidden_dim=config.hidden_dim)
+                          embed_dim=config.embed_dim, hidden_dim=config.hidden_dim, obs_version=config.obs_version)
     training = {"command": config.command, "teacher": config.teacher, "algo": config.algo,
-                "action_mode": config.action_mode, "seed": config.seed,
+                "action_mode": config.action_mode, "seed": config.seed, "obs_version": config.obs_version,
                 **({"suites": config.suites} if config.suites is not None else {"workload": config.workload.to_dict()})}
     fit = clone(policy, arrays, config)
     next_episode = int(arrays["episode"].max()) + 1
@@ -275,7 +284,7 @@ def run_imitation(config: ImitationConfig, dataset: str | None = None) -> dict:
         print(f"[dagger] iteration {iteration + 1}: {extra['label'].shape[0]} student rounds labelled", file=sys.stderr, flush=True)
         torch.manual_seed(config.seed)
         policy = build_policy(config.algo, config.action_mode, config.max_jobs,
-                              embed_dim=config.embed_dim, hidden_dim=config.hidden_dim)
+                              embed_dim=config.embed_dim, hidden_dim=config.hidden_dim, obs_version=config.obs_version)
         fit = clone(policy, arrays, config)
     save_dataset(arrays, out / "dataset.npz")
     training.update(rounds=int(arrays["label"].shape[0]), episodes=int(np.unique(arrays["episode"]).size), fit=fit)
@@ -284,7 +293,8 @@ def run_imitation(config: ImitationConfig, dataset: str | None = None) -> dict:
 
     tasks = config.tasks()
     traces = tasks.val_traces
-    student = evaluate_agent(PolicyAgent(NumpySlotNetwork.from_policy(policy), config.action_mode, name="distilled"),
+    student = evaluate_agent(PolicyAgent(NumpySlotNetwork.from_policy(policy), config.action_mode, name="distilled",
+                                         obs_version=config.obs_version),
                              traces, tasks.val_gpus)
     teacher = evaluate_agent(make_agent(config.teacher, **config.teacher_options), traces, tasks.val_gpus)
     report = {"config": config.to_dict(), "wall_s": wall_s, "rounds": training["rounds"], "fit": fit,

@@ -96,7 +96,8 @@ class TrainingMonitor(BaseCallback):
 
         policy = self.model.policy
         was_training = policy.training
-        result = evaluate_agent(PolicyAgent(TorchSlotNetwork(policy), self.config.action_mode), self.eval_traces, self.eval_gpus)
+        agent = PolicyAgent(TorchSlotNetwork(policy), self.config.action_mode, obs_version=self.config.obs_version)
+        result = evaluate_agent(agent, self.eval_traces, self.eval_gpus)
         policy.train(was_training)
         value = score(self.config.select, result["per_trace"], self.fifo_per_trace)
         result["score"] = value
@@ -128,7 +129,7 @@ def training_notes(config, steps: int) -> dict:
     c = config
     where = {"suites": c.suites, "val_traces": c.val_traces} if c.suites is not None else {"workload": c.workload.to_dict()}
     return {"command": c.command, "algo": c.algo, "action_mode": c.action_mode, "reward": c.reward, "timesteps": steps,
-            "seed": c.seed, **where, "select": c.select}
+            "seed": c.seed, **where, "select": c.select, "obs_version": c.obs_version, "skip_trivial": c.skip_trivial}
 
 
 def _number(value: float | None) -> str:

@@ -78,10 +78,14 @@ class TrainConfig:
     val_traces: int = 2  # validation traces per suite
     workload: Workload = field(default_factory=Workload)
     max_jobs: int | None = None  # default: the largest job count of the training/validation traces
+    #: Observation layout of the training envs (and of the saved policy).
+    obs_version: int = field(default_factory=lambda: _default_obs_version())
+    #: Rounds without a decision run inside the step (the env's ``skip_trivial``).
+    skip_trivial: bool = True
     embed_dim: int = 32
     hidden_dim: int = 64
     n_steps: int | None = None  # per env and rollout; default: 512 in total (ceil(512 / envs) each)
-    batch_size: int = 256
+    batch_size: int | None = None  # default: the rollout split into minibatches of at most 256 (see tasks())
     n_epochs: int = 10
     learning_rate: float = 3e-4
     gamma: float = 0.995
@@ -113,8 +117,8 @@ class TrainConfig:
         check_objective(self.select)
         if self.algo == "maskable_ppo" and self.action_mode == "priority":
             raise InputError("maskable_ppo needs a maskable action mode (select or sequential); use ppo for priority")
-        require_positive_ints(self, ("timesteps", "batch_size", "n_epochs", "eval_every", "checkpoint_every", "val_traces"))
-        require_positive_ints(self, [name for name in ("envs", "n_steps", "max_jobs") if getattr(self, name) is not None])
+        require_positive_ints(self, ("timesteps", "n_epochs", "eval_every", "checkpoint_every", "val_traces"))
+        require_positive_ints(self, [name for name in ("envs", "n_steps", "batch_size", "max_jobs") if getattr(self, name) is not None])
         if self.init_from and str(self.init_from).endswith(".zip") and self.trust_init is not True:
             raise InputError(
                 f"--init-from {self.init_from}: refusing an SB3 .zip without --trust: loading it unpickles "
@@ -140,7 +144,31 @@ class TrainConfig:
         self.envs, self.max_jobs = tasks.num_envs, tasks.max_jobs
         if self.n_steps is None:
             self.n_steps = -(-ROLLOUT_STEPS // self.envs)
+        if self.batch_size is None:
+            self.batch_size = default_batch_size(self.n_steps * self.envs)
         return tasks
+
+
+def _default_obs_version() -> int:
+    from shockwave_gym.interface.observation import DEFAULT_OBSERVATION_VERSION
+
+    return DEFAULT_OBSERVATION_VERSION
+
+
+def env_options(config: TrainConfig) -> dict:
+    """The env arguments every training cluster shares."""
+    return {"action_mode": config.action_mode, "reward": config.reward, "max_jobs": config.max_jobs,
+            "obs_version": config.obs_version, "skip_trivial": config.skip_trivial}
+
+
+def default_batch_size(rollout: int, largest: int = 256) -> int:
+    """The rollout split into the fewest (at least two) equal minibatches of at most
+    ``largest`` steps (512 -> 256, 513 -> 171), so no minibatch is a truncated remainder;
+    ``largest`` when no split is even."""
+    for parts in range(2, rollout + 1):
+        if rollout % parts == 0 and rollout // parts <= largest:
+            return rollout // parts
+    return largest
 
 
 def make_env(env_kwargs: dict, config: TrainConfig):
@@ -151,14 +179,14 @@ def make_env(env_kwargs: dict, config: TrainConfig):
     from shockwave_gym.env.cluster_env import ClusterEnv
     from shockwave_gym.env.registration import ENV_IDS
 
-    env = ClusterEnv(**env_kwargs, action_mode=config.action_mode, reward=config.reward, max_jobs=config.max_jobs)
+    env = ClusterEnv(**env_kwargs, **env_options(config))
     return gym.wrappers.TimeLimit(env, ENV_IDS["shockwave_gym/Generated-v0"][1])
 
 
 def make_vec_env(config: TrainConfig, tasks):
     """The training ``VecEnv`` over ``tasks.env_kwargs`` (one cluster each): the native
     batched one, or ``SubprocVecEnv`` / ``DummyVecEnv``."""
-    common = {"action_mode": config.action_mode, "reward": config.reward, "max_jobs": config.max_jobs}
+    common = env_options(config)
     if config.vec == "native":
         from shockwave_gym.env.registration import ENV_IDS
         from shockwave_gym.training.vec_adapter import NativeVecEnv
