@@ -50,6 +50,9 @@ def test_cluster_argument_builds_the_heterogeneous_env_and_checks_gpus():
     # V100 only is the homogeneous path
     plain = ClusterEnv(trace="teaching-12", cluster="v100=4")
     assert plain.cluster is None and plain.gpus == 4 and plain.action_space == ClusterEnv(trace="teaching-12").action_space
+    assert ClusterEnv(trace=small_source(), cluster="v100=6").gpus == 6  # no gpus= needed
+    with pytest.raises(InputError, match="disagrees"):
+        ClusterEnv(trace="teaching-12", cluster="v100=6", gpus=4)
 
 
 def _advance(env: ClusterEnv, rng: np.random.Generator, mode: str, steps: int):
@@ -206,7 +209,7 @@ def test_v100_only_typed_path_equals_the_homogeneous_env(monkeypatch):
     for mode in ("priority", "select", "sequential"):
         plain = ClusterEnv(trace="teaching-12", action_mode=mode)
         with monkeypatch.context() as patch:
-            patch.setattr(module, "resolve_cluster", lambda c: c if c is None else ClusterSpec.parse(c))
+            patch.setattr(module, "resolve_cluster", lambda spec: spec)  # keep the V100-only spec
             typed = ClusterEnv(trace="teaching-12", action_mode=mode, cluster="v100=4")
         assert typed.cluster is not None and typed.action_space == plain.action_space
         rng_a, rng_b = np.random.default_rng(7), np.random.default_rng(7)

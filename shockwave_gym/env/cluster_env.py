@@ -364,13 +364,16 @@ class ClusterEnv(gym.Env):
         if isinstance(throughputs, str | Path):
             throughputs = ThroughputTable.load(throughputs)
         #: the heterogeneous cluster (None: ``gpus`` V100s, the homogeneous path)
-        self.cluster = resolve_cluster(cluster)
+        spec = parse_cluster(cluster)
+        if spec is not None:
+            if gpus is not None and require_positive_int(gpus, "gpus") != spec.total:
+                raise InputError(f"gpus={gpus} disagrees with cluster {spec} ({spec.total} GPUs)")
+            gpus = spec.total
+        self.cluster = resolve_cluster(spec)
         if self.cluster is None:
             self.throughputs = throughputs if throughputs is not None else ThroughputTable.builtin_v100()
             self.gpus = _resolve_gpus(trace, gpus)
         else:
-            if gpus is not None and require_positive_int(gpus, "gpus") != self.cluster.total:
-                raise InputError(f"gpus={gpus} disagrees with cluster {self.cluster} ({self.cluster.total} GPUs)")
             self.gpus = self.cluster.total
             self.typed_throughputs = TypedThroughputs.resolve(throughputs, self.cluster.types)
             self.throughputs = self.typed_throughputs.reference  # a trace's iterations are V100 work
@@ -613,15 +616,22 @@ class ClusterEnv(gym.Env):
         }
 
 
+def parse_cluster(cluster) -> ClusterSpec | None:
+    """The ``cluster=`` argument (a string like ``"v100=8,p100=8,k80=8"``, a
+    :class:`ClusterSpec` or ``None``) as a :class:`ClusterSpec` or ``None``."""
+    if cluster is None or isinstance(cluster, ClusterSpec):
+        return cluster
+    if isinstance(cluster, str):
+        return ClusterSpec.parse(cluster, where="cluster")
+    raise InputError(f"cluster must be a string like 'v100=8,p100=8,k80=8' or a ClusterSpec, got {cluster!r}")
+
+
 def resolve_cluster(cluster) -> ClusterSpec | None:
-    """The ``cluster=`` argument as a :class:`ClusterSpec`, or ``None`` when it asks for the
-    homogeneous path: ``None``, or V100s only (``"v100=12"`` is ``gpus=12``, bit for bit)."""
+    """The cluster the heterogeneous path runs, or ``None`` for the homogeneous path:
+    ``None``, or V100s only (``"v100=12"`` is ``gpus=12``, bit for bit)."""
+    cluster = parse_cluster(cluster)
     if cluster is None:
         return None
-    if isinstance(cluster, str):
-        cluster = ClusterSpec.parse(cluster, where="cluster")
-    elif not isinstance(cluster, ClusterSpec):
-        raise InputError(f"cluster must be a string like 'v100=8,p100=8,k80=8' or a ClusterSpec, got {cluster!r}")
     return None if cluster == ClusterSpec.homogeneous(cluster.total) else cluster
 
 
