@@ -22,6 +22,7 @@ from shockwave_gym.traces.suites import (
     SuiteTraceSource,
     get_suite,
     offered_load,
+    resolve_suites,
     serialize_trace,
     split_digest,
     split_entries,
@@ -31,14 +32,11 @@ from shockwave_gym.training.workload import TRAIN_SEED_MIN
 
 #: sha256 of the whole test split (names, cluster sizes, JSON-lines bytes), version 0.
 #: Changing it means the published test split changed: bump the suites' version instead.
-TEST_SPLIT_SHA256 = "b2d33411c427bb58612e0e3dbd1db8b689540188c50b14c15dece936df3d2eab"
-VALIDATION_SPLIT_SHA256 = "2b7c4e3ff9d07217f6879d37d0ea2da92cd81e7256f8ec90fad6c9e0346cb107"
-#: the same over the nine homogeneous suites published first: adding the heterogeneous
-#: suite (issue 15) left every one of their traces byte-identical
-HOMOGENEOUS_V0 = ("small-light", "small-nominal", "small-overloaded", "canonical", "medium-nominal",
-                  "large-nominal", "gang-heavy", "long-jobs", "static-only")
-HOMOGENEOUS_TEST_SPLIT_SHA256 = "4da38f8a954db8d64c6cd7f268a68ceae80c8dd87bf7673bbd5418b1b63d8416"
-HOMOGENEOUS_VALIDATION_SPLIT_SHA256 = "b7cc3b49b1a63e4264b52ad61174dae1a2c55fd286e8e7791db260dcdfb141ac"
+TEST_SPLIT_SHA256 = "4da38f8a954db8d64c6cd7f268a68ceae80c8dd87bf7673bbd5418b1b63d8416"
+VALIDATION_SPLIT_SHA256 = "b7cc3b49b1a63e4264b52ad61174dae1a2c55fd286e8e7791db260dcdfb141ac"
+#: the heterogeneous suite's splits (issue 15); not in "all", which stayed byte-identical
+HETERO_TEST_SPLIT_SHA256 = "7e99c7664e3f1ab9260a098956946987c79264fc96dfa94a56f986a5586afaa1"
+HETERO_VALIDATION_SPLIT_SHA256 = "0546897b2cd763eee055c4e5c226dd37c170e297fe072ddb7414ed35d9a61366"
 
 
 def test_seed_ranges_are_disjoint_and_match_the_training_workload():
@@ -67,7 +65,7 @@ def test_every_fixed_seed_lies_in_its_split_and_no_seed_is_shared():
 
 def test_test_split_has_the_published_size_and_opens_with_the_authors_trace():
     entries = split_entries(None, "test")
-    assert len(entries) == 5 * len(SUITES)
+    assert len(entries) == 5 * len([suite for suite in SUITES if not suite.heterogeneous])
     canonical = [e for e in entries if e.suite == "canonical"]
     assert canonical[0].bundled == "authors-canonical-120" and canonical[0].seed is None
     assert len({e.trace_name for e in entries}) == len(entries)
@@ -80,8 +78,8 @@ def test_test_split_has_the_published_size_and_opens_with_the_authors_trace():
 def test_fixed_splits_are_byte_identical_to_the_pinned_hashes():
     assert split_digest(None, "test") == TEST_SPLIT_SHA256
     assert split_digest(None, "validation") == VALIDATION_SPLIT_SHA256
-    assert split_digest(HOMOGENEOUS_V0, "test") == HOMOGENEOUS_TEST_SPLIT_SHA256
-    assert split_digest(HOMOGENEOUS_V0, "validation") == HOMOGENEOUS_VALIDATION_SPLIT_SHA256
+    assert split_digest("hetero-mixed", "test") == HETERO_TEST_SPLIT_SHA256
+    assert split_digest("hetero-mixed", "validation") == HETERO_VALIDATION_SPLIT_SHA256
 
 
 def test_fixed_splits_regenerate_identically_in_a_fresh_process():
@@ -114,7 +112,19 @@ def test_generated_traces_follow_the_suite_config():
 
 def test_a_suite_can_carry_a_heterogeneous_cluster():
     suite = Suite("mixed", "k80=4,v100=4", "nominal", "test only", {"num_jobs": 5})
-    assert suite.gpus == 8 and suite.cluster_spec.types == ("v100", "k80")
+    assert suite.gpus == 8 and suite.cluster_spec.types == ("v100", "k80") and suite.heterogeneous
+    assert not get_suite("small-nominal").heterogeneous
+
+
+def test_the_heterogeneous_suite_is_taken_by_name_only_and_its_env_has_the_cluster():
+    hetero = get_suite("hetero-mixed")
+    assert hetero.heterogeneous and str(hetero.cluster_spec) == "v100=8,p100=8,k80=8"
+    assert hetero not in resolve_suites("all") and hetero not in resolve_suites(None)
+    assert resolve_suites("hetero-mixed,small-light") == [hetero, get_suite("small-light")]
+    assert {e.suite for e in split_entries("hetero-mixed", "test")} == {"hetero-mixed"}
+    env = gym.make("shockwave_gym/Suite-hetero-mixed-v0", split="test")
+    env.reset(seed=0)
+    assert env.unwrapped.cluster == hetero.cluster_spec and env.unwrapped.trace.name == "hetero-mixed-test-0"
 
 
 def test_bad_inputs_are_input_errors():

@@ -99,6 +99,13 @@ class Suite:
         return self.cluster_spec.total
 
     @property
+    def heterogeneous(self) -> bool:
+        """Whether the cluster is anything but V100s only: its traces must run with
+        ``cluster=`` (``ClusterEnv(cluster=suite.cluster_spec)``, ``SimConfig(cluster=...)``),
+        not on ``gpus`` V100s."""
+        return self.cluster_spec != ClusterSpec.homogeneous(self.gpus)
+
+    @property
     def env_id(self) -> str:
         return f"shockwave_gym/Suite-{self.name}-v{self.version}"
 
@@ -241,9 +248,12 @@ def get_suite(name: str | Suite) -> Suite:
 
 
 def resolve_suites(names: str | Iterable[str | Suite] | None) -> list[Suite]:
-    """``None`` / ``"all"`` -> every suite; else a comma list or sequence of names."""
+    """``None`` / ``"all"`` -> every homogeneous suite; else a comma list or sequence of
+    names. A heterogeneous suite (:attr:`Suite.heterogeneous`) is only taken by name: its
+    traces need the cluster's types, which a caller that knows only ``suite.gpus`` would
+    drop (it would run them on that many V100s)."""
     if names is None or names == "all":
-        return list(SUITES)
+        return [suite for suite in SUITES if not suite.heterogeneous]
     items = names.split(",") if isinstance(names, str) else list(names)
     suites = [get_suite(item.strip() if isinstance(item, str) else item) for item in items if item != ""]
     if not suites:
