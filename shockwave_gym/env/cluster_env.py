@@ -261,8 +261,9 @@ class ClusterEnv(gym.Env):
     `v100=8,p100=8,k80=8`) and the suite `shockwave_gym/Suite-hetero-mixed-v0`
     (docs/SUITES.md); `cluster=` also works on every other id.
 
-    Types are indexed in the cluster's order, fastest generation first (v100, p100, k80),
-    T = the number of types. How each mode chooses the type:
+    Types are indexed in the cluster's order (v100, p100, k80: newest generation first;
+    which type is fastest depends on the job, e.g. the built-in tables run some models
+    faster on a P100), T = the number of types. How each mode chooses the type:
 
     | mode | space | who chooses the type |
     |------|-------|----------------------|
