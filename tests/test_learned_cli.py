@@ -24,7 +24,7 @@ from shockwave_gym.cli import main  # noqa: E402
 from shockwave_gym.harness import evaluate  # noqa: E402
 
 #: A small workload so that each run takes seconds: 8-12 jobs on 8 GPUs, one held-out trace.
-SMALL = ["--gpus", "8", "--num-jobs", "8:12", "--arrival-rate", "60:120", "--max-duration-h", "0.5",
+SMALL = ["--suites", "none", "--gpus", "8", "--num-jobs", "8:12", "--arrival-rate", "60:120", "--max-duration-h", "0.5",
          "--eval-seeds", "5", "--progress-every-s", "0"]
 
 

@@ -42,12 +42,17 @@ MODES = [("ppo", "priority"), ("ppo", "select"), ("maskable_ppo", "select"), ("m
 
 
 def random_obs(max_jobs: int, valid_slots: int, seed: int) -> dict[str, np.ndarray]:
+    """A random observation in the default layout (the one ``build_policy`` builds for)."""
+    from shockwave_gym.interface.observation import DEFAULT_OBSERVATION_VERSION, feature_names
+
+    job_names, cluster_names = feature_names(DEFAULT_OBSERVATION_VERSION)
     rng = np.random.default_rng(seed)
     valid = np.zeros(max_jobs, np.int8)
     valid[rng.choice(max_jobs, valid_slots, replace=False)] = 1
-    jobs = rng.uniform(0, 1, (max_jobs, 10)).astype(np.float32) * valid[:, None]
+    jobs = rng.uniform(0, 1, (max_jobs, len(job_names))).astype(np.float32) * valid[:, None]
     picked = (rng.uniform(size=max_jobs) < 0.3).astype(np.int8) * valid
-    return {"jobs": jobs, "job_valid": valid, "picked": picked, "cluster": rng.uniform(0, 1, 8).astype(np.float32)}
+    return {"jobs": jobs, "job_valid": valid, "picked": picked,
+            "cluster": rng.uniform(0, 1, len(cluster_names)).astype(np.float32)}
 
 
 def obs_to_tensors(obs: dict[str, np.ndarray]) -> dict:
@@ -255,12 +260,14 @@ def test_shipped_policies_match_this_observation_version():
     import json
     from pathlib import Path
 
-    from shockwave_gym.interface.observation import observation_signature
+    from shockwave_agents.learned.pretrained import SHIPPED
+    from shockwave_gym.interface.observation import DEFAULT_OBSERVATION_VERSION, observation_signature
 
     shipped = Path(__file__).resolve().parents[1] / "agents" / "pretrained"
-    for name in ("ppo", "shockwave-distilled"):
+    for name in SHIPPED:
         meta = json.loads((shipped / f"{name}.json").read_text())
-        assert meta["observation_signature"] == observation_signature(), name
+        assert meta["obs_version"] == DEFAULT_OBSERVATION_VERSION, name  # shipped weights read the env's default layout
+        assert meta["observation_signature"] == observation_signature(DEFAULT_OBSERVATION_VERSION), name
 
 
 def test_policy_from_another_observation_version_is_refused(tmp_path):

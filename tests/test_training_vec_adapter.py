@@ -80,7 +80,7 @@ def test_training_runs_through_both_vectorisations(tmp_path, algo, mode, vec, en
 
 def test_default_is_native_and_bad_vec_is_refused(tmp_path):
     assert TrainConfig(out=str(tmp_path)).vec == "native"
-    assert TrainConfig(out=str(tmp_path)).envs == 16
+    assert TrainConfig(out=str(tmp_path)).envs == 1
     assert TrainConfig(out=str(tmp_path), vec="subproc").envs == 2
     from shockwave_gym.errors import InputError
 

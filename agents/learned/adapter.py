@@ -8,11 +8,18 @@ network deterministically, and turns its output into job ids with the env's own 
 
 * ``priority``: the Gaussian means (the scores) go to ``PriorityMode.choose``;
 * ``select``: a bit is set where its logit favours 1, then ``SelectMode.choose`` repairs;
-* ``sequential``: masked arg-max picks, one sub-step at a time, until the round closes.
+* ``sequential``: masked arg-max picks, one sub-step at a time, until the round closes
+  (for a version-2 policy, as in the env's default ``idle_allowed=False``: "end round" is
+  never chosen, the round closes once no further job fits; version 1's policies ran with
+  "end round" always legal).
 
-These are the modes of SB3's distributions (mean, per-bit arg-max, masked arg-max). The
-network is a :class:`~shockwave_agents.learned.inference.NumpySlotNetwork` (no torch
-needed) or a :class:`~shockwave_agents.learned.inference.TorchSlotNetwork`.
+These are the modes of SB3's distributions (mean, per-bit arg-max, masked arg-max). On a
+heterogeneous view (``view.heterogeneous``) the same decoding goes through the typed modes
+(:mod:`shockwave_gym.interface.typed_actions`): the policy's order or set is placed by the
+simulator's default rule (each job on its fastest type with room) and returned as a
+:class:`~shockwave_gym.placement.Placement`; a ``sequential`` policy picks slots (masked to
+jobs that fit some type) and each pick goes to its fastest type with room. The network
+is a :class:`~shockwave_agents.learned.inference.NumpySlotNetwork` (no torch needed) or a :class:`~shockwave_agents.learned.inference.TorchSlotNetwork`.
 """
 
 from __future__ import annotations
@@ -23,19 +30,31 @@ from shockwave_agents.base import Agent
 from shockwave_gym.interface.actions import make_action_mode
 from shockwave_gym.interface.observation import build_observation
 from shockwave_gym.interface.slots import SlotMap
+from shockwave_gym.interface.typed_actions import TypeContext
+from shockwave_gym.placement import Placement
 from shockwave_gym.view import ClusterView
 
 
 class PolicyAgent(Agent):
     """Schedules with a slot network (anything with ``outputs(obs)``, ``kind`` and
-    ``max_jobs``) in ``action_mode``."""
+    ``max_jobs``) in ``action_mode``, reading observation version ``obs_version`` (default:
+    the network's ``obs_version``, i.e. the saved policy's, else the env's default)."""
 
-    def __init__(self, network, action_mode: str, *, name: str = "learned"):
+    def __init__(self, network, action_mode: str, *, name: str = "learned", obs_version: int | None = None):
+        from shockwave_gym.interface.observation import DEFAULT_OBSERVATION_VERSION
+
         self.network = network
+        if obs_version is None:
+            obs_version = getattr(network, "obs_version", None) or DEFAULT_OBSERVATION_VERSION
+        self.obs_version = int(obs_version)
+        # sequential mode: version 1's env let "end round" be chosen at any time; version 2's
+        # default env (idle_allowed=False) closes a round only once no further job fits
+        self.idle_allowed = self.obs_version == 1
         self.max_jobs = int(network.max_jobs)
         self.action_mode = action_mode
         self.name = name
-        self.mode = make_action_mode(action_mode, self.max_jobs)
+        self.mode = make_action_mode(action_mode, self.max_jobs, idle_allowed=self.idle_allowed)
+        self.typed_mode = None  # the typed variant, made for the first heterogeneous view
         self.slots = SlotMap(self.max_jobs)
         self.rounds = 0
         self.substeps = 0
@@ -49,15 +68,21 @@ class PolicyAgent(Agent):
         slots = self.slots
         slots.update(view)
         self.rounds += 1
+        if view.heterogeneous and (self.typed_mode is None or self.typed_mode.num_types != view.cluster.num_types):
+            self.typed_mode = make_action_mode(self.action_mode, self.max_jobs, idle_allowed=self.idle_allowed,
+                                               cluster=view.cluster)
         if self.action_mode == "sequential":
-            return self._act_sequential(view)
-        out = self.network.outputs(build_observation(view, slots))
+            return self._act_sequential_typed(view) if view.heterogeneous else self._act_sequential(view)
+        out = self.network.outputs(build_observation(view, slots, version=self.obs_version))
         if self.action_mode == "priority":
             action = out
         elif self.network.kind == "binary":
             action = (out.reshape(-1, 2).argmax(axis=1) == 1).astype(np.int8)
         else:  # Bernoulli logits
             action = (out > 0).astype(np.int8)
+        if view.heterogeneous:
+            job_ids, types, _ = self.typed_mode.place(action, view, slots, TypeContext.of(view))
+            return Placement(job_ids, types)
         job_ids, _ = self.mode.choose(action, view, slots)
         return job_ids
 
@@ -68,7 +93,7 @@ class PolicyAgent(Agent):
             mask = mode.masks(slots)
             if not mask[:-1].any():
                 break
-            obs = build_observation(view, slots, picked=mode.picked, free_gpus=mode.free_gpus)
+            obs = build_observation(view, slots, picked=mode.picked, free_gpus=mode.free_gpus, version=self.obs_version)
             logits = self.network.outputs(obs)
             choice = int(np.argmax(np.where(mask, logits, -np.inf)))
             self.substeps += 1
@@ -76,6 +101,28 @@ class PolicyAgent(Agent):
             if closes:
                 break
         return mode.chosen(slots)
+
+    def _act_sequential_typed(self, view: ClusterView) -> Placement:
+        mode, slots, max_jobs = self.typed_mode, self.slots, self.max_jobs
+        context = TypeContext.of(view)
+        mode.start_round(view, slots, context)
+        while True:
+            legal = mode.pickable()  # (types, slots)
+            fits = legal.any(axis=0)
+            if not fits.any():
+                break
+            free = mode.free.copy() if self.obs_version == 2 else mode.free_gpus  # v2: per type
+            obs = build_observation(view, slots, picked=mode.picked, free_gpus=free, version=self.obs_version)
+            logits = self.network.outputs(obs)[:max_jobs]
+            slot = int(np.argmax(np.where(fits, logits, -np.inf)))
+            job = int(slots.slot_job[slot])
+            types = np.flatnonzero(legal[:, slot])
+            gpu_type = int(types[np.argmax(context.rates[job, types])])  # fastest with room
+            self.substeps += 1
+            closes, _ = mode.pick(np.int64(gpu_type * max_jobs + slot))
+            if closes:
+                break
+        return Placement(*mode.placed(slots))
 
     def stats(self) -> dict:
         stats = {"policy_rounds": self.rounds}

@@ -57,8 +57,9 @@ class NumpySlotNetwork:
     ``action_net.slot_out.weight``) to arrays; ``kind`` is the head kind.
     """
 
-    def __init__(self, state: Mapping[str, np.ndarray], kind: str, max_jobs: int):
+    def __init__(self, state: Mapping[str, np.ndarray], kind: str, max_jobs: int, obs_version: int | None = None):
         self.kind, self.max_jobs = kind, int(max_jobs)
+        self.obs_version = obs_version  # the observation layout the weights read (None: unknown)
         self.job, self.context, self.mix = (_stack(state, _ENCODER + name) for name in _STACKS)
         self.slot_weight = np.ascontiguousarray(state["action_net.slot_out.weight"].T, dtype=np.float32)
         self.slot_bias = np.asarray(state["action_net.slot_out.bias"], dtype=np.float32)
@@ -73,8 +74,10 @@ class NumpySlotNetwork:
     @classmethod
     def from_policy(cls, policy, max_jobs: int | None = None) -> NumpySlotNetwork:
         """A snapshot of a torch slot policy's current weights."""
+        from shockwave_agents.learned.weights import policy_obs_version
+
         state = {key: value.detach().cpu().numpy() for key, value in policy.state_dict().items()}
-        return cls(state, policy.head_kind, policy.max_jobs if max_jobs is None else max_jobs)
+        return cls(state, policy.head_kind, policy.max_jobs if max_jobs is None else max_jobs, policy_obs_version(policy))
 
     def outputs(self, obs: Mapping[str, np.ndarray]) -> np.ndarray:
         """Same layout as ``policy.action_outputs``: scores (M,), bit logits (2M,),
@@ -114,7 +117,10 @@ class TorchSlotNetwork:
     """The :class:`NumpySlotNetwork` interface over a live torch slot policy."""
 
     def __init__(self, policy):
+        from shockwave_agents.learned.weights import policy_obs_version
+
         self.policy, self.kind, self.max_jobs = policy, policy.head_kind, policy.max_jobs
+        self.obs_version = policy_obs_version(policy)
 
     def outputs(self, obs: Mapping[str, np.ndarray]) -> np.ndarray:
         import torch

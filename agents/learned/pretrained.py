@@ -1,6 +1,7 @@
-"""The shipped learned agents, ``ppo`` and ``shockwave-distilled``, and loading your own.
+"""The shipped learned agents, ``ppo``, ``ppo-fair`` and ``shockwave-distilled``, and
+loading your own.
 
-Both factories return a :class:`~shockwave_agents.learned.adapter.PolicyAgent` deciding
+The factories return a :class:`~shockwave_agents.learned.adapter.PolicyAgent` deciding
 with numpy (torch and SB3 are not needed). Without ``path`` they load the weights shipped
 in ``shockwave_agents/pretrained/`` (``<name>.npz`` + ``<name>.json``; its README gives the
 commands that reproduced them). With ``path`` they load your own policy: a
@@ -29,7 +30,7 @@ from shockwave_gym.errors import InputError
 
 #: Where the shipped policies live (installed as package data ``shockwave_agents/pretrained``).
 PRETRAINED_DIR = Path(__file__).resolve().parent.parent / "pretrained"
-SHIPPED = ("ppo", "shockwave-distilled")
+SHIPPED = ("ppo", "ppo-fair", "shockwave-distilled")
 
 
 def pretrained_path(name: str) -> Path:
@@ -65,7 +66,7 @@ def load_agent(path: str | Path, *, name: str = "learned", max_jobs: int | None 
         network = NumpySlotNetwork.from_policy(policy)
     else:
         network, meta = load_network(path, max_jobs=max_jobs)
-    agent = PolicyAgent(network, meta["action_mode"], name=name)
+    agent = PolicyAgent(network, meta["action_mode"], name=name, obs_version=int(meta.get("obs_version", 1)))
     agent.policy_path, agent.policy_meta = path, meta
     return agent
 
@@ -74,6 +75,13 @@ def make_ppo(path: str | Path | None = None, max_jobs: int | None = None, trust:
     """The shipped PPO scheduler (trained with RL on generated traces), or ``path``'s
     (``trust=True`` to allow an SB3 ``.zip``, which runs the unpickler)."""
     return load_agent(pretrained_path("ppo") if path is None else path, name="ppo", max_jobs=max_jobs, trust=trust)
+
+
+def make_ppo_fair(path: str | Path | None = None, max_jobs: int | None = None, trust: bool = False):
+    """The shipped fairness-weighted PPO scheduler (RL on a JCT + FTF reward, checkpoint
+    chosen on worst FTF and unfair fraction at no worse than FIFO's JCT), or ``path``'s
+    (``trust=True`` to allow an SB3 ``.zip``, which runs the unpickler)."""
+    return load_agent(pretrained_path("ppo-fair") if path is None else path, name="ppo-fair", max_jobs=max_jobs, trust=trust)
 
 
 def make_shockwave_distilled(path: str | Path | None = None, max_jobs: int | None = None, trust: bool = False):

@@ -6,8 +6,9 @@ A saved policy is two files with a common stem:
   ``numpy.load(..., allow_pickle=False)``, so loading cannot run code (and needs neither
   torch nor SB3: :func:`load_network` gives a numpy network that decides directly);
 * ``<stem>.json`` - what is needed to rebuild the network (:data:`FORMAT`, ``algo``,
-  ``action_mode``, ``embed_dim``, ``hidden_dim``, ``max_jobs``, the observation's feature
-  names) plus free-form ``training`` notes (the command, reward, steps, ...).
+  ``action_mode``, ``embed_dim``, ``hidden_dim``, ``max_jobs``, ``obs_version`` (the
+  observation layout; files without it read version 1), the layout's feature names and
+  signature) plus free-form ``training`` notes (the command, reward, steps, ...).
 
 No parameter depends on the slot count, so a policy may be rebuilt for another
 ``max_jobs``. SB3 ``.zip`` files written by ``shockwave-gym train`` (``model.zip``) load,
@@ -36,8 +37,9 @@ import numpy as np
 from shockwave_agents.learned.inference import NumpySlotNetwork, head_kind_for
 from shockwave_gym.errors import InputError
 from shockwave_gym.interface.observation import (
-    CLUSTER_FEATURE_NAMES,
-    JOB_FEATURE_NAMES,
+    DEFAULT_OBSERVATION_VERSION,
+    OBSERVATION_VERSIONS,
+    feature_names,
     observation_signature,
 )
 
@@ -78,9 +80,11 @@ class UntrustedZipError(InputError):
     """An SB3 ``.zip`` was given without ``trust``: loading it would unpickle (run code)."""
 
 
-def build_policy(algo: str, action_mode: str, max_jobs: int, *, embed_dim: int = 64, hidden_dim: int = 128):
-    """A freshly initialised torch slot policy for the env's spaces (learning rate 0).
-    Sets torch to one thread (small networks run far slower on two)."""
+def build_policy(algo: str, action_mode: str, max_jobs: int, *, embed_dim: int = 64, hidden_dim: int = 128,
+                 obs_version: int = DEFAULT_OBSERVATION_VERSION):
+    """A freshly initialised torch slot policy for the env's spaces (learning rate 0), for
+    observation version ``obs_version``. Sets torch to one thread (small networks run far
+    slower on two)."""
     import torch
 
     from shockwave_agents.learned.policy import policy_class
@@ -89,11 +93,26 @@ def build_policy(algo: str, action_mode: str, max_jobs: int, *, embed_dim: int =
 
     torch.set_num_threads(1)
     space = make_action_mode(action_mode, max_jobs).space()
-    return policy_class(algo)(observation_space(max_jobs), space, lambda _: 0.0, embed_dim=embed_dim, hidden_dim=hidden_dim)
+    policy = policy_class(algo)(observation_space(max_jobs, obs_version), space, lambda _: 0.0,
+                                embed_dim=embed_dim, hidden_dim=hidden_dim)
+    policy.obs_version = int(obs_version)
+    return policy
+
+
+def policy_obs_version(policy) -> int:
+    """The observation version a torch slot policy reads, from its input widths."""
+    widths = (int(policy.observation_space["jobs"].shape[1]), int(policy.observation_space["cluster"].shape[0]))
+    for version in OBSERVATION_VERSIONS:
+        jobs, cluster = feature_names(version)
+        if widths == (len(jobs), len(cluster)):
+            return version
+    raise ValueError(f"no observation version has {widths[0]} job and {widths[1]} cluster features")
 
 
 def policy_meta(policy, algo: str, action_mode: str, training: dict | None = None) -> dict:
     """The JSON description of ``policy`` written by :func:`save_policy`."""
+    version = getattr(policy, "obs_version", None) or policy_obs_version(policy)
+    jobs, cluster = feature_names(version)
     return {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -102,9 +121,10 @@ def policy_meta(policy, algo: str, action_mode: str, training: dict | None = Non
         "embed_dim": policy.embed_dim,
         "hidden_dim": policy.hidden_dim,
         "max_jobs": policy.max_jobs,
-        "job_features": list(JOB_FEATURE_NAMES),
-        "cluster_features": list(CLUSTER_FEATURE_NAMES),
-        "observation_signature": observation_signature(),
+        "obs_version": version,
+        "job_features": list(jobs),
+        "cluster_features": list(cluster),
+        "observation_signature": observation_signature(version),
         "training": dict(training or {}),
     }
 
@@ -141,16 +161,20 @@ def read_meta(path: str | Path) -> dict:
         raise PolicyFileError(meta_path, "format", f"must be {FORMAT!r}, got {meta.get('format')!r}")
     if meta.get("format_version") != FORMAT_VERSION:
         raise PolicyFileError(meta_path, "format_version", f"{meta.get('format_version')!r} is not supported (expected {FORMAT_VERSION})")
-    if meta.get("job_features") != list(JOB_FEATURE_NAMES) or meta.get("cluster_features") != list(CLUSTER_FEATURE_NAMES):
+    version = meta.setdefault("obs_version", 1)  # files written before versions existed read version 1
+    if isinstance(version, bool) or version not in OBSERVATION_VERSIONS:
+        raise PolicyFileError(meta_path, "obs_version", f"must be one of {', '.join(map(str, OBSERVATION_VERSIONS))}, got {version!r}")
+    jobs, cluster = feature_names(version)
+    if meta.get("job_features") != list(jobs) or meta.get("cluster_features") != list(cluster):
         raise InputError(
             f"{meta_path}: the policy was trained on other observation features "
             f"({meta.get('job_features')}, {meta.get('cluster_features')}); retrain it for this version"
         )
-    if meta.get("observation_signature") != observation_signature():
+    if meta.get("observation_signature") != observation_signature(version):
         raise InputError(
             f"{meta_path}: the policy was trained on another version of the observation "
-            f"(signature {meta.get('observation_signature')!r}, this version "
-            f"{observation_signature()!r}: a feature's bounds or scaling changed); retrain it"
+            f"(signature {meta.get('observation_signature')!r}, this version's obs_version {version} "
+            f"{observation_signature(version)!r}: a feature's bounds or scaling changed); retrain it"
         )
     for key in ("algo", "action_mode", "embed_dim", "hidden_dim", "max_jobs"):
         if key not in meta:
@@ -186,11 +210,12 @@ def _bounded_int(value, limit: int, where: str | Path, field: str) -> int:
 def expected_shapes(meta: dict) -> dict[str, tuple[int, ...]]:
     """The state-dict arrays (name -> shape) of the network ``meta`` describes."""
     embed, hidden = int(meta["embed_dim"]), int(meta["hidden_dim"])
-    job_in = len(JOB_FEATURE_NAMES) + 1 + len(CLUSTER_FEATURE_NAMES)
+    job_names, cluster_names = feature_names(meta.get("obs_version", 1))
+    job_in = len(job_names) + 1 + len(cluster_names)
     shapes: dict[str, tuple[int, ...]] = {}
     if meta["algo"] == "ppo" and meta["action_mode"] == "priority":
         shapes["log_std"] = (1,)  # the Gaussian's shared log-std
-    for name, width in (("job_mlp", job_in), ("context_mlp", 2 * embed + len(CLUSTER_FEATURE_NAMES)),
+    for name, width in (("job_mlp", job_in), ("context_mlp", 2 * embed + len(cluster_names)),
                         ("mix_mlp", 2 * embed)):
         prefix = f"features_extractor.{name}"
         shapes.update({f"{prefix}.0.weight": (hidden, width), f"{prefix}.0.bias": (hidden,),
@@ -258,7 +283,7 @@ def load_network(path: str | Path, *, max_jobs: int | None = None) -> tuple[Nump
     if max_jobs is not None:
         check_max_jobs(max_jobs, _stem(path).with_suffix(".json"), "max_jobs (agent option)")
     try:
-        network = NumpySlotNetwork(state, kind, int(meta["max_jobs"] if max_jobs is None else max_jobs))
+        network = NumpySlotNetwork(state, kind, int(meta["max_jobs"] if max_jobs is None else max_jobs), int(meta["obs_version"]))
     except (KeyError, ValueError) as exc:
         raise InputError(f"{_stem(path).with_suffix('.npz')}: weights do not fit the described network ({exc})") from None
     return network, meta
@@ -276,7 +301,8 @@ def load_policy(path: str | Path, *, max_jobs: int | None = None, trust: bool = 
     if max_jobs is not None:
         check_max_jobs(max_jobs, _stem(path).with_suffix(".json"), "max_jobs (requested)")
     policy = build_policy(meta["algo"], meta["action_mode"], int(meta["max_jobs"] if max_jobs is None else max_jobs),
-                          embed_dim=int(meta["embed_dim"]), hidden_dim=int(meta["hidden_dim"]))
+                          embed_dim=int(meta["embed_dim"]), hidden_dim=int(meta["hidden_dim"]),
+                          obs_version=int(meta["obs_version"]))
     tensors = {key: torch.from_numpy(np.array(value)) for key, value in state.items()}
     for key in list(tensors):
         if key.startswith("features_extractor."):
@@ -333,7 +359,8 @@ def load_sb3_zip(path: str | Path, *, max_jobs: int | None = None, trust: bool =
     policy = algo_class.load(path, device="cpu").policy
     meta = policy_meta(policy, algo, _MODE_BY_HEAD[policy.head_kind], {"loaded_from": str(path)})
     if max_jobs is not None and max_jobs != policy.max_jobs:
-        resized = build_policy(algo, meta["action_mode"], max_jobs, embed_dim=policy.embed_dim, hidden_dim=policy.hidden_dim)
+        resized = build_policy(algo, meta["action_mode"], max_jobs, embed_dim=policy.embed_dim, hidden_dim=policy.hidden_dim,
+                               obs_version=meta["obs_version"])
         resized.load_state_dict(policy.state_dict())
         policy, meta["max_jobs"] = resized, max_jobs
     return policy.eval(), meta

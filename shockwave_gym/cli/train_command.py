@@ -52,25 +52,34 @@ def add_parsers(subparsers) -> None:
         help="train a learned scheduler (PPO, MaskablePPO or behaviour cloning) on generated traces",
         description=(
             "Train the permutation-invariant slot policy on freshly generated traces (seeds >= 2**32; "
-            "held-out evaluation traces use smaller seeds). Writes OUT/policy.npz + OUT/policy.json "
-            "(weights only: load with --agent ppo --agent-opt path=OUT), OUT/eval.json and, for RL, "
-            "OUT/model.zip (SB3, for resuming) and OUT/checkpoints/. Progress goes to stderr."
+            "validation traces use smaller seeds). Writes OUT/policy.npz + OUT/policy.json "
+            "(weights only: load with --agent ppo --agent-opt path=OUT; for RL the best checkpoint on the "
+            "validation traces, see --select), OUT/eval.json and, for RL, OUT/final_policy.* (last weights), "
+            "OUT/model.zip (SB3, last weights, for resuming) and OUT/checkpoints/. Progress goes to stderr. "
+            "Guide: docs/TRAINING.md."
         ),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     parser.add_argument("--algo", choices=ALGO_CHOICES, default="ppo", help="ppo, maskable_ppo, or bc (behaviour cloning)")
     parser.add_argument("--action-mode", choices=("priority", "select", "sequential"), default=None,
                         help="default: priority for ppo and bc, sequential for maskable_ppo")
-    parser.add_argument("--reward", default="default", help="reward name or weights, e.g. jct or jct=1,ftf=0.1")
+    parser.add_argument("--reward", default=None,
+                        help="reward name or weights, e.g. jct or jct=1,ftf=0.1 (default: jct=0.1, the JCT term scaled "
+                        "to about unit size per round)")
     parser.add_argument("--timesteps", type=int, default=100_000, help="RL env steps (for bc: PPO fine-tuning steps if --finetune)")
     parser.add_argument("--envs", type=int, default=None,
-                        help="training envs: clusters batched in this process with --vec native (default 16), "
+                        help="training envs: clusters batched in this process with --vec native (default 1), "
                         "worker processes with --vec subproc (default 2)")
     parser.add_argument("--vec", choices=("native", "subproc"), default="native",
                         help="native: one batched vector env in this process; subproc: one SubprocVecEnv worker per env")
     parser.add_argument("--out", required=True, help="output directory")
     parser.add_argument("--seed", type=seed_int, default=0, help="seed of the run, an integer in [0, 2**32)")
-    group = parser.add_argument_group("workload (generated traces)")
+    parser.add_argument("--suites", default="in-distribution",
+                        help="train on these task suites' train split and select the checkpoint on their validation "
+                        "split: a comma list of suite names (docs/SUITES.md), in-distribution, all, or none (train "
+                        "on the generated workload below instead)")
+    parser.add_argument("--val-traces", type=int, default=2, help="validation traces per suite")
+    group = parser.add_argument_group("workload (generated traces, with --suites none)")
     group.add_argument("--gpus", type=int, default=12, help="cluster GPUs")
     group.add_argument("--num-jobs", default="20:40", help="jobs per training trace, LO:HI")
     group.add_argument("--arrival-rate", default="15:60", help="arrivals per hour, LO:HI")
@@ -80,12 +89,14 @@ def add_parsers(subparsers) -> None:
     group = parser.add_argument_group("network and PPO")
     group.add_argument("--embed-dim", type=int, default=None, help="slot embedding size (default 32 for RL, 64 for bc)")
     group.add_argument("--hidden-dim", type=int, default=None, help="hidden layer size (default 64 for RL, 128 for bc)")
-    group.add_argument("--n-steps", type=int, default=256, help="rollout steps per env")
-    group.add_argument("--batch-size", type=int, default=256, help="minibatch size")
-    group.add_argument("--n-epochs", type=int, default=4, help="PPO epochs per rollout")
+    group.add_argument("--n-steps", type=int, default=None, help="rollout steps per env (default: 512 in total, "
+                       "i.e. ceil(512 / envs) per env)")
+    group.add_argument("--batch-size", type=int, default=None,
+                       help="minibatch size (default: the rollout in the fewest equal minibatches of at most 256)")
+    group.add_argument("--n-epochs", type=int, default=10, help="PPO epochs per rollout")
     group.add_argument("--learning-rate", type=float, default=3e-4, help="PPO learning rate")
     group.add_argument("--ent-coef", type=float, default=0.0, help="entropy bonus")
-    group.add_argument("--gamma", type=float, default=0.99, help="discount")
+    group.add_argument("--gamma", type=float, default=0.995, help="discount")
     group.add_argument("--log-std-init", type=float, default=-0.5, help="PPO: initial log-std of the priority scores")
     group.add_argument("--init-from", default=None, help="start from these weights (policy.npz/.json pair or its directory; "
                        "an SB3 .zip only with --trust)")
@@ -93,7 +104,10 @@ def add_parsers(subparsers) -> None:
                        help="allow --init-from to be an SB3 .zip: loading it unpickles the file, which can run "
                        "arbitrary code, so only for zips you made yourself")
     group = parser.add_argument_group("evaluation and checkpoints")
-    group.add_argument("--eval-every", type=int, default=10_000, help="evaluate on held-out traces every N steps")
+    group.add_argument("--eval-every", type=int, default=10_000, help="evaluate on the validation traces every N steps")
+    group.add_argument("--select", choices=("jct", "fair"), default="jct",
+                       help="checkpoint selection on the validation traces: jct (avg JCT / FIFO's) or fair "
+                       "(worst FTF / FIFO's + unfair fraction, JCT above FIFO's penalised); OUT/policy.* is the best")
     group.add_argument("--eval-seeds", type=int, nargs="+", default=[1001, 1002, 1003], help="held-out trace seeds (< 2**32)")
     group.add_argument("--checkpoint-every", type=int, default=50_000, help="checkpoint every N steps")
     group.add_argument("--progress-every-s", type=float, default=15.0, help="seconds between progress lines")
@@ -141,22 +155,23 @@ def train_command(args) -> int:
         max_duration_h=args.max_duration_h,
         mix=not args.no_mix,
     )
-    reward = parse_reward(args.reward)
+    reward = parse_reward(args.reward) if args.reward is not None else None
     if args.algo == "bc":
         return _imitate(args, workload, reward, command)
     from shockwave_gym.training.train import TrainConfig, train
 
     config = TrainConfig(
-        out=args.out, algo=args.algo, action_mode=args.action_mode, reward=reward, timesteps=args.timesteps,
-        envs=args.envs, vec=args.vec, seed=args.seed, workload=workload, max_jobs=args.max_jobs,
+        out=args.out, algo=args.algo, action_mode=args.action_mode, **({} if reward is None else {"reward": reward}),
+        timesteps=args.timesteps, envs=args.envs, vec=args.vec, seed=args.seed, workload=workload, max_jobs=args.max_jobs,
+        suites=None if args.suites == "none" else args.suites, val_traces=args.val_traces,
         embed_dim=args.embed_dim or 32, hidden_dim=args.hidden_dim or 64, n_steps=args.n_steps,
         batch_size=args.batch_size, n_epochs=args.n_epochs, learning_rate=args.learning_rate,
         gamma=args.gamma, ent_coef=args.ent_coef, log_std_init=args.log_std_init, eval_every=args.eval_every,
-        eval_seeds=tuple(args.eval_seeds), checkpoint_every=args.checkpoint_every,
+        eval_seeds=tuple(args.eval_seeds), select=args.select, checkpoint_every=args.checkpoint_every,
         init_from=args.init_from, trust_init=args.trust, progress_every_s=args.progress_every_s, command=command,
     )
     report = train(config)
-    _print_summary(args.out, report["final"]["mean"], report["fifo"])
+    _print_summary(args.out, report["selected"], report["fifo"])
     return 0
 
 
@@ -167,7 +182,8 @@ def _imitate(args, workload, reward, command: str) -> int:
     config = ImitationConfig(
         out=args.out, teacher=args.teacher, teacher_options=parse_agent_options(args.teacher_opt),
         episodes=args.episodes, dagger_iterations=args.dagger_iterations, dagger_episodes=args.dagger_episodes,
-        workload=workload, max_jobs=args.max_jobs, action_mode=args.action_mode or "priority",
+        workload=workload, suites=None if args.suites == "none" else args.suites, val_traces=args.val_traces,
+        max_jobs=args.max_jobs, action_mode=args.action_mode or "priority",
         embed_dim=args.embed_dim or 64, hidden_dim=args.hidden_dim or 128, epochs=args.bc_epochs,
         learning_rate=args.bc_learning_rate, seed=args.seed, workers=args.workers,
         eval_seeds=tuple(args.eval_seeds), command=command,
@@ -179,15 +195,17 @@ def _imitate(args, workload, reward, command: str) -> int:
 
         tuned = str(Path(args.out) / "finetune")
         final = train(TrainConfig(
-            out=tuned, algo="ppo", action_mode=config.action_mode, reward=reward, timesteps=args.timesteps,
+            out=tuned, algo="ppo", action_mode=config.action_mode, **({} if reward is None else {"reward": reward}),
+            timesteps=args.timesteps,
             envs=args.envs, vec=args.vec, seed=args.seed, workload=workload, max_jobs=config.max_jobs,
+            suites=config.suites, val_traces=config.val_traces,
             embed_dim=config.embed_dim, hidden_dim=config.hidden_dim, n_steps=args.n_steps,
             batch_size=args.batch_size, n_epochs=args.n_epochs, learning_rate=args.learning_rate,
             gamma=args.gamma, ent_coef=args.ent_coef, log_std_init=args.log_std_init, eval_every=args.eval_every,
-            eval_seeds=tuple(args.eval_seeds), checkpoint_every=args.checkpoint_every,
+            eval_seeds=tuple(args.eval_seeds), select=args.select, checkpoint_every=args.checkpoint_every,
             init_from=str(Path(args.out) / "policy"), progress_every_s=args.progress_every_s, command=command,
         ))
-        _print_summary(tuned, final["final"]["mean"], final["fifo"])
+        _print_summary(tuned, final["selected"], final["fifo"])
     return 0
 
 
@@ -197,8 +215,8 @@ def _print_summary(out: str, mean: dict, reference: dict | None, reference_name:
         value = (row or {}).get(key)
         return "n/a" if value is None else format(value, spec)
 
-    best = "; best held-out: best_policy.npz" if (Path(out) / "best_policy.npz").is_file() else ""
-    print(f"policy: {out}/policy.npz (+ policy.json{best}); metrics: {out}/eval.json")
+    final = "; last weights: final_policy.npz" if (Path(out) / "final_policy.npz").is_file() else ""
+    print(f"policy: {out}/policy.npz (+ policy.json: the best validation checkpoint{final}); metrics: {out}/eval.json")
     for label, row in (("policy", mean), (reference_name, reference)):
         print(f"{label:>12}: avg JCT {fmt(row, 'avg_jct_s', ',.0f')} s, makespan {fmt(row, 'makespan_s', ',.0f')} s, "
               f"worst FTF {fmt(row, 'worst_ftf', '.2f')}, unfair {fmt(row, 'unfair_fraction', '.1%')} "

@@ -9,6 +9,7 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 
+from shockwave_gym.cluster import ClusterSpec
 from shockwave_gym.config import (
     DEFAULT_MAX_ROUNDS,
     DEFAULT_RESTART_MIN_RUN_SHARE,
@@ -31,9 +32,10 @@ from shockwave_gym.interface.observation import (
     observation_space,
 )
 from shockwave_gym.interface.slots import SlotMap
+from shockwave_gym.interface.typed_actions import TypeContext, unforced_placement
 from shockwave_gym.metrics import compute_metrics
 from shockwave_gym.simulator import Simulator
-from shockwave_gym.throughput import ThroughputTable
+from shockwave_gym.throughput import ThroughputTable, TypedThroughputs
 from shockwave_gym.traces import BUNDLED_GPUS, FileTraceSource, Trace, TraceSource
 
 #: Largest default number of observation slots; longer traces queue the overflow.
@@ -44,8 +46,9 @@ class ClusterEnv(gym.Env):
     """
     ## Description
 
-    A homogeneous GPU cluster runs ML training jobs in rounds of 120 s, as in the Shockwave
-    paper (Zheng et al., NSDI '23) and its authors' trace-driven simulator. Jobs arrive over
+    A GPU cluster (V100s, or a mix of GPU types: see Heterogeneous clusters) runs ML
+    training jobs in rounds of 120 s, as in the Shockwave paper (Zheng et al., NSDI '23)
+    and its authors' trace-driven simulator. Jobs arrive over
     time, each asking for a fixed *gang* of 1, 2, 4 or 8 GPUs, and adapt their batch size as
     they train (Accordion or GNS), so their speed changes in ways a scheduler cannot see in
     advance. At every round boundary the agent decides which jobs run; a job that did not
@@ -246,6 +249,60 @@ class ClusterEnv(gym.Env):
     when it skipped rounds), `elapsed_s` (simulated seconds the step covered),
     `rounds_skipped_total` (rounds run without a decision so far in the episode).
 
+    ## Heterogeneous clusters
+
+    `cluster="v100=8,p100=8,k80=8"` (a string or a `ClusterSpec`; any of v100, p100, k80)
+    runs the episode on the core's heterogeneous simulator (docs/HETEROGENEOUS.md): a gang
+    runs on GPUs of one type, its epochs take that type's durations, and a job that changes
+    type pays the restart. `gpus` is then the cluster's total (another value is an error);
+    `throughputs` may be a `TypedThroughputs`, a single (V100) table with the other types
+    built in, or a path. A V100-only `cluster` (`"v100=12"`) is the homogeneous path,
+    exactly `gpus=12`. Registered: `shockwave_gym/Hetero-v0` (Generated-v0's traces on
+    `v100=8,p100=8,k80=8`) and the suite `shockwave_gym/Suite-hetero-mixed-v0`
+    (docs/SUITES.md); `cluster=` also works on every other id.
+
+    Types are indexed in the cluster's order (v100, p100, k80: newest generation first;
+    which type is fastest depends on the job, e.g. the built-in tables run some models
+    faster on a P100), T = the number of types. How each mode chooses the type:
+
+    | mode | space | who chooses the type |
+    |------|-------|----------------------|
+    | `priority` | `Box(-1, 1, (max_jobs,))`, unchanged | the agent orders the jobs; in that order (then the queue) each job is placed by the **placement rule**: the fastest type *for that job* (its throughput at its current batch size; ties: cluster order) among the types it can run on that still have its whole gang free; a job that fits nowhere is skipped. Work-conserving per type. |
+    | `select` | `MultiBinary(max_jobs)`, unchanged | the agent chooses the set; its jobs are placed by the placement rule in arrival order; a selected job that fits no type is dropped (repair rule, counted in `info`). Mask as on one type. |
+    | `sequential` | `Discrete(T * max_jobs + 1)` | the agent: action `t * max_jobs + s` runs the job in slot `s` on type `t`; `T * max_jobs` ends the round (on one type: the homogeneous layout). `action_masks()` (length T * max_jobs + 1, type-major) is exact: (t, s) is legal when slot s holds a job not picked yet this round, the job can run on t (`view.runnable`) and t still has its gang free; "end round" is legal only with `idle_allowed=True`. Without it (the default) rounds are work-conserving: a round closes once no pick is legal, and an illegal action fills the rest of the round with the jobs that still fit, in arrival order, each by the placement rule. With it an infeasible pick ends the round. Illegal actions are counted. |
+
+    The placement rule is the simulator's default rule (`shockwave_gym.placement.place_in_order`);
+    the env hands the simulator the explicit placement it decoded, and every placement an
+    unmasked action builds is one the simulator accepts (tested, as is that every masked
+    pick is one it rejects). `env.simulator.history[-1].gpu_types` gives the type of each job
+    of the last round; `view.last_type` the type each job ran on. The placement rule ignores
+    restarts: it may move a job to a faster type that just freed up, paying the restart;
+    `sequential` is the mode that can keep a job where it ran.
+
+    `skip_trivial` on several types skips a round only when no action could change it:
+    `priority` / `select` when every active job fits on its own fastest type at once (then
+    any order places every job there; `select` also needs every active job slotted);
+    `sequential` only for picks that are the single legal one (jobs that would all fit
+    together still choose their types, so they are not forced).
+
+    Observation (version 2, same layout as on one type): per slot, `throughput_v100`,
+    `throughput_p100`, `throughput_k80` are the job's rate on each type at its current batch
+    size over the V100 rate. For the cluster's types they are the simulator's own rates
+    (`view.throughput_by_type`), 0 where the job may not be placed on the type
+    (`view.runnable`: some batch size it can reach has no rate there), so they agree with the
+    masks; types the cluster lacks keep the built-in tables' values. The cluster features
+    `free_v100`, `free_p100`, `free_k80` are each type's GPUs not yet allocated in this
+    decision over the cluster's GPUs (`free_capacity_by_type`; a type the cluster lacks reads
+    0), per type mid-round in `sequential` mode. Observation version 1 has no per-type
+    features (its `free_gpus` sums the types). `ran_last_round` says whether a job ran last
+    round, not on which type (a move to another type pays the restart all the same).
+
+    Vector env: the native `ClusterVectorEnv` batches V100-only clusters. For a heterogeneous
+    cluster `gym.make_vec` (every id's `vector_entry_point`) returns `SyncClusterVectorEnv`:
+    K single envs stepped in turn in Gymnasium's `SyncVectorEnv` (same `action_masks()` and
+    `max_episode_steps` as the native env, same trajectories as K separate envs seeded
+    `seed + i`), as fast as K single envs.
+
     ## Arguments
 
     ```python
@@ -270,10 +327,12 @@ class ClusterEnv(gym.Env):
     | `obs_version` | `2` | observation layout: 2 (scale-free, per-type) or 1 (the shipped weights') |
     | `skip_trivial` | `False` | run rounds without a decision inside the step (see Action Space) |
     | `idle_allowed` | `False` | sequential mode: "end round" always legal (v1 behaviour) |
+    | `cluster` | `None` (`gpus` V100s) | GPUs per type, `"v100=8,p100=8,k80=8"` or a `ClusterSpec` (see Heterogeneous clusters) |
 
     Registered ids: `shockwave_gym/Cluster-v0` (canonical-analogue-120, 32 GPUs),
     `shockwave_gym/Teaching-v0` (teaching-12, 4 GPUs), `shockwave_gym/Generated-v0` (a new
-    generated trace at every reset: 20-40 jobs on 12 GPUs, 15-60 arrivals/h, 0.2-2 h jobs).
+    generated trace at every reset: 20-40 jobs on 12 GPUs, 15-60 arrivals/h, 0.2-2 h jobs),
+    `shockwave_gym/Hetero-v0` (the same generated traces on `v100=8,p100=8,k80=8`).
 
     ## Version History
 
@@ -283,6 +342,8 @@ class ClusterEnv(gym.Env):
       `ftf` / `ftf_excess` paid on completion from the metric's rho; `nsw` removed; `skip_trivial`;
       work-conserving `sequential` mode by default (`idle_allowed`); `rounds_elapsed`,
       `elapsed_s`, `rounds_skipped_total` in `info`.
+    - v0, heterogeneous clusters (issue 15): `cluster=`, `Hetero-v0`, typed `sequential`
+      actions, per-type placement in `priority` / `select`.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
@@ -304,15 +365,28 @@ class ClusterEnv(gym.Env):
         obs_version: int = DEFAULT_OBSERVATION_VERSION,
         skip_trivial: bool = False,
         idle_allowed: bool = False,
+        cluster: str | ClusterSpec | None = None,
     ):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise InputError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         if isinstance(throughputs, str | Path):
             throughputs = ThroughputTable.load(throughputs)
-        self.throughputs = throughputs if throughputs is not None else ThroughputTable.builtin_v100()
-        self.gpus = _resolve_gpus(trace, gpus)
+        #: the heterogeneous cluster (None: ``gpus`` V100s, the homogeneous path)
+        spec = parse_cluster(cluster)
+        if spec is not None:
+            if gpus is not None and require_positive_int(gpus, "gpus") != spec.total:
+                raise InputError(f"gpus={gpus} disagrees with cluster {spec} ({spec.total} GPUs)")
+            gpus = spec.total
+        self.cluster = resolve_cluster(spec)
+        if self.cluster is None:
+            self.throughputs = throughputs if throughputs is not None else ThroughputTable.builtin_v100()
+            self.gpus = _resolve_gpus(trace, gpus)
+        else:
+            self.gpus = self.cluster.total
+            self.typed_throughputs = TypedThroughputs.resolve(throughputs, self.cluster.types)
+            self.throughputs = self.typed_throughputs.reference  # a trace's iterations are V100 work
         self.source = _make_source(trace, self.throughputs, self.gpus)
-        self.sim_config = SimConfig(self.gpus, round_s, restart_overhead_s, restart_min_run_share)
+        self.sim_config = SimConfig(self.gpus, round_s, restart_overhead_s, restart_min_run_share, cluster=self.cluster)
         if max_jobs is None:
             max_jobs = min(self.source.max_num_jobs, MAX_JOBS_CAP)
         self.max_jobs = require_positive_int(max_jobs, "max_jobs")
@@ -330,7 +404,7 @@ class ClusterEnv(gym.Env):
                 raise InputError(f"{name} must be True or False, got {flag!r}")
         self.skip_trivial = bool(skip_trivial)
         self.idle_allowed = bool(idle_allowed)
-        self._mode = make_action_mode(action_mode, self.max_jobs, idle_allowed=self.idle_allowed)
+        self._mode = make_action_mode(action_mode, self.max_jobs, idle_allowed=self.idle_allowed, cluster=self.cluster)
         self.action_space = self._mode.space()
         self.observation_space = observation_space(self.max_jobs, self.obs_version)
         self.render_mode = render_mode
@@ -348,7 +422,7 @@ class ClusterEnv(gym.Env):
         if self.simulator is not None and trace is self.trace:
             self.simulator.reset()
         else:  # the simulator rejects jobs wider than the cluster with an InputError
-            self.simulator = Simulator(trace.jobs, self.sim_config, self.throughputs, trace_name=trace.name)
+            self.simulator = self._new_simulator(trace)
             self.trace = trace
         self.slots.reset(trace.num_jobs)
         self._features = job_features_for(self.simulator.view, self.obs_version)
@@ -368,8 +442,13 @@ class ClusterEnv(gym.Env):
         if self._metrics is not None:
             raise InvalidActionError("the episode has ended; call reset()")
         mode = self._mode
+        typed = self.cluster is not None
+        types = None
         if mode.closes_every_step:
-            job_ids, repairs = mode.choose(action, sim.view, self.slots)
+            if typed:
+                job_ids, types, repairs = mode.place(action, sim.view, self.slots, self._types)
+            else:
+                job_ids, repairs = mode.choose(action, sim.view, self.slots)
         else:
             closes, infeasible = mode.pick(action)
             repairs = int(infeasible)
@@ -377,22 +456,28 @@ class ClusterEnv(gym.Env):
                 closes = mode.forced_picks()
             if not closes:
                 return self._observation(), 0.0, False, False, self._info(round_closed=False, repairs=0)
-            job_ids = mode.chosen(self.slots)
+            if typed:
+                job_ids, types = mode.placed(self.slots)
+            else:
+                job_ids = mode.chosen(self.slots)
         if repairs:
             self._repairs_total += repairs
             self._rounds_repaired += 1
         # the action modes only ever choose active, slotted jobs that fit: skip re-checking
-        if not mode.chooses_sorted:
+        if typed:  # the placement the mode decoded, as the simulator takes it: ascending ids
+            order = job_ids.argsort(kind="stable")
+            job_ids, types = job_ids[order], types[order]
+        elif not mode.chooses_sorted:
             job_ids = job_ids.copy()
             job_ids.sort()
         start_s = sim.time_s
-        reward = self._run_round(job_ids)
+        reward = self._run_round(job_ids, types)
         rounds = 1
         while self.skip_trivial and not sim.done and sim.round_index < self.max_rounds:
             forced = self._forced_round()
             if forced is None:
                 break
-            reward += self._run_round(forced)
+            reward += self._run_round(*forced) if typed else self._run_round(forced)
             rounds += 1
         self._rounds_skipped_total += rounds - 1
         terminated = sim.done
@@ -403,14 +488,15 @@ class ClusterEnv(gym.Env):
             info["metrics"] = dict(self._metrics)
         return self._observation(), reward, terminated, truncated, info
 
-    def _run_round(self, job_ids: np.ndarray) -> float:
-        """Run one round of ``job_ids`` (ascending), start the next decision; its reward."""
+    def _run_round(self, job_ids: np.ndarray, types: np.ndarray | None = None) -> float:
+        """Run one round of ``job_ids`` (ascending; on a heterogeneous cluster on type
+        indices ``types``), start the next decision; its reward."""
         sim = self.simulator
         view = sim.view
         start_s = sim.time_s
         active_before = view.active_job_ids
         progress_before = view.epoch_progress
-        record = sim.run_round(job_ids)
+        record = sim.run_round(job_ids) if types is None else sim.run_round(job_ids, types)
         self._last_record = record
         self._rho_hat = ftf_estimate(view)
         transition = RoundTransition(
@@ -434,6 +520,10 @@ class ClusterEnv(gym.Env):
         slot and fits (the skipped round runs them all, the work-conserving choice);
         ``sequential`` without ``idle_allowed``: the forced picks close the round."""
         slots, view = self.slots, self.simulator.view
+        if self.cluster is not None:  # heterogeneous: (ids, types), docs "Heterogeneous clusters"
+            if self.action_mode == "sequential":
+                return self._mode.placed(slots) if self._mode.forced_picks() else None
+            return unforced_placement(view, slots, self._types, every_slotted=self.action_mode == "select")
         if self.action_mode == "sequential":
             return self._mode.chosen(slots) if self._mode.forced_picks() else None
         if slots.demand_gpus > view.gpus or (self.action_mode == "select" and slots.queue.size):
@@ -448,8 +538,10 @@ class ClusterEnv(gym.Env):
             raise gym.error.ResetNeeded("call reset() before render()")
         if self.render_mode == "ansi":
             picked = self._mode.picked if self.action_mode == "sequential" else None
+            picked_types = getattr(self._mode, "picked_type", None)
             return ansi_table(
-                self.simulator.view, self.slots, last_round=self._last_record, metrics=self._metrics, picked=picked
+                self.simulator.view, self.slots, last_round=self._last_record, metrics=self._metrics, picked=picked,
+                picked_types=picked_types,
             )
         return gantt_rgb(self.simulator.result())
 
@@ -476,8 +568,19 @@ class ClusterEnv(gym.Env):
         self._features.fill(view, self._rho_hat)
         self._slot_features = self._features.slot_features(slots)
         self._job_valid = slots.valid_int8()
-        if self.action_mode == "sequential":
+        if self.cluster is not None:
+            self._types = TypeContext.of(view)
+            if self.action_mode == "sequential":
+                self._mode.start_round(view, self.slots, self._types)
+        elif self.action_mode == "sequential":
             self._mode.start_round(view, self.slots)
+
+    def _new_simulator(self, trace: Trace) -> Simulator:
+        if self.cluster is None:
+            return Simulator(trace.jobs, self.sim_config, self.throughputs, trace_name=trace.name)
+        from shockwave_gym.hetero_simulator import HeteroSimulator
+
+        return HeteroSimulator(trace.jobs, self.sim_config, self.typed_throughputs, trace_name=trace.name)
 
     def _observation(self) -> dict[str, np.ndarray]:
         # Same layout and values as observation.build_observation(view, slots, ...); the
@@ -488,9 +591,18 @@ class ClusterEnv(gym.Env):
             "jobs": self._slot_features.copy() if sequential else self._slot_features,
             "job_valid": self._job_valid.copy() if sequential else self._job_valid,
             "picked": mode.picked.astype(np.int8) if sequential else np.zeros(self.max_jobs, np.int8),
-            "cluster": cluster_features_for(self.simulator.view, self.slots, mode.free_gpus if sequential else None,
+            "cluster": cluster_features_for(self.simulator.view, self.slots, self._free_for_observation(),
                                             self.obs_version),
         }
+
+    def _free_for_observation(self):
+        """GPUs not yet allocated in this decision: None (all) outside sequential mode; per
+        type on a heterogeneous cluster with observation version 2 (its free_<type>)."""
+        if self.action_mode != "sequential":
+            return None
+        if self.cluster is not None and self.obs_version == 2:
+            return self._mode.free.copy()
+        return self._mode.free_gpus
 
     def _info(self, *, round_closed: bool, repairs: int, rounds: int = 0, elapsed_s: float = 0.0) -> dict:
         sim = self.simulator
@@ -510,6 +622,25 @@ class ClusterEnv(gym.Env):
             "elapsed_s": elapsed_s,
             "rounds_skipped_total": self._rounds_skipped_total,
         }
+
+
+def parse_cluster(cluster) -> ClusterSpec | None:
+    """The ``cluster=`` argument (a string like ``"v100=8,p100=8,k80=8"``, a
+    :class:`ClusterSpec` or ``None``) as a :class:`ClusterSpec` or ``None``."""
+    if cluster is None or isinstance(cluster, ClusterSpec):
+        return cluster
+    if isinstance(cluster, str):
+        return ClusterSpec.parse(cluster, where="cluster")
+    raise InputError(f"cluster must be a string like 'v100=8,p100=8,k80=8' or a ClusterSpec, got {cluster!r}")
+
+
+def resolve_cluster(cluster) -> ClusterSpec | None:
+    """The cluster the heterogeneous path runs, or ``None`` for the homogeneous path:
+    ``None``, or V100s only (``"v100=12"`` is ``gpus=12``, bit for bit)."""
+    cluster = parse_cluster(cluster)
+    if cluster is None:
+        return None
+    return None if cluster == ClusterSpec.homogeneous(cluster.total) else cluster
 
 
 def _resolve_gpus(trace, gpus: int | None) -> int:

@@ -22,7 +22,8 @@ ENTRY_POINT = "shockwave_gym.env.cluster_env:ClusterEnv"
 #: registering imports nothing but gymnasium.
 GENERATED_ENTRY_POINT = "shockwave_gym.env.registration:make_generated"
 #: The native vector env (K clusters in one batched pass) behind ``gym.make_vec``.
-VECTOR_ENTRY_POINT = "shockwave_gym.env.vector.vector_env:ClusterVectorEnv"
+#: Dispatches to ``ClusterVectorEnv``, or to its heterogeneous fallback (env/vector/fallback.py).
+VECTOR_ENTRY_POINT = "shockwave_gym.env.vector.fallback:make_vector_env"
 GENERATED_VECTOR_ENTRY_POINT = "shockwave_gym.env.registration:make_generated_vec"
 
 #: The generated-trace source of ``Generated-v0``: 20-40 jobs per episode, 15-60
@@ -53,6 +54,8 @@ ENV_IDS: dict[str, tuple[dict, int]] = {
     "shockwave_gym/Cluster-v0": ({"trace": "canonical-analogue-120"}, 100_000),
     "shockwave_gym/Teaching-v0": ({"trace": "teaching-12"}, 10_000),
     "shockwave_gym/Generated-v0": ({"trace": None, "gpus": 12}, 50_000),
+    # Generated-v0's traces on a mixed cluster (docs/ENV.md, "Heterogeneous clusters")
+    "shockwave_gym/Hetero-v0": ({"trace": None, "cluster": "v100=8,p100=8,k80=8"}, 50_000),
 }
 
 
@@ -70,11 +73,13 @@ def make_generated_vec(num_envs: int = 1, **kwargs):
     """``Generated-v0``'s vector entry point: :class:`ClusterVectorEnv` on one generated
     source shared by every cluster (a source holds no state: each cluster draws from its own
     RNG)."""
-    from shockwave_gym.env.vector.vector_env import ClusterVectorEnv
+    from shockwave_gym.env.vector.fallback import is_heterogeneous, make_vector_env
 
+    if is_heterogeneous(kwargs.get("cluster")):  # K single envs, each with its own source
+        return make_vector_env(num_envs, env_factory=make_generated, **kwargs)
     if kwargs.get("trace") is None:
         kwargs["trace"] = generated_source()
-    return ClusterVectorEnv(num_envs, **kwargs)
+    return make_vector_env(num_envs, **kwargs)
 
 
 def register_envs() -> None:
@@ -82,11 +87,72 @@ def register_envs() -> None:
     for env_id, (kwargs, max_steps) in ENV_IDS.items():
         if env_id in gym.registry:
             continue
-        generated = env_id == "shockwave_gym/Generated-v0"
+        generated = kwargs.get("trace", "") is None  # Generated-v0, Hetero-v0
         gym.register(
             id=env_id,
             entry_point=GENERATED_ENTRY_POINT if generated else ENTRY_POINT,
             vector_entry_point=GENERATED_VECTOR_ENTRY_POINT if generated else VECTOR_ENTRY_POINT,
             kwargs=kwargs,
             max_episode_steps=max_steps,
+        )
+    register_suite_envs()
+
+
+# --- Task suites (docs/SUITES.md) --------------------------------------------------------
+#: ``Suite-<name>-v<version>`` ids: one per suite of :mod:`shockwave_gym.traces.suites`.
+SUITE_ENTRY_POINT = "shockwave_gym.env.registration:make_suite"
+SUITE_VECTOR_ENTRY_POINT = "shockwave_gym.env.registration:make_suite_vec"
+SUITE_MAX_EPISODE_STEPS = 100_000
+
+
+def _suite_kwargs(suite: str, split: str, train_levels: int | None, kwargs: dict) -> dict:
+    from shockwave_gym.errors import InputError
+    from shockwave_gym.traces.suites import SuiteTraceSource
+
+    if kwargs.get("trace") is not None:
+        raise InputError(f"Suite-{suite}: the suite decides the trace; do not pass trace=")
+    source = SuiteTraceSource(suite, split, train_levels=train_levels)
+    if kwargs.get("gpus") not in (None, source.gpus):
+        raise InputError(f"Suite-{suite}: the suite's cluster has {source.gpus} GPUs, got gpus={kwargs['gpus']!r}")
+    spec = source.suite.cluster_spec
+    if spec.types != ("v100",):  # a heterogeneous suite (docs/ENV.md, "Heterogeneous clusters")
+        return {**kwargs, "trace": source, "gpus": source.gpus, "cluster": source.suite.cluster_spec}
+    return {**kwargs, "trace": source, "gpus": source.gpus}
+
+
+def make_suite(suite: str, split: str = "train", train_levels: int | None = None, **kwargs):
+    """A suite's entry point: a :class:`ClusterEnv` on the suite's cluster, its trace from
+    ``split`` (``"train"``: a fresh train seed per reset; ``"validation"`` / ``"test"``: the
+    fixed list in order, one trace per reset)."""
+    from shockwave_gym.env.cluster_env import ClusterEnv
+
+    return ClusterEnv(**_suite_kwargs(suite, split, train_levels, kwargs))
+
+
+def make_suite_vec(num_envs: int = 1, suite: str = "", split: str = "train", train_levels: int | None = None, **kwargs):
+    """A suite's vector entry point: :class:`ClusterVectorEnv`, every cluster on the suite's
+    cluster size; each cluster gets its own trace source (so a fixed split is cycled per
+    cluster)."""
+    from shockwave_gym.env.vector.fallback import make_vector_env
+    from shockwave_gym.env.vector.vector_env import ClusterVectorEnv
+
+    vector_args = {key: kwargs.pop(key) for key in ("max_episode_steps", "autoreset_mode", "compiled") if key in kwargs}
+    env_kwargs = [_suite_kwargs(suite, split, train_levels, kwargs) for _ in range(num_envs)]
+    if env_kwargs[0].get("cluster") is not None:  # heterogeneous: the fallback, one source per env
+        vector_args.pop("compiled", None)
+        return make_vector_env(num_envs, env_factory=lambda **_: make_suite(suite, split, train_levels, **kwargs),
+                               cluster=env_kwargs[0]["cluster"], **vector_args)
+    return ClusterVectorEnv.from_env_kwargs(env_kwargs, **vector_args)
+
+
+def register_suite_envs() -> None:
+    """Register ``shockwave_gym/Suite-<name>-v<version>`` for every suite (idempotent)."""
+    from shockwave_gym.traces.suites import SUITES
+
+    for suite in SUITES:
+        if suite.env_id in gym.registry:
+            continue
+        gym.register(
+            id=suite.env_id, entry_point=SUITE_ENTRY_POINT, vector_entry_point=SUITE_VECTOR_ENTRY_POINT,
+            kwargs={"suite": suite.name, "split": "train"}, max_episode_steps=SUITE_MAX_EPISODE_STEPS,
         )

@@ -16,14 +16,20 @@ def _hours(seconds: float) -> str:
     return f"{seconds / 3600:6.2f}h"
 
 
-def ansi_table(view: ClusterView, slots, *, last_round=None, metrics: dict | None = None, picked=None) -> str:
+def ansi_table(view: ClusterView, slots, *, last_round=None, metrics: dict | None = None, picked=None,
+               picked_types=None) -> str:
     """A text table of the state ``view`` shows: one row per slotted job, then the queue.
 
     ``last_round`` (a RoundRecord) adds a line on the round that just ran; ``metrics`` (the
-    core's dict) adds a summary and a per-job table, used once the episode has ended.
+    core's dict) adds a summary and a per-job table, used once the episode has ended. On a
+    heterogeneous cluster the header gives the GPUs per type, ``last`` the type each job ran
+    on, and ``picked_types`` (type index per slot, -1 unpicked) the type of each pick.
     """
+    typed = view.heterogeneous
+    names = view.cluster.types
+    gpus = f"{view.cluster}" if typed else f"{view.gpus}"
     lines = [
-        f"round {view.round_index:>4}  t={view.time_s:>9.0f}s  GPUs {view.gpus}  "
+        f"round {view.round_index:>4}  t={view.time_s:>9.0f}s  GPUs {gpus}  "
         f"active {view.num_active}  queued {slots.queue.size}  done {int(view.is_done.sum())}/{view.num_jobs}"
     ]
     if last_round is not None:
@@ -49,10 +55,14 @@ def ansi_table(view: ClusterView, slots, *, last_round=None, metrics: dict | Non
                 f"{slot:>4} {job:>4} {spec.model:<15} {spec.gang:>4} {int(view.current_batch_size[job]):>6} "
                 f"{epochs:>11} {_hours(remaining_s[job]):>8} "
                 f"{_hours(view.time_s - view.arrival_s[job]):>7} {r:>5.2f} "
-                f"{'y' if view.ran_last_round[job] else '.':>4}"
+                f"{_ran(view, job, names) if typed else ('y' if view.ran_last_round[job] else '.'):>4}"
             )
             if picked is not None:
-                row += f" {'*' if picked[slot] else '.':>4}"
+                if typed and picked_types is not None:  # the type of the pick, instead of *
+                    t = int(picked_types[slot])
+                    row += f" {names[t] if t >= 0 else '.':>4}"
+                else:
+                    row += f" {'*' if picked[slot] else '.':>4}"
             lines.append(row)
     if slots.queue.size:
         lines.append("queue (arrival order): " + " ".join(str(int(j)) for j in slots.queue))
@@ -60,6 +70,12 @@ def ansi_table(view: ClusterView, slots, *, last_round=None, metrics: dict | Non
         lines.append(_metrics_line(metrics))
         lines.extend(_finished_jobs(view))
     return "\n".join(lines) + "\n"
+
+
+def _ran(view: ClusterView, job: int, names: tuple[str, ...]) -> str:
+    """The type ``job`` ran on last round, or ``.``."""
+    last = int(view.last_type[job])
+    return names[last] if last >= 0 else "."
 
 
 def _metrics_line(metrics: dict) -> str:

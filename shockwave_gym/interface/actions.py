@@ -216,12 +216,19 @@ class SequentialMode(_SlotMode):
         return np.append(self.pickable(), self.idle_allowed)
 
 
-def make_action_mode(name: str, max_jobs: int, *, idle_allowed: bool = True):
+def make_action_mode(name: str, max_jobs: int, *, idle_allowed: bool = True, cluster=None):
     """The action-mode object for ``name`` (one of :data:`ACTION_MODES`); ``idle_allowed``
-    is the sequential mode's option (see :class:`SequentialMode`)."""
+    is the sequential mode's option (see :class:`SequentialMode`). Given a heterogeneous
+    ``cluster`` (a ClusterSpec), its typed variant (:mod:`~shockwave_gym.interface.typed_actions`)."""
     modes = {"select": SelectMode, "priority": PriorityMode, "sequential": SequentialMode}
     if name not in modes:
         raise InputError(f"unknown action_mode {name!r}; choose one of {', '.join(ACTION_MODES)}")
+    if cluster is not None:
+        from shockwave_gym.interface.typed_actions import TYPED_MODES
+
+        if name == "sequential":
+            return TYPED_MODES[name](max_jobs, cluster.num_types, idle_allowed=idle_allowed)
+        return TYPED_MODES[name](max_jobs, cluster.num_types)
     if name == "sequential":
         return SequentialMode(max_jobs, idle_allowed=idle_allowed)
     return modes[name](max_jobs)

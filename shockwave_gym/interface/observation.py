@@ -325,14 +325,23 @@ def type_throughput_table(view: ClusterView) -> tuple[np.ndarray, np.ndarray]:
     return sizes, relative
 
 
-def free_capacity_by_type(view: ClusterView, free_gpus: int | None = None) -> tuple[float, ...]:
+def free_capacity_by_type(view: ClusterView, free_gpus=None) -> tuple[float, ...]:
     """Free GPUs of each type of :data:`~shockwave_gym.cluster.TYPE_ORDER` / the cluster's
     GPUs (``free_gpus`` not yet allocated in this decision; all by default). The one place
     the observation reads the cluster's make-up: a homogeneous cluster is all
-    :data:`~shockwave_gym.cluster.DEFAULT_TYPE` (V100 = the free fraction, the others 0)."""
+    :data:`~shockwave_gym.cluster.DEFAULT_TYPE` (V100 = the free fraction, the others 0).
+    On a heterogeneous view (``view.heterogeneous``) ``free_gpus`` is per cluster type
+    (``view.cluster.types`` order, e.g. the typed sequential mode's ``free``; default
+    ``view.type_gpus``), and a type the cluster lacks reads 0."""
     gpus = view.gpus
-    free = (gpus if free_gpus is None else free_gpus) / gpus
-    return (free,) + (0.0,) * (len(TYPE_ORDER) - 1)
+    if not view.heterogeneous:
+        free = (gpus if free_gpus is None else free_gpus) / gpus
+        return (free,) + (0.0,) * (len(TYPE_ORDER) - 1)
+    free = np.asarray(view.type_gpus if free_gpus is None else free_gpus)
+    if free.shape != (view.cluster.num_types,):
+        raise InputError(f"free_gpus must give one count per cluster type {view.cluster.types}, got {free_gpus!r}")
+    by_type = dict(zip(view.cluster.types, free.tolist(), strict=True))
+    return tuple(by_type.get(t, 0) / gpus for t in TYPE_ORDER)
 
 
 class JobFeaturesV2:
@@ -379,12 +388,27 @@ class JobFeaturesV2:
         at = match.argmax(axis=1)
         relative = self._relative[self._index, at]  # (N, types)
         relative *= match[self._index, at][:, None]
+        if view.heterogeneous:  # the cluster's own tables and placement rules
+            _cluster_type_rates(view, d.current_throughput, relative)
         self.buffer[11:, : self._index.size] = relative.T
         return transform_v2(self.buffer, self._index.size)
 
     def slot_features(self, slots: SlotMap) -> np.ndarray:
         """Each slot's job, zeros for empty slots: a fresh (max_jobs, F) float32 array."""
         return self.buffer[:, slots.gather_index()].T.astype(np.float32, order="C")
+
+
+def _cluster_type_rates(view: ClusterView, reference_rate: np.ndarray, relative: np.ndarray) -> None:
+    """On a heterogeneous view, overwrite the columns of ``relative`` (N, len(TYPE_ORDER))
+    for the cluster's types with the view's per-type rates over the reference (V100) rate:
+    the simulator's own tables, 0 where the job may not be placed on the type
+    (``view.runnable``), so the features agree with the action masks. Types the cluster
+    lacks keep the built-in tables' values."""
+    rates = view.throughput_by_type
+    for t, name in enumerate(view.cluster.types):
+        column = relative[:, TYPE_ORDER.index(name)]
+        column[:] = 0.0
+        np.divide(rates[:, t], reference_rate, out=column, where=reference_rate > 0)
 
 
 def transform_v2(raw: np.ndarray, columns: int | None = None) -> np.ndarray:

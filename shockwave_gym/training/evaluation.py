@@ -21,12 +21,16 @@ EVAL_METRICS = (
 )
 
 
-def evaluate_agent(agent, traces: Sequence, gpus: int, *, max_rounds: int = DEFAULT_MAX_ROUNDS) -> dict:
+def evaluate_agent(agent, traces: Sequence, gpus: int | Sequence[int], *, max_rounds: int = DEFAULT_MAX_ROUNDS) -> dict:
     """Metrics of ``agent`` on each trace, their means over traces, and decision latency
-    (total decision wall time / rounds) in milliseconds."""
+    (total decision wall time / rounds) in milliseconds. ``gpus`` is one cluster size for
+    every trace or one per trace (validation sets mix cluster sizes)."""
+    sizes = [int(gpus)] * len(traces) if isinstance(gpus, (int, np.integer)) else [int(g) for g in gpus]
+    if len(sizes) != len(traces):
+        raise ValueError(f"{len(sizes)} cluster sizes for {len(traces)} traces")
     per_trace, decision_s, rounds = {}, 0.0, 0
-    for trace in traces:
-        outcome = run_episode(trace, agent, SimConfig(gpus=gpus), max_rounds=max_rounds, progress=False)
+    for trace, size in zip(traces, sizes, strict=True):
+        outcome = run_episode(trace, agent, SimConfig(gpus=size), max_rounds=max_rounds, progress=False)
         per_trace[trace.name] = {key: _plain(outcome.metrics.get(key)) for key in EVAL_METRICS}
         per_trace[trace.name]["completed_jobs"] = _plain(outcome.metrics.get("completed_jobs"))
         decision_s += outcome.decision_wall_s

@@ -1,7 +1,8 @@
 """Behaviour cloning: distil a planner (Shockwave by default) into the slot policy.
 
-1. **Record.** The teacher plays freshly generated training traces
-   (:class:`~shockwave_gym.training.workload.TrainingTraceSource`, seeds >= 2**32). At every
+1. **Record.** The teacher plays fresh training traces: the suites' train split, episode
+   ``e`` on suite ``e mod len(suites)`` and its cluster size, or a generated workload
+   (:class:`~shockwave_gym.training.workload.TrainingTraceSource`); seeds >= 2**32 either way. At every
    round the observation the env would show (the env's own
    :func:`~shockwave_gym.interface.observation.build_observation`) is stored with, per slot,
    whether the teacher ran that job. Optional DAgger iterations then let the *student* play
@@ -34,12 +35,7 @@ from shockwave_gym.interface.observation import build_observation
 from shockwave_gym.interface.slots import SlotMap
 from shockwave_gym.runner import run_episode
 from shockwave_gym.simulator import SimConfig
-from shockwave_gym.training.workload import (
-    TrainingTraceSource,
-    Workload,
-    held_out_traces,
-    require_positive_ints,
-)
+from shockwave_gym.training.workload import TrainingTraceSource, Workload, require_positive_ints
 from shockwave_gym.view import ClusterView
 
 OBS_KEYS = ("jobs", "job_valid", "picked", "cluster")
@@ -56,9 +52,14 @@ class ImitationConfig:
     dagger_iterations: int = 0
     dagger_episodes: int = 10
     workload: Workload = field(default_factory=Workload)
+    #: Record on these suites' train split (episode ``e`` plays suite ``e mod len(suites)``,
+    #: on its cluster size) and evaluate on their validation split; None: ``workload``.
+    suites: str | None = None
+    val_traces: int = 2  # validation traces per suite
     max_jobs: int | None = None
     algo: str = "ppo"
     action_mode: str = "priority"
+    obs_version: int = field(default_factory=lambda: _default_obs_version())
     embed_dim: int = 64
     hidden_dim: int = 128
     epochs: int = 40
@@ -75,9 +76,31 @@ class ImitationConfig:
                 f"behaviour cloning supports ppo with priority or select, and maskable_ppo with select; "
                 f"got {self.algo} with {self.action_mode}"
             )
-        require_positive_ints(self, ("episodes", "epochs", "batch_size", "workers", "dagger_episodes"))
+        require_positive_ints(self, ("episodes", "epochs", "batch_size", "workers", "dagger_episodes", "val_traces"))
         if self.max_jobs is None:
-            self.max_jobs = self.workload.max_num_jobs
+            self.max_jobs = self.tasks().max_jobs
+
+    def tasks(self):
+        """The :class:`~shockwave_gym.training.tasks.TaskSet` of the run (its clusters are the
+        suites, or the workload, that episodes are recorded on)."""
+        from shockwave_gym.training.tasks import suite_tasks, workload_tasks
+
+        if self.suites is not None:
+            return suite_tasks(self.suites, envs=None, val_traces=self.val_traces, max_jobs=self.max_jobs)
+        return workload_tasks(self.workload, envs=1, eval_seeds=self.eval_seeds, max_jobs=self.max_jobs)
+
+    def episode_task(self, episode: int) -> tuple:
+        """(trace, gpus) of recording episode ``episode``: a fresh train-split trace drawn
+        from the RNG seeded by (run seed, episode)."""
+        rng = np.random.default_rng([self.seed, episode])
+        if self.suites is None:
+            return TrainingTraceSource(self.workload).sample(rng), self.workload.gpus
+        from shockwave_gym.traces.suites import SuiteTraceSource
+        from shockwave_gym.training.tasks import resolve_suite_names
+
+        suites = resolve_suite_names(self.suites)
+        suite = suites[episode % len(suites)]
+        return SuiteTraceSource(suite, "train").sample(rng), suite.gpus
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -85,12 +108,19 @@ class ImitationConfig:
         return data
 
 
+def _default_obs_version() -> int:
+    from shockwave_gym.interface.observation import DEFAULT_OBSERVATION_VERSION
+
+    return DEFAULT_OBSERVATION_VERSION
+
+
 class RecordingAgent(Agent):
     """Plays ``actor`` (the teacher, or a student in DAgger) and records the observation
     with the ``teacher``'s choice as per-slot labels."""
 
-    def __init__(self, teacher, max_jobs: int, actor=None):
+    def __init__(self, teacher, max_jobs: int, actor=None, obs_version: int = 1):
         self.teacher, self.actor = teacher, actor
+        self.obs_version = int(obs_version)
         self.slots = SlotMap(max_jobs)
         self.samples: dict[str, list[np.ndarray]] = {key: [] for key in (*OBS_KEYS, "label")}
         self.dropped = 0  # teacher picks of queued jobs (no slot): not representable
@@ -107,7 +137,7 @@ class RecordingAgent(Agent):
 
     def act(self, view: ClusterView):
         self.slots.update(view)
-        obs = build_observation(view, self.slots)
+        obs = build_observation(view, self.slots, version=self.obs_version)
         chosen = np.asarray(self.teacher.act(view), dtype=np.int64)
         label = np.isin(self.slots.slot_job, chosen) & (self.slots.slot_job >= 0)
         self.dropped += int(chosen.size - label.sum())
@@ -126,17 +156,17 @@ def record_episode(config: ImitationConfig, episode: int, student_path: str | No
     torch.set_num_threads(1)
     from shockwave_agents import make_agent
 
-    rng = np.random.default_rng([config.seed, episode])
-    trace = TrainingTraceSource(config.workload).sample(rng)
+    trace, gpus = config.episode_task(episode)
     actor = None
     if student_path is not None:
         from shockwave_agents.learned.adapter import PolicyAgent
         from shockwave_agents.learned.weights import load_network
 
         network, meta = load_network(student_path, max_jobs=config.max_jobs)
-        actor = PolicyAgent(network, meta["action_mode"])
-    recorder = RecordingAgent(make_agent(config.teacher, **config.teacher_options), config.max_jobs, actor)
-    outcome = run_episode(trace, recorder, SimConfig(gpus=config.workload.gpus), seed=episode, progress=False)
+        actor = PolicyAgent(network, meta["action_mode"], obs_version=meta["obs_version"])
+    recorder = RecordingAgent(make_agent(config.teacher, **config.teacher_options), config.max_jobs, actor,
+                              obs_version=config.obs_version)
+    outcome = run_episode(trace, recorder, SimConfig(gpus=gpus), seed=episode, progress=False)
     arrays = recorder.arrays()
     arrays["episode"] = np.full(arrays["label"].shape[0], episode, dtype=np.int64)
     return {"arrays": arrays, "trace": trace.name, "rounds": outcome.metrics["rounds"],
@@ -231,7 +261,6 @@ def run_imitation(config: ImitationConfig, dataset: str | None = None) -> dict:
     from shockwave_agents.learned.inference import NumpySlotNetwork
     from shockwave_agents.learned.weights import build_policy, save_policy
     from shockwave_gym.training.evaluation import evaluate_agent
-    from shockwave_gym.training.train import eval_rates
 
     torch.set_num_threads(1)
     out = Path(config.out)
@@ -240,9 +269,10 @@ def run_imitation(config: ImitationConfig, dataset: str | None = None) -> dict:
     arrays = load_dataset(dataset) if dataset else record(config, list(range(config.episodes)))
     torch.manual_seed(config.seed)  # the initial weights
     policy = build_policy(config.algo, config.action_mode, config.max_jobs,
-                          embed_dim=config.embed_dim, hidden_dim=config.hidden_dim)
+                          embed_dim=config.embed_dim, hidden_dim=config.hidden_dim, obs_version=config.obs_version)
     training = {"command": config.command, "teacher": config.teacher, "algo": config.algo,
-                "action_mode": config.action_mode, "seed": config.seed, "workload": config.workload.to_dict()}
+                "action_mode": config.action_mode, "seed": config.seed, "obs_version": config.obs_version,
+                **({"suites": config.suites} if config.suites is not None else {"workload": config.workload.to_dict()})}
     fit = clone(policy, arrays, config)
     next_episode = int(arrays["episode"].max()) + 1
     for iteration in range(config.dagger_iterations):
@@ -254,19 +284,19 @@ def run_imitation(config: ImitationConfig, dataset: str | None = None) -> dict:
         print(f"[dagger] iteration {iteration + 1}: {extra['label'].shape[0]} student rounds labelled", file=sys.stderr, flush=True)
         torch.manual_seed(config.seed)
         policy = build_policy(config.algo, config.action_mode, config.max_jobs,
-                              embed_dim=config.embed_dim, hidden_dim=config.hidden_dim)
+                              embed_dim=config.embed_dim, hidden_dim=config.hidden_dim, obs_version=config.obs_version)
         fit = clone(policy, arrays, config)
     save_dataset(arrays, out / "dataset.npz")
     training.update(rounds=int(arrays["label"].shape[0]), episodes=int(np.unique(arrays["episode"]).size), fit=fit)
     save_policy(policy, out / "policy", algo=config.algo, action_mode=config.action_mode, training=training)
     wall_s = time.perf_counter() - start
 
-    w = config.workload
-    traces = held_out_traces(config.eval_seeds, num_jobs=w.max_num_jobs, arrival_rates_per_hour=eval_rates(w),
-                             max_duration_h=w.max_duration_h)
-    student = evaluate_agent(PolicyAgent(NumpySlotNetwork.from_policy(policy), config.action_mode, name="distilled"),
-                             traces, w.gpus)
-    teacher = evaluate_agent(make_agent(config.teacher, **config.teacher_options), traces, w.gpus)
+    tasks = config.tasks()
+    traces = tasks.val_traces
+    student = evaluate_agent(PolicyAgent(NumpySlotNetwork.from_policy(policy), config.action_mode, name="distilled",
+                                         obs_version=config.obs_version),
+                             traces, tasks.val_gpus)
+    teacher = evaluate_agent(make_agent(config.teacher, **config.teacher_options), traces, tasks.val_gpus)
     report = {"config": config.to_dict(), "wall_s": wall_s, "rounds": training["rounds"], "fit": fit,
               "eval_traces": [t.name for t in traces], "student": student, "teacher": teacher}
     (out / "eval.json").write_text(json.dumps(report, indent=2) + "\n")

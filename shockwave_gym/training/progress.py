@@ -1,4 +1,11 @@
-"""The training callback: terminal progress, periodic held-out evaluation, checkpoints."""
+"""The training callback: terminal progress, periodic validation, best-checkpoint selection,
+checkpoints.
+
+Every ``eval_every`` steps the deterministic policy plays the validation traces; the
+evaluation's score (:mod:`~shockwave_gym.training.selection`, ``config.select``: ratios to
+FIFO on the same traces, lower is better) decides whether the weights become
+``out/best_policy.npz`` + ``.json``, the ones :func:`~shockwave_gym.training.train.train`
+finally writes as ``out/policy.*``."""
 
 from __future__ import annotations
 
@@ -24,9 +31,12 @@ class TrainingMonitor(BaseCallback):
     deterministic policy on ``eval_traces`` every ``config.eval_every`` steps and saves a
     checkpoint (SB3 zip + weights-only pair) every ``config.checkpoint_every`` steps."""
 
-    def __init__(self, config, eval_traces: list, out: Path):
+    def __init__(self, config, eval_traces: list, out: Path, eval_gpus: list[int] | None = None):
         super().__init__(verbose=0)
         self.config, self.eval_traces, self.out = config, eval_traces, Path(out)
+        self.eval_gpus = [config.workload.gpus] * len(eval_traces) if eval_gpus is None else list(eval_gpus)
+        self.fifo_per_trace: dict = {}
+        self.fifo_score: float | None = None
         self.episodes = 0
         self.recent_returns: deque[float] = deque(maxlen=50)
         self.recent_jct_s: deque[float] = deque(maxlen=50)
@@ -44,8 +54,13 @@ class TrainingMonitor(BaseCallback):
 
         self._start = self._last_print = time.perf_counter()
         self._returns = np.zeros(self.training_env.num_envs)
-        self.fifo = evaluate_agent(FifoAgent(), self.eval_traces, self.config.workload.gpus)["mean"]
-        _log(f"[eval] fifo on {len(self.eval_traces)} held-out traces: {_summary(self.fifo)}")
+        fifo = evaluate_agent(FifoAgent(), self.eval_traces, self.eval_gpus)
+        from shockwave_gym.training.selection import score
+
+        self.fifo, self.fifo_per_trace = fifo["mean"], fifo["per_trace"]
+        self.fifo_score = score(self.config.select, self.fifo_per_trace, self.fifo_per_trace)
+        _log(f"[eval] fifo on {len(self.eval_traces)} validation traces: {_summary(self.fifo)}; "
+             f"{self.config.select} score {_number(self.fifo_score)}")
 
     def _on_step(self) -> bool:
         self._returns += self.locals["rewards"]
@@ -75,21 +90,24 @@ class TrainingMonitor(BaseCallback):
         return True
 
     def evaluate_now(self, steps: int, *, final: bool = False) -> dict:
-        """Deterministic policy on the held-out traces; appended to ``history``."""
+        """Deterministic policy on the validation traces; appended to ``history``; the best
+        score so far (``config.select``) is saved as ``best_policy``."""
+        from shockwave_gym.training.selection import score
+
         policy = self.model.policy
         was_training = policy.training
-        result = evaluate_agent(PolicyAgent(TorchSlotNetwork(policy), self.config.action_mode), self.eval_traces, self.config.workload.gpus)
+        agent = PolicyAgent(TorchSlotNetwork(policy), self.config.action_mode, obs_version=self.config.obs_version)
+        result = evaluate_agent(agent, self.eval_traces, self.eval_gpus)
         policy.train(was_training)
-        self.history.append({"timesteps": steps, **result["mean"]})
-        jct = result["mean"].get("avg_jct_s")
-        if jct is not None and (self.best is None or jct < self.best["avg_jct_s"]):
-            self.best = {"timesteps": steps, **result["mean"]}
+        value = score(self.config.select, result["per_trace"], self.fifo_per_trace)
+        result["score"] = value
+        self.history.append({"timesteps": steps, "score": value, **result["mean"]})
+        if value is not None and (self.best is None or value < self.best["score"]):
+            self.best = {"timesteps": steps, "score": value, **result["mean"]}
             self._save_weights(self.out / "best_policy", steps)
         label = "final" if final else f"{steps:,} steps"
-        ratio = ""
-        if self.fifo and self.fifo.get("avg_jct_s") and result["mean"].get("avg_jct_s"):
-            ratio = f" ({result['mean']['avg_jct_s'] / self.fifo['avg_jct_s']:.3f}x fifo avg JCT)"
-        _log(f"[eval] {label}: {_summary(result['mean'])}{ratio}")
+        _log(f"[eval] {label}: {_summary(result['mean'])}; {self.config.select} score {_number(value)} "
+             f"(fifo {_number(self.fifo_score)}, lower is better)")
         return result
 
     def checkpoint(self, steps: int) -> None:
@@ -102,9 +120,20 @@ class TrainingMonitor(BaseCallback):
     def _save_weights(self, stem: Path, steps: int) -> None:
         from shockwave_agents.learned.weights import save_policy
 
-        training = {"command": self.config.command, "timesteps": steps, "reward": self.config.reward,
-                    "seed": self.config.seed, "workload": self.config.workload.to_dict()}
+        training = training_notes(self.config, steps)
         save_policy(self.model.policy, stem, algo=self.config.algo, action_mode=self.config.action_mode, training=training)
+
+
+def training_notes(config, steps: int) -> dict:
+    """The ``training`` block of a saved policy's JSON: how it was made."""
+    c = config
+    where = {"suites": c.suites, "val_traces": c.val_traces} if c.suites is not None else {"workload": c.workload.to_dict()}
+    return {"command": c.command, "algo": c.algo, "action_mode": c.action_mode, "reward": c.reward, "timesteps": steps,
+            "seed": c.seed, **where, "select": c.select, "obs_version": c.obs_version, "skip_trivial": c.skip_trivial}
+
+
+def _number(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
 
 
 def _summary(mean: dict) -> str:

@@ -1,25 +1,35 @@
-"""RL training of a slot policy with PPO or MaskablePPO on freshly generated traces.
+"""RL training of a slot policy with PPO or MaskablePPO on task suites or generated traces.
 
 What :func:`train` does (``shockwave-gym train`` is a thin wrapper):
 
-* ``envs`` clusters of ``shockwave_gym/Generated-v0``: by default (``vec="native"``) all in
-  this process, stepped in one batched pass by the native vector env through
-  :class:`~shockwave_gym.training.vec_adapter.NativeVecEnv`, so the policy's forward pass is
-  batched over them; with ``vec="subproc"``, one ``SubprocVecEnv`` worker process per env
-  (``torch.set_num_threads(1)`` and ``OMP_NUM_THREADS=1`` everywhere: two threads on a
-  2-core machine make small ops far slower). Each episode draws a fresh trace from
-  :class:`~shockwave_gym.training.workload.TrainingTraceSource` (random load and mix,
-  seeds >= 2**32);
-* every ``eval_every`` steps, the deterministic policy plays the held-out traces (seeds
-  below 2**32, never trained on) beside FIFO's reference figures;
-* progress lines on stderr (no TensorBoard), a checkpoint every ``checkpoint_every`` steps,
-  and ``out/best_policy.npz`` + ``.json``: the weights with the lowest held-out avg JCT so far;
-* at the end ``out/model.zip`` (SB3, for resuming), the weights-only ``out/policy.npz`` +
-  ``out/policy.json`` (what agents load) and ``out/eval.json`` (final held-out metrics,
-  the evaluation history and throughput in env steps/s).
+* the training clusters (:mod:`~shockwave_gym.training.tasks`): with ``suites``, at least
+  one cluster per suite, each on its suite's cluster size, drawing fresh traces from the
+  suite's train split; otherwise ``envs`` clusters on a generated ``workload``
+  (:class:`~shockwave_gym.training.workload.TrainingTraceSource`, seeds >= 2**32). By
+  default (``vec="native"``) all clusters run in this process, stepped in one batched pass
+  by the native vector env through :class:`~shockwave_gym.training.vec_adapter.NativeVecEnv`,
+  so the policy's forward pass is batched over them; with ``vec="subproc"``, one
+  ``SubprocVecEnv`` worker process per cluster (``torch.set_num_threads(1)`` and
+  ``OMP_NUM_THREADS=1`` everywhere: two threads on a 2-core machine make small ops far
+  slower);
+* every ``eval_every`` steps, the deterministic policy plays the validation traces (the
+  suites' validation split, or held-out generated seeds below 2**32; never trained on) beside FIFO's figures on the same traces, and the
+  evaluation's score (``select``: ``jct`` or ``fair``, :mod:`~shockwave_gym.training.selection`)
+  picks the best weights so far, saved as ``out/best_policy.npz`` + ``.json``;
+* progress lines on stderr (no TensorBoard) and a checkpoint every ``checkpoint_every`` steps;
+* at the end ``out/policy.npz`` + ``out/policy.json``: the weights-only policy agents load
+  (``--agent ppo --agent-opt path=out``), which is the **best validation checkpoint** (the
+  final weights when no evaluation ran), ``out/final_policy.*`` (the last weights),
+  ``out/model.zip`` (SB3, the last weights, for resuming) and ``out/eval.json`` (the
+  selected and final validation metrics, the evaluation history, throughput).
+
+The defaults are the settings that measured best (docs/TRAINING.md): 512-step rollouts in
+total (one cluster per suite, or one cluster for a workload), 10 epochs per rollout,
+``gamma=0.995``, and the JCT reward scaled by 0.1 (``{"jct": 0.1}``), which keeps
+per-round rewards near unit scale.
 
 Worker processes start with ``forkserver``, so a script calling :func:`train` with
-``envs > 1`` needs the usual ``if __name__ == "__main__":`` guard.
+``vec="subproc"`` and ``envs > 1`` needs the usual ``if __name__ == "__main__":`` guard.
 """
 
 from __future__ import annotations
@@ -37,17 +47,16 @@ import numpy as np
 import torch
 
 from shockwave_gym.errors import InputError
-from shockwave_gym.training.workload import (
-    TrainingTraceSource,
-    Workload,
-    held_out_traces,
-    require_positive_ints,
-)
+from shockwave_gym.training.workload import Workload, require_positive_ints
 
 ALGOS = ("ppo", "maskable_ppo")
 VEC_KINDS = ("native", "subproc")
 #: Default number of envs per vectorisation: clusters batched in one process, or workers.
-DEFAULT_ENVS = {"native": 16, "subproc": 2}
+DEFAULT_ENVS = {"native": 1, "subproc": 2}
+#: The default reward: the JCT term scaled by 0.1 (docs/TRAINING.md, "Defaults").
+DEFAULT_REWARD = {"jct": 0.1}
+#: Default rollout length summed over the envs (PPO's ``n_steps`` x ``envs``).
+ROLLOUT_STEPS = 512
 DEFAULT_ACTION_MODE = {"ppo": "priority", "maskable_ppo": "sequential"}
 
 
@@ -58,26 +67,35 @@ class TrainConfig:
     out: str
     algo: str = "ppo"
     action_mode: str | None = None  # default: priority for PPO, sequential for MaskablePPO
-    reward: str | dict = "default"
+    reward: str | dict = field(default_factory=lambda: dict(DEFAULT_REWARD))
     timesteps: int = 100_000
-    envs: int | None = None  # default: DEFAULT_ENVS[vec]
+    envs: int | None = None  # default: one per suite, or DEFAULT_ENVS[vec] for a workload
     vec: str = "native"  # "native" (batched, one process) or "subproc" (one worker per env)
     seed: int = 0
+    #: Train on these suites' train split and validate on their validation split (a comma
+    #: list, ``in-distribution`` or ``all``: shockwave_gym.training.tasks); None: ``workload``.
+    suites: str | None = None
+    val_traces: int = 2  # validation traces per suite
     workload: Workload = field(default_factory=Workload)
-    max_jobs: int | None = None  # default: the workload's largest job count
+    max_jobs: int | None = None  # default: the largest job count of the training/validation traces
+    #: Observation layout of the training envs (and of the saved policy).
+    obs_version: int = field(default_factory=lambda: _default_obs_version())
+    #: Rounds without a decision run inside the step (the env's ``skip_trivial``).
+    skip_trivial: bool = True
     embed_dim: int = 32
     hidden_dim: int = 64
-    n_steps: int = 256  # per env and rollout
-    batch_size: int = 256
-    n_epochs: int = 4
+    n_steps: int | None = None  # per env and rollout; default: 512 in total (ceil(512 / envs) each)
+    batch_size: int | None = None  # default: the rollout split into minibatches of at most 256 (see tasks())
+    n_epochs: int = 10
     learning_rate: float = 3e-4
-    gamma: float = 0.99
+    gamma: float = 0.995
     gae_lambda: float = 0.95
     ent_coef: float = 0.0
     clip_range: float = 0.2
     log_std_init: float = -0.5  # PPO's Gaussian over priority scores (ignored by MaskablePPO)
     eval_every: int = 10_000
     eval_seeds: tuple[int, ...] = (1001, 1002, 1003)
+    select: str = "jct"  # checkpoint selection objective (shockwave_gym.training.selection)
     checkpoint_every: int = 50_000
     init_from: str | None = None
     #: Allow ``init_from`` to be an SB3 ``.zip`` (unpickled: it can run code). CLI ``--trust``.
@@ -92,13 +110,15 @@ class TrainConfig:
             self.action_mode = DEFAULT_ACTION_MODE[self.algo]
         if self.vec not in VEC_KINDS:
             raise InputError(f"vec must be one of {', '.join(VEC_KINDS)}, got {self.vec!r}")
-        if self.envs is None:
+        if self.envs is None and self.suites is None:
             self.envs = DEFAULT_ENVS[self.vec]
+        from shockwave_gym.training.selection import check_objective
+
+        check_objective(self.select)
         if self.algo == "maskable_ppo" and self.action_mode == "priority":
             raise InputError("maskable_ppo needs a maskable action mode (select or sequential); use ppo for priority")
-        require_positive_ints(self, ("timesteps", "envs", "n_steps", "batch_size", "n_epochs", "eval_every", "checkpoint_every"))
-        if self.max_jobs is None:
-            self.max_jobs = self.workload.max_num_jobs
+        require_positive_ints(self, ("timesteps", "n_epochs", "eval_every", "checkpoint_every", "val_traces"))
+        require_positive_ints(self, [name for name in ("envs", "n_steps", "batch_size", "max_jobs") if getattr(self, name) is not None])
         if self.init_from and str(self.init_from).endswith(".zip") and self.trust_init is not True:
             raise InputError(
                 f"--init-from {self.init_from}: refusing an SB3 .zip without --trust: loading it unpickles "
@@ -112,38 +132,71 @@ class TrainConfig:
         return data
 
 
-def make_env(rank: int, config: TrainConfig):
+    def tasks(self):
+        """The :class:`~shockwave_gym.training.tasks.TaskSet` of this run; fills in ``envs``,
+        ``max_jobs`` and ``n_steps`` where they were left to their defaults."""
+        from shockwave_gym.training.tasks import suite_tasks, workload_tasks
+
+        if self.suites is not None:
+            tasks = suite_tasks(self.suites, envs=self.envs, val_traces=self.val_traces, max_jobs=self.max_jobs)
+        else:
+            tasks = workload_tasks(self.workload, envs=self.envs, eval_seeds=self.eval_seeds, max_jobs=self.max_jobs)
+        self.envs, self.max_jobs = tasks.num_envs, tasks.max_jobs
+        if self.n_steps is None:
+            self.n_steps = -(-ROLLOUT_STEPS // self.envs)
+        if self.batch_size is None:
+            self.batch_size = default_batch_size(self.n_steps * self.envs)
+        return tasks
+
+
+def _default_obs_version() -> int:
+    from shockwave_gym.interface.observation import DEFAULT_OBSERVATION_VERSION
+
+    return DEFAULT_OBSERVATION_VERSION
+
+
+def env_options(config: TrainConfig) -> dict:
+    """The env arguments every training cluster shares."""
+    return {"action_mode": config.action_mode, "reward": config.reward, "max_jobs": config.max_jobs,
+            "obs_version": config.obs_version, "skip_trivial": config.skip_trivial}
+
+
+def default_batch_size(rollout: int, largest: int = 256) -> int:
+    """The rollout split into the fewest (at least two) equal minibatches of at most
+    ``largest`` steps (512 -> 256, 513 -> 171), so no minibatch is a truncated remainder;
+    ``largest`` when no split is even."""
+    for parts in range(2, rollout + 1):
+        if rollout % parts == 0 and rollout // parts <= largest:
+            return rollout // parts
+    return largest
+
+
+def make_env(env_kwargs: dict, config: TrainConfig):
     """One training env (runs inside a worker process)."""
     torch.set_num_threads(1)
     import gymnasium as gym
 
-    import shockwave_gym  # noqa: F401  (registers the ids)
+    from shockwave_gym.env.cluster_env import ClusterEnv
+    from shockwave_gym.env.registration import ENV_IDS
 
-    return gym.make(
-        "shockwave_gym/Generated-v0",
-        trace=TrainingTraceSource(config.workload),
-        gpus=config.workload.gpus,
-        action_mode=config.action_mode,
-        reward=config.reward,
-        max_jobs=config.max_jobs,
-    )
+    env = ClusterEnv(**env_kwargs, **env_options(config))
+    return gym.wrappers.TimeLimit(env, ENV_IDS["shockwave_gym/Generated-v0"][1])
 
 
-def make_vec_env(config: TrainConfig):
-    """The training ``VecEnv``: the native batched one, or ``SubprocVecEnv`` / ``DummyVecEnv``."""
+def make_vec_env(config: TrainConfig, tasks):
+    """The training ``VecEnv`` over ``tasks.env_kwargs`` (one cluster each): the native
+    batched one, or ``SubprocVecEnv`` / ``DummyVecEnv``."""
+    common = env_options(config)
     if config.vec == "native":
         from shockwave_gym.env.registration import ENV_IDS
         from shockwave_gym.training.vec_adapter import NativeVecEnv
 
-        return NativeVecEnv(
-            config.envs, trace=TrainingTraceSource(config.workload), gpus=config.workload.gpus,
-            action_mode=config.action_mode, reward=config.reward, max_jobs=config.max_jobs,
-            max_episode_steps=ENV_IDS["shockwave_gym/Generated-v0"][1],
-        )
+        return NativeVecEnv.from_env_kwargs([{**kw, **common} for kw in tasks.env_kwargs],
+                                            max_episode_steps=ENV_IDS["shockwave_gym/Generated-v0"][1])
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-    factories = [partial(make_env, rank, config) for rank in range(config.envs)]
-    return SubprocVecEnv(factories) if config.envs > 1 else DummyVecEnv(factories)
+    factories = [partial(make_env, kw, config) for kw in tasks.env_kwargs]
+    return SubprocVecEnv(factories) if len(factories) > 1 else DummyVecEnv(factories)
 
 
 def build_model(config: TrainConfig, env):
@@ -189,42 +242,41 @@ def log(message: str) -> None:
 
 def train(config: TrainConfig) -> dict:
     """Train, evaluate and save under ``config.out``; returns the ``eval.json`` content."""
-    from shockwave_gym.training.progress import TrainingMonitor
+    from shockwave_gym.training.progress import TrainingMonitor, training_notes
 
     os.environ["OMP_NUM_THREADS"] = "1"  # inherited by the worker processes
     torch.set_num_threads(1)
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
-    eval_traces = held_out_traces(config.eval_seeds, num_jobs=config.workload.max_num_jobs,
-                                  arrival_rates_per_hour=eval_rates(config.workload),
-                                  max_duration_h=config.workload.max_duration_h)
-    env = make_vec_env(config)
+    tasks = config.tasks()
+    eval_traces = tasks.val_traces
+    env = make_vec_env(config, tasks)
     try:
         model = build_model(config, env)
-        monitor = TrainingMonitor(config, eval_traces, out)
+        monitor = TrainingMonitor(config, eval_traces, out, eval_gpus=tasks.val_gpus)
         log(f"[train] {config.algo} / {config.action_mode} / reward {config.reward!r}: {config.timesteps:,} steps "
-            f"on {config.envs} env(s) ({config.vec}), {config.workload.gpus} GPUs, {config.workload.num_jobs_range[0]}-"
-            f"{config.workload.num_jobs_range[1]} jobs per episode; out {out}")
+            f"on {config.envs} env(s) ({config.vec}), {tasks.description}; {config.max_jobs} slots; "
+            f"validation on {len(eval_traces)} traces; out {out}")
         start = time.perf_counter()
         model.learn(total_timesteps=config.timesteps, callback=monitor)
         wall_s = time.perf_counter() - start
     finally:
         env.close()
     model.save(out / "model.zip")
-    training = {"command": config.command, "algo": config.algo, "action_mode": config.action_mode,
-                "reward": config.reward, "timesteps": int(model.num_timesteps), "seed": config.seed,
-                "workload": config.workload.to_dict()}
+    training = training_notes(config, int(model.num_timesteps))
     from shockwave_agents.learned.weights import save_policy
 
-    save_policy(model.policy, out / "policy", algo=config.algo, action_mode=config.action_mode, training=training)
+    save_policy(model.policy, out / "final_policy", algo=config.algo, action_mode=config.action_mode, training=training)
     final = monitor.evaluate_now(int(model.num_timesteps), final=True)
+    selected = select_policy(out, monitor.best, final["mean"], int(model.num_timesteps))
     report = {
         "config": config.to_dict(),
         "timesteps": int(model.num_timesteps),
         "wall_s": wall_s,
         "env_steps_per_s": model.num_timesteps / wall_s,
         "episodes": monitor.episodes,
-        "eval_traces": [{"name": t.name, "num_jobs": t.num_jobs} for t in eval_traces],
+        "eval_traces": [{"name": t.name, "num_jobs": t.num_jobs, "gpus": g} for t, g in zip(eval_traces, tasks.val_gpus, strict=True)],
+        "selected": selected,
         "final": final,
         "best": monitor.best,
         "fifo": monitor.fifo,
@@ -232,8 +284,23 @@ def train(config: TrainConfig) -> dict:
     }
     (out / "eval.json").write_text(json.dumps(report, indent=2) + "\n")
     log(f"[train] done in {wall_s:,.0f} s ({report['env_steps_per_s']:,.0f} env steps/s); wrote "
-        f"{out / 'model.zip'}, {out / 'policy.npz'}, {out / 'policy.json'}, {out / 'eval.json'}")
+        f"{out / 'policy.npz'} + .json (the validation checkpoint of step {selected['timesteps']:,}), "
+        f"{out / 'final_policy.npz'}, {out / 'model.zip'}, {out / 'eval.json'}")
     return report
+
+
+def select_policy(out: Path, best: dict | None, final_mean: dict, final_steps: int) -> dict:
+    """Write ``out/policy.*``: the best validation checkpoint (``out/best_policy.*``, which
+    the final evaluation may itself have replaced), or the final weights if none was
+    scored. Returns the selected checkpoint's validation metrics."""
+    import shutil
+
+    source = out / "best_policy" if best is not None and (out / "best_policy.npz").is_file() else out / "final_policy"
+    for suffix in (".npz", ".json"):
+        shutil.copyfile(source.with_suffix(suffix), (out / "policy").with_suffix(suffix))
+    if source.name == "best_policy":
+        return dict(best)
+    return {"timesteps": final_steps, "score": None, **final_mean}
 
 
 def eval_rates(workload: Workload) -> tuple[float, ...]:

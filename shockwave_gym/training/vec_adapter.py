@@ -23,10 +23,20 @@ from shockwave_gym.env.vector.vector_env import ClusterVectorEnv
 class NativeVecEnv(VecEnv):
     """SB3 ``VecEnv`` stepping a :class:`ClusterVectorEnv` (built in same-step autoreset)."""
 
-    def __init__(self, num_envs: int, **env_kwargs):
-        self.venv = ClusterVectorEnv(num_envs, autoreset_mode=AutoresetMode.SAME_STEP, **env_kwargs)
+    def __init__(self, num_envs: int, *, venv: ClusterVectorEnv | None = None, **env_kwargs):
+        if venv is None:
+            venv = ClusterVectorEnv(num_envs, autoreset_mode=AutoresetMode.SAME_STEP, **env_kwargs)
+        self.venv = venv
         super().__init__(num_envs, self.venv.single_observation_space, self.venv.single_action_space)
         self._actions = None
+
+    @classmethod
+    def from_env_kwargs(cls, env_kwargs: list[dict], *, max_episode_steps: int | None = None) -> NativeVecEnv:
+        """One cluster per dict of env arguments (cluster sizes and trace sources may differ:
+        a run over several suites)."""
+        venv = ClusterVectorEnv.from_env_kwargs(env_kwargs, max_episode_steps=max_episode_steps,
+                                                autoreset_mode=AutoresetMode.SAME_STEP)
+        return cls(venv.num_envs, venv=venv)
 
     def reset(self):
         seeds = self._seeds

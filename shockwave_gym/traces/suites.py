@@ -1,0 +1,479 @@
+"""Task suites: named, versioned workload distributions with disjoint train / validation /
+test seeds (docs/SUITES.md).
+
+A :class:`Suite` is one generator config (:class:`~shockwave_gym.traces.GeneratorConfig`
+without its seed) on one cluster (a :class:`~shockwave_gym.cluster.ClusterSpec` string, so a
+suite can describe a heterogeneous cluster). Its traces differ only by seed, and the seed
+decides the split:
+
+* **test**: ``TEST_TRACES_PER_SUITE`` seeds in ``[0, 2**31)``; a fixed, published list that
+  regenerates byte for byte (``tests/test_suites.py`` pins their hashes). A suite may put
+  bundled traces first (the ``canonical`` suite's first test trace is the authors'
+  ``authors-canonical-120``).
+* **validation**: ``VALIDATION_TRACES_PER_SUITE`` seeds in ``[2**31, 2**32)``, for choosing
+  checkpoints.
+* **train**: fresh seeds in ``[2**32, 2**63)`` drawn from the env's RNG at each reset (the
+  range :data:`shockwave_gym.training.workload.TRAIN_SEED_MIN` reserves for training), or,
+  with ``train_levels=N``, the first ``N`` of a fixed list of derived train seeds
+  (Procgen-style level sets).
+
+The ranges never overlap, so no train trace can be a validation or test trace. Fixed seeds
+are derived from ``sha256("shockwave-gym/suite/<name>/v<version>/<split>/<index>")``; a
+suite's version is part of its env id (``shockwave_gym/Suite-<name>-v<version>``) and of
+every derived seed, so changing a suite means a new version with new seeds.
+
+Example::
+
+    from shockwave_gym.traces.suites import get_suite, split_traces
+
+    suite = get_suite("small-nominal")
+    suite.gpus, suite.config(seed=0).arrival_rate_per_hour
+    traces = split_traces("small-nominal", "test")     # [(trace, gpus), ...]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from shockwave_gym.cluster import ClusterSpec
+from shockwave_gym.errors import InputError
+from shockwave_gym.throughput import ThroughputTable
+from shockwave_gym.traces.generator import (
+    BUCKET_ENDS,
+    SINGLE_GPU_MODELS,
+    GeneratorConfig,
+    _bucket_bounds,
+    generate_trace,
+    templates,
+)
+from shockwave_gym.traces.sources import TraceSource
+from shockwave_gym.traces.types import Trace
+
+SPLITS = ("train", "validation", "test")
+#: Seed range of each split, ``[lo, hi)``. Disjoint by construction.
+SEED_RANGES: dict[str, tuple[int, int]] = {
+    "test": (0, 2**31),
+    "validation": (2**31, 2**32),
+    "train": (2**32, 2**63),
+}
+TEST_TRACES_PER_SUITE = 5
+VALIDATION_TRACES_PER_SUITE = 5
+
+
+@dataclass(frozen=True)
+class Suite:
+    """One workload distribution: a cluster and the generator settings of its traces.
+
+    ``generator`` holds :class:`GeneratorConfig` fields except ``seed`` and ``name``.
+    ``load`` is the intended load level (``light`` / ``nominal`` / ``overloaded``; see
+    :func:`offered_load`), ``stresses`` says in one sentence what the suite tests, and
+    ``bundled_test`` names bundled traces that open its test split.
+    """
+
+    name: str
+    cluster: str
+    load: str
+    stresses: str
+    generator: Mapping[str, object]
+    version: int = 0
+    bundled_test: tuple[str, ...] = ()
+    in_distribution: bool = False
+    cluster_spec: ClusterSpec = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "cluster_spec", ClusterSpec.parse(self.cluster, where=f"suite {self.name}: cluster"))
+        bad = {"seed", "name"} & set(self.generator)
+        if bad:
+            raise InputError(f"suite {self.name}: generator must not set {sorted(bad)} (the split decides them)")
+        self.config(seed=0)  # every generator setting checked once, at definition
+
+    @property
+    def gpus(self) -> int:
+        """Total GPUs of the suite's cluster."""
+        return self.cluster_spec.total
+
+    @property
+    def heterogeneous(self) -> bool:
+        """Whether the cluster is anything but V100s only: its traces must run with
+        ``cluster=`` (``ClusterEnv(cluster=suite.cluster_spec)``, ``SimConfig(cluster=...)``),
+        not on ``gpus`` V100s."""
+        return self.cluster_spec != ClusterSpec.homogeneous(self.gpus)
+
+    @property
+    def env_id(self) -> str:
+        return f"shockwave_gym/Suite-{self.name}-v{self.version}"
+
+    @property
+    def max_num_jobs(self) -> int:
+        return int(self.generator["num_jobs"])
+
+    def config(self, seed: int, name: str | None = None) -> GeneratorConfig:
+        """The generator config of this suite's trace with ``seed``."""
+        return GeneratorConfig(seed=seed, name=name, **dict(self.generator))
+
+    def seeds(self, split: str, count: int | None = None) -> list[int]:
+        """The first ``count`` fixed seeds of ``split`` (default: the split's published
+        count; ``train`` needs ``count``). Bundled test traces have no seed and are not
+        counted here."""
+        check_split(split)
+        if count is None:
+            if split == "train":
+                raise InputError("the train split has no fixed size: give count= (or use fresh seeds)")
+            count = TEST_TRACES_PER_SUITE - len(self.bundled_test) if split == "test" else VALIDATION_TRACES_PER_SUITE
+        return [derive_seed(self.name, self.version, split, index) for index in range(count)]
+
+    def trace(self, split: str, seed: int, index: int | None = None) -> Trace:
+        """The generated trace of ``seed`` (which must lie in ``split``'s range), named
+        ``<suite>-<split>-<index>`` for a fixed seed, ``<suite>-train-s<seed>`` otherwise."""
+        check_split(split)
+        lo, hi = SEED_RANGES[split]
+        if isinstance(seed, bool) or not isinstance(seed, int) or not lo <= seed < hi:
+            raise InputError(f"suite {self.name}: {split} seeds lie in [{lo}, {hi}), got {seed!r}")
+        name = f"{self.name}-{split}-{index}" if index is not None else f"{self.name}-{split}-s{seed}"
+        return generate_trace(self.config(seed, name))
+
+
+def check_split(split: str) -> str:
+    if split not in SPLITS:
+        raise InputError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
+    return split
+
+
+def derive_seed(suite: str, version: int, split: str, index: int) -> int:
+    """The ``index``-th fixed seed of ``split`` for a suite: a hash of the four, mapped into
+    the split's range (:data:`SEED_RANGES`)."""
+    lo, hi = SEED_RANGES[check_split(split)]
+    digest = hashlib.sha256(f"shockwave-gym/suite/{suite}/v{version}/{split}/{index}".encode()).digest()
+    return lo + int.from_bytes(digest[:8], "big") % (hi - lo)
+
+
+# -- load: offered GPU-hours per hour relative to the cluster ----------------------------
+
+def expected_gang(config: GeneratorConfig, throughputs: ThroughputTable | None = None) -> float:
+    """Mean gang size of the generator's jobs (single-GPU models always use one GPU)."""
+    table = ThroughputTable.builtin_v100() if throughputs is None else throughputs
+    choices = templates(table)
+    single = sum(model in SINGLE_GPU_MODELS for model, _ in choices) / len(choices)
+    mixed = sum(gang * p for gang, p in config.gang_mix.items())
+    return single + (1.0 - single) * mixed
+
+
+def expected_duration_h(config: GeneratorConfig) -> float:
+    """Mean isolated duration of the generator's jobs, in hours."""
+    candidates = np.linspace(config.min_duration_h, config.max_duration_h, config.num_durations)
+    total = 0.0
+    for p, (lo, hi) in zip(config.bucket_probs, _bucket_bounds(config.num_durations), strict=True):
+        if p > 0:
+            total += p * float(candidates[lo:hi].mean())
+    return total
+
+
+def offered_load(config: GeneratorConfig, gpus: int) -> float:
+    """Arrival rate x mean gang x mean isolated hours / GPUs: the share of the cluster the
+    arriving work would occupy in steady state (1.0 = exactly full; above 1 the queue grows
+    while jobs keep arriving)."""
+    return config.arrival_rate_per_hour * expected_gang(config) * expected_duration_h(config) / gpus
+
+
+#: Load levels and the offered-load interval each must fall in (checked by a test).
+LOAD_LEVELS: dict[str, tuple[float, float]] = {
+    "light": (0.0, 0.9),
+    "nominal": (0.9, 2.0),
+    "overloaded": (2.0, math.inf),
+}
+
+_SHORT = {"max_duration_h": 2.0}
+_HEAVY_GANGS = {1: 0.25, 2: 0.35, 4: 0.25, 8: 0.15}
+
+#: The suites, in report order. Version 0. Arrival rates are written out (not computed) so
+#: the published configs are plain numbers; ``offered_load`` gives the load they mean.
+SUITES: tuple[Suite, ...] = (
+    Suite("small-light", "v100=12", "light", in_distribution=True,
+          stresses="idle capacity: few jobs wait, so packing and restarts matter more than ordering",
+          generator={"num_jobs": 40, "arrival_rate_per_hour": 10.0, **_SHORT}),
+    Suite("small-nominal", "v100=12", "nominal", in_distribution=True,
+          stresses="the shipped policies' training distribution (12 GPUs, short jobs, steady queue)",
+          generator={"num_jobs": 40, "arrival_rate_per_hour": 20.0, **_SHORT}),
+    Suite("small-overloaded", "v100=12", "overloaded", in_distribution=True,
+          stresses="a growing queue on a small cluster: ordering decides JCT and fairness",
+          generator={"num_jobs": 60, "arrival_rate_per_hour": 60.0, **_SHORT}),
+    Suite("canonical", "v100=32", "overloaded", bundled_test=("authors-canonical-120",),
+          stresses="the paper's canonical setting (120 jobs arriving at 90/h on 32 GPUs, jobs up to 5 h): "
+                   "a burst far above capacity, then a long drain",
+          generator={"num_jobs": 120, "arrival_rate_per_hour": 90.0}),
+    Suite("medium-nominal", "v100=32", "nominal",
+          stresses="transfer to a 32-GPU cluster at nominal load",
+          generator={"num_jobs": 80, "arrival_rate_per_hour": 50.0, **_SHORT}),
+    Suite("large-nominal", "v100=128", "nominal",
+          stresses="transfer to a 128-GPU cluster: many concurrent jobs, large decisions per round",
+          generator={"num_jobs": 200, "arrival_rate_per_hour": 200.0, **_SHORT}),
+    Suite("gang-heavy", "v100=32", "overloaded",
+          stresses="large gangs (40% of jobs need 4 or 8 GPUs): fragmentation and starvation of big jobs",
+          generator={"num_jobs": 80, "arrival_rate_per_hour": 50.0, "gang_mix": _HEAVY_GANGS, **_SHORT}),
+    Suite("long-jobs", "v100=16", "overloaded",
+          stresses="heavy-tailed job lengths (up to 8 h, 30% of jobs over 2.5 h): short jobs stuck behind long ones",
+          generator={"num_jobs": 40, "arrival_rate_per_hour": 12.0, "max_duration_h": 8.0,
+                     "bucket_probs": (0.4, 0.3, 0.2, 0.1)}),
+    Suite("static-only", "v100=16", "nominal",
+          stresses="no batch-size adaptation (every job static): the predictor's dynamic-adaptation advantage vanishes",
+          generator={"num_jobs": 40, "arrival_rate_per_hour": 22.0,
+                     "mode_mix": {"static": 1.0, "accordion": 0.0, "gns": 0.0}, **_SHORT}),
+    # heterogeneous (issue 15): the offered load counts every GPU as a V100, so the load on
+    # the cluster's V100-equivalent capacity (P100 ~0.6, K80 ~0.2 of a V100) is higher
+    Suite("hetero-mixed", "v100=8,p100=8,k80=8", "nominal",
+          stresses="three GPU generations in one cluster: which jobs get the fast V100s, and when a move "
+                   "between types (a restart) pays off",
+          generator={"num_jobs": 40, "arrival_rate_per_hour": 30.0, **_SHORT}),
+)
+
+
+def suite_names() -> list[str]:
+    return [suite.name for suite in SUITES]
+
+
+def get_suite(name: str | Suite) -> Suite:
+    """The suite called ``name`` (a :class:`Suite` passes through)."""
+    if isinstance(name, Suite):
+        return name
+    for suite in SUITES:
+        if suite.name == name:
+            return suite
+    raise InputError(f"unknown suite {name!r}; suites: {', '.join(suite_names())}")
+
+
+def resolve_suites(names: str | Iterable[str | Suite] | None) -> list[Suite]:
+    """``None`` / ``"all"`` -> every homogeneous suite; else a comma list or sequence of
+    names. A heterogeneous suite (:attr:`Suite.heterogeneous`) is only taken by name: its
+    traces need the cluster's types, which a caller that knows only ``suite.gpus`` would
+    drop (it would run them on that many V100s)."""
+    if names is None or names == "all":
+        return [suite for suite in SUITES if not suite.heterogeneous]
+    items = names.split(",") if isinstance(names, str) else list(names)
+    suites = [get_suite(item.strip() if isinstance(item, str) else item) for item in items if item != ""]
+    if not suites:
+        raise InputError("no suites given")
+    return suites
+
+
+@dataclass(frozen=True)
+class SplitEntry:
+    """One fixed trace of a split: a generated seed, or a bundled trace (``seed=None``)."""
+
+    suite: str
+    split: str
+    index: int
+    seed: int | None
+    bundled: str | None = None
+
+    @property
+    def trace_name(self) -> str:
+        return self.bundled if self.bundled is not None else f"{self.suite}-{self.split}-{self.index}"
+
+
+def split_entries(suites: str | Iterable[str | Suite] | None = None, split: str = "test") -> list[SplitEntry]:
+    """The published list of (suite, seed) of a fixed split, in report order: each suite's
+    bundled test traces first, then its derived seeds."""
+    if check_split(split) == "train":
+        raise InputError("the train split is not a fixed list (fresh seeds per episode)")
+    entries = []
+    for suite in resolve_suites(suites):
+        bundled = suite.bundled_test if split == "test" else ()
+        entries += [SplitEntry(suite.name, split, i, None, name) for i, name in enumerate(bundled)]
+        entries += [SplitEntry(suite.name, split, len(bundled) + i, seed)
+                    for i, seed in enumerate(suite.seeds(split))]
+    return entries
+
+
+def entry_trace(entry: SplitEntry, throughputs: ThroughputTable | None = None) -> Trace:
+    """The trace of one split entry (a bundled one is loaded and checked on the suite's cluster)."""
+    suite = get_suite(entry.suite)
+    if entry.bundled is not None:
+        from shockwave_gym.traces.loader import load_trace
+
+        return load_trace(entry.bundled, throughputs, gpus=suite.gpus)
+    return suite.trace(entry.split, entry.seed, entry.index)
+
+
+def split_traces(suites: str | Iterable[str | Suite] | None = None, split: str = "test") -> list[tuple[Trace, int]]:
+    """Every trace of a fixed split with its cluster size: ``[(trace, gpus), ...]``."""
+    return [(entry_trace(entry), get_suite(entry.suite).gpus) for entry in split_entries(suites, split)]
+
+
+def serialize_trace(trace: Trace) -> bytes:
+    """The trace in the package's JSON-lines format (what ``save_trace`` writes): the bytes
+    the reproducibility test hashes."""
+    from shockwave_gym.traces.jsonl import format_line
+
+    return "".join(format_line(job) + "\n" for job in trace.jobs).encode()
+
+
+def split_digest(suites: str | Iterable[str | Suite] | None = None, split: str = "test") -> str:
+    """SHA-256 over a fixed split: each trace's name and cluster size, then its
+    :func:`serialize_trace` bytes, in :func:`split_entries` order."""
+    digest = hashlib.sha256()
+    for trace, gpus in split_traces(suites, split):
+        digest.update(f"{trace.name}\t{gpus}\n".encode())
+        digest.update(serialize_trace(trace))
+    return digest.hexdigest()
+
+
+# -- trace sources for environments ------------------------------------------------------
+
+class SuiteTraceSource(TraceSource):
+    """A suite's traces for an environment.
+
+    ``split="train"``: a fresh train seed from the env's RNG at every reset (with
+    ``train_levels=N``, one of the suite's first ``N`` fixed train seeds, picked by the
+    RNG). ``"validation"`` / ``"test"``: the split's fixed list in order, one per reset,
+    starting again after the last (``start`` picks the first); the position is the source's
+    only state, so ``reset()`` always advances whatever the seed.
+    """
+
+    def __init__(self, suite: str | Suite, split: str = "train", *, train_levels: int | None = None,
+                 start: int = 0, throughputs: ThroughputTable | None = None):
+        self.suite = get_suite(suite)
+        self.split = check_split(split)
+        if train_levels is not None and (split != "train" or isinstance(train_levels, bool)
+                                         or not isinstance(train_levels, int) or train_levels < 1):
+            raise InputError(f"train_levels must be an integer >= 1 and needs split='train', got {train_levels!r}")
+        self.train_levels = train_levels
+        self.throughputs = throughputs
+        self._levels = self.suite.seeds("train", train_levels) if train_levels else None
+        self._entries = split_entries([self.suite], split) if split != "train" else []
+        if split != "train" and not 0 <= start < len(self._entries):
+            raise InputError(f"start must be in [0, {len(self._entries)}), got {start!r}")
+        self._next = start
+        self._cache: dict[int, Trace] = {}
+
+    @property
+    def gpus(self) -> int:
+        return self.suite.gpus
+
+    @property
+    def cluster(self) -> str:
+        return self.suite.cluster
+
+    def sample(self, rng: np.random.Generator) -> Trace:
+        if self.split == "train":
+            lo, hi = SEED_RANGES["train"]
+            if self._levels is None:
+                return self.suite.trace("train", int(rng.integers(lo, hi)))
+            index = int(rng.integers(len(self._levels)))
+            return self.suite.trace("train", self._levels[index], index)
+        position = self._next
+        self._next = (self._next + 1) % len(self._entries)
+        if position not in self._cache:
+            self._cache[position] = entry_trace(self._entries[position], self.throughputs)
+        return self._cache[position]
+
+    @property
+    def max_num_jobs(self) -> int:
+        sizes = [self.suite.max_num_jobs]
+        sizes += [entry_trace(e).num_jobs for e in self._entries if e.bundled is not None]
+        return max(sizes)
+
+    def __repr__(self) -> str:
+        return f"SuiteTraceSource({self.suite.name!r}, split={self.split!r})"
+
+
+@dataclass(frozen=True)
+class SuiteTask:
+    """One episode's task drawn from a :class:`MultiSuiteSource`."""
+
+    suite: Suite
+    trace: Trace
+
+    @property
+    def gpus(self) -> int:
+        return self.suite.gpus
+
+
+class MultiSuiteSource:
+    """Many suites (cluster sizes, loads, mixes) in one training run.
+
+    :meth:`sample_task` picks a suite (uniformly, or by ``weights``) from the caller's RNG,
+    then a trace of that suite's ``split``; the task carries the cluster size, since an env
+    built for one cluster cannot take another's trace. :meth:`sources` gives one
+    :class:`SuiteTraceSource` per suite, e.g. to build one env (or one vector-env cluster)
+    per suite.
+    """
+
+    def __init__(self, suites: str | Iterable[str | Suite] | None = None, split: str = "train",
+                 weights: Iterable[float] | None = None, *, train_levels: int | None = None):
+        self.suites = resolve_suites(suites)
+        self.split = check_split(split)
+        self._sources = [SuiteTraceSource(s, split, train_levels=train_levels) for s in self.suites]
+        if weights is None:
+            probs = np.full(len(self.suites), 1.0 / len(self.suites))
+        else:
+            probs = np.asarray(list(weights), dtype=np.float64)
+            if probs.shape != (len(self.suites),) or not np.all(np.isfinite(probs)) or np.any(probs < 0) or probs.sum() <= 0:
+                raise InputError(f"weights: need {len(self.suites)} finite numbers >= 0 with a positive sum, got {weights!r}")
+            probs = probs / probs.sum()
+        self.probs = probs
+
+    def sources(self) -> list[SuiteTraceSource]:
+        return list(self._sources)
+
+    def sample_task(self, rng: np.random.Generator) -> SuiteTask:
+        index = int(rng.choice(len(self._sources), p=self.probs))
+        return SuiteTask(self.suites[index], self._sources[index].sample(rng))
+
+    @property
+    def max_num_jobs(self) -> int:
+        return max(source.max_num_jobs for source in self._sources)
+
+    @property
+    def gpu_sizes(self) -> list[int]:
+        return sorted({suite.gpus for suite in self.suites})
+
+    def __repr__(self) -> str:
+        return f"MultiSuiteSource({[s.name for s in self.suites]!r}, split={self.split!r})"
+
+
+def suite_table() -> list[dict]:
+    """One row per suite: name, cluster, load, offered load, generator config, stresses."""
+    rows = []
+    for suite in SUITES:
+        config = suite.config(seed=0)
+        settings = {f.name: getattr(config, f.name) for f in dataclasses.fields(config) if f.name not in ("seed", "name")}
+        rows.append({
+            "suite": suite.name, "env_id": suite.env_id, "cluster": suite.cluster, "gpus": suite.gpus,
+            "load": suite.load, "offered_load": offered_load(config, suite.gpus),
+            "generator": settings, "stresses": suite.stresses,
+        })
+    return rows
+
+
+def suites_markdown() -> str:
+    """The generated part of docs/SUITES.md: every suite's settings, and the fixed splits'
+    seeds (a test checks the doc holds exactly this text)."""
+    lines = ["| suite | env id | cluster | load | offered load | generator config (besides the defaults) | stresses |",
+             "|---|---|---|---|---|---|---|"]
+    for row in suite_table():
+        suite = get_suite(row["suite"])
+        settings = ", ".join(f"`{key}={value!r}`" for key, value in suite.generator.items())
+        lines.append(f"| `{suite.name}` | `{suite.env_id}` | `{suite.cluster}` | {suite.load} | "
+                     f"{row['offered_load']:.2f} | {settings} | {suite.stresses} |")
+    for split in ("test", "validation"):
+        lines += ["", f"**{split} split** ({split}-seed range `[{SEED_RANGES[split][0]}, {SEED_RANGES[split][1]})`):", "",
+                  "| suite | trace names | seeds |", "|---|---|---|"]
+        for suite in SUITES:
+            entries = split_entries([suite], split)
+            names = ", ".join(f"`{e.trace_name}`" for e in entries)
+            seeds = ", ".join(f"bundled `{e.bundled}`" if e.seed is None else str(e.seed) for e in entries)
+            lines.append(f"| `{suite.name}` | {names} | {seeds} |")
+    return "\n".join(lines) + "\n"
+
+
+__all__ = [
+    "BUCKET_ENDS", "LOAD_LEVELS", "SEED_RANGES", "SPLITS", "SUITES", "MultiSuiteSource", "SplitEntry", "Suite",
+    "SuiteTask", "SuiteTraceSource", "derive_seed", "entry_trace", "get_suite", "offered_load", "resolve_suites",
+    "serialize_trace", "split_digest", "split_entries", "split_traces", "suite_names", "suite_table", "suites_markdown",
+]

@@ -1,0 +1,66 @@
+"""The shipped policies: each loads by name, records how it was trained (on the suites' train
+split) and the observation it reads, and does what it was trained for on a validation trace
+it never saw, against a real baseline run in the same test:
+
+* ``ppo`` (JCT objective): lower avg JCT than FIFO on ``small-overloaded`` and
+  ``small-nominal`` validation traces;
+* ``ppo-fair`` (fairness-weighted): lower worst FTF than FIFO at no worse avg JCT;
+* ``shockwave-distilled``: Shockwave's makespan within 5% on ``teaching-12`` (a trace
+  Shockwave plans quickly), deciding faster.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from shockwave_agents import make_agent
+from shockwave_agents.learned.pretrained import PRETRAINED_DIR, SHIPPED
+from shockwave_gym.runner import run_episode
+from shockwave_gym.simulator import SimConfig
+from shockwave_gym.traces.suites import split_traces
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+def metrics(agent_name: str, trace, gpus: int) -> dict:
+    outcome = run_episode(trace, make_agent(agent_name), SimConfig(gpus=gpus), progress=False)
+    assert outcome.metrics["completed_jobs"] == trace.num_jobs
+    return {**outcome.metrics, "decision_s_per_round": outcome.decision_wall_s / outcome.metrics["rounds"]}
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_policy_loads_and_records_its_training(name):
+    from shockwave_agents.learned.weights import read_meta
+
+    agent = make_agent(name)
+    assert Path(agent.policy_path).parent == PRETRAINED_DIR
+    meta = read_meta(agent.policy_path)  # checks the observation signature against this version
+    assert meta["training"]["command"].startswith("shockwave-gym train")
+    assert meta["training"]["suites"], "shipped policies train on the suites' train split"
+    assert json.loads(Path(agent.policy_path).with_suffix(".json").read_text()) == meta
+
+
+@pytest.mark.parametrize("suite", ["small-overloaded", "small-nominal"])
+def test_ppo_beats_fifo_on_avg_jct_on_unseen_validation_traces(suite):
+    for trace, gpus in split_traces(suite, "validation")[:2]:
+        ppo, fifo = metrics("ppo", trace, gpus), metrics("fifo", trace, gpus)
+        assert ppo["avg_jct_s"] < fifo["avg_jct_s"], (trace.name, ppo["avg_jct_s"], fifo["avg_jct_s"])
+
+
+def test_ppo_fair_is_fairer_than_fifo_at_no_worse_jct():
+    for trace, gpus in split_traces("small-overloaded", "validation")[:2]:
+        fair, fifo = metrics("ppo-fair", trace, gpus), metrics("fifo", trace, gpus)
+        assert fair["worst_ftf"] < fifo["worst_ftf"], trace.name
+        assert fair["avg_jct_s"] <= fifo["avg_jct_s"], trace.name
+
+
+def test_distilled_matches_shockwave_makespan_and_decides_faster():
+    from shockwave_gym.traces import load_trace
+
+    trace = load_trace("teaching-12")
+    student, teacher = metrics("shockwave-distilled", trace, 12), metrics("shockwave", trace, 12)
+    assert abs(student["makespan_s"] / teacher["makespan_s"] - 1) <= 0.05
+    assert student["decision_s_per_round"] < teacher["decision_s_per_round"]

@@ -1,0 +1,194 @@
+"""Task suites: disjoint splits, byte-reproducible test traces, env ids."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import shockwave_gym  # noqa: F401  (registers the env ids)
+from shockwave_gym.errors import InputError
+from shockwave_gym.traces import load_trace
+from shockwave_gym.traces.suites import (
+    LOAD_LEVELS,
+    SEED_RANGES,
+    SPLITS,
+    SUITES,
+    MultiSuiteSource,
+    Suite,
+    SuiteTraceSource,
+    get_suite,
+    offered_load,
+    resolve_suites,
+    serialize_trace,
+    split_digest,
+    split_entries,
+    split_traces,
+)
+from shockwave_gym.training.workload import TRAIN_SEED_MIN
+
+#: sha256 of the whole test split (names, cluster sizes, JSON-lines bytes), version 0.
+#: Changing it means the published test split changed: bump the suites' version instead.
+TEST_SPLIT_SHA256 = "4da38f8a954db8d64c6cd7f268a68ceae80c8dd87bf7673bbd5418b1b63d8416"
+VALIDATION_SPLIT_SHA256 = "b7cc3b49b1a63e4264b52ad61174dae1a2c55fd286e8e7791db260dcdfb141ac"
+#: the heterogeneous suite's splits (issue 15); not in "all", which stayed byte-identical
+HETERO_TEST_SPLIT_SHA256 = "7e99c7664e3f1ab9260a098956946987c79264fc96dfa94a56f986a5586afaa1"
+HETERO_VALIDATION_SPLIT_SHA256 = "0546897b2cd763eee055c4e5c226dd37c170e297fe072ddb7414ed35d9a61366"
+
+
+def test_seed_ranges_are_disjoint_and_match_the_training_workload():
+    ranges = sorted(SEED_RANGES.values())
+    for (lo_a, hi_a), (lo_b, _) in zip(ranges, ranges[1:], strict=False):
+        assert lo_a < hi_a <= lo_b
+    # held-out seeds (validation, test) stay below the CLI's training seeds
+    assert SEED_RANGES["validation"][1] <= TRAIN_SEED_MIN == SEED_RANGES["train"][0]
+
+
+def test_every_fixed_seed_lies_in_its_split_and_no_seed_is_shared():
+    seen: dict[tuple[str, int], str] = {}
+    for suite in SUITES:
+        for split in SPLITS:
+            seeds = suite.seeds(split, 50)
+            lo, hi = SEED_RANGES[split]
+            assert all(lo <= s < hi for s in seeds)
+            for seed in seeds:
+                key = (suite.name, seed)
+                assert key not in seen, f"{suite.name} seed {seed} in {seen.get(key)} and {split}"
+                seen[key] = split
+    train = {s for suite in SUITES for s in suite.seeds("train", 50)}
+    held_out = {e.seed for e in split_entries(None, "test") + split_entries(None, "validation")}
+    assert not train & held_out
+
+
+def test_test_split_has_the_published_size_and_opens_with_the_authors_trace():
+    entries = split_entries(None, "test")
+    assert len(entries) == 5 * len([suite for suite in SUITES if not suite.heterogeneous])
+    canonical = [e for e in entries if e.suite == "canonical"]
+    assert canonical[0].bundled == "authors-canonical-120" and canonical[0].seed is None
+    assert len({e.trace_name for e in entries}) == len(entries)
+    traces = dict((t.name, (t, g)) for t, g in split_traces("canonical", "test"))
+    trace, gpus = traces["authors-canonical-120"]
+    assert gpus == 32
+    assert serialize_trace(trace) == serialize_trace(load_trace("authors-canonical-120", gpus=32))
+
+
+def test_fixed_splits_are_byte_identical_to_the_pinned_hashes():
+    assert split_digest(None, "test") == TEST_SPLIT_SHA256
+    assert split_digest(None, "validation") == VALIDATION_SPLIT_SHA256
+    assert split_digest("hetero-mixed", "test") == HETERO_TEST_SPLIT_SHA256
+    assert split_digest("hetero-mixed", "validation") == HETERO_VALIDATION_SPLIT_SHA256
+
+
+def test_fixed_splits_regenerate_identically_in_a_fresh_process():
+    code = ("from shockwave_gym.traces.suites import split_digest; "
+            "print(split_digest(None, 'test')); print(split_digest(None, 'validation'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == [TEST_SPLIT_SHA256, VALIDATION_SPLIT_SHA256]
+
+
+def test_each_suite_load_level_matches_its_offered_load():
+    for suite in SUITES:
+        lo, hi = LOAD_LEVELS[suite.load]
+        assert lo <= offered_load(suite.config(0), suite.gpus) < hi, suite.name
+    loads = {s.name: offered_load(s.config(0), s.gpus) for s in SUITES}
+    assert loads["small-light"] < loads["small-nominal"] < loads["small-overloaded"]
+
+
+def test_suites_span_cluster_sizes():
+    sizes = {suite.gpus for suite in SUITES}
+    assert min(sizes) <= 16 and 32 in sizes and max(sizes) >= 64
+
+
+def test_generated_traces_follow_the_suite_config():
+    suite = get_suite("gang-heavy")
+    trace = split_traces("gang-heavy", "test")[0][0]
+    assert trace.num_jobs == 80
+    assert trace.source.startswith("generated(") and f"seed={suite.seeds('test')[0]}" in trace.source
+    assert np.mean([job.gang >= 4 for job in trace.jobs]) > 0.2  # the default mix has 10%
+
+
+def test_a_suite_can_carry_a_heterogeneous_cluster():
+    suite = Suite("mixed", "k80=4,v100=4", "nominal", "test only", {"num_jobs": 5})
+    assert suite.gpus == 8 and suite.cluster_spec.types == ("v100", "k80") and suite.heterogeneous
+    assert not get_suite("small-nominal").heterogeneous
+
+
+def test_the_heterogeneous_suite_is_taken_by_name_only_and_its_env_has_the_cluster():
+    hetero = get_suite("hetero-mixed")
+    assert hetero.heterogeneous and str(hetero.cluster_spec) == "v100=8,p100=8,k80=8"
+    assert hetero not in resolve_suites("all") and hetero not in resolve_suites(None)
+    assert resolve_suites("hetero-mixed,small-light") == [hetero, get_suite("small-light")]
+    assert {e.suite for e in split_entries("hetero-mixed", "test")} == {"hetero-mixed"}
+    env = gym.make("shockwave_gym/Suite-hetero-mixed-v0", split="test")
+    env.reset(seed=0)
+    assert env.unwrapped.cluster == hetero.cluster_spec and env.unwrapped.trace.name == "hetero-mixed-test-0"
+
+
+def test_bad_inputs_are_input_errors():
+    with pytest.raises(InputError, match="unknown suite"):
+        get_suite("nope")
+    with pytest.raises(InputError, match="split must be one of"):
+        split_entries(None, "dev")
+    with pytest.raises(InputError, match="train seeds lie in"):
+        get_suite("small-light").trace("train", 5)
+    with pytest.raises(InputError, match="must not set"):
+        Suite("bad", "v100=4", "light", "", {"num_jobs": 5, "seed": 3})
+    with pytest.raises(InputError, match="weights"):
+        MultiSuiteSource(["small-light", "canonical"], weights=[1.0])
+
+
+def test_train_source_draws_fresh_train_seeds_from_the_env_rng():
+    source = SuiteTraceSource("small-nominal", "train")
+    a = source.sample(np.random.default_rng(1))
+    b = source.sample(np.random.default_rng(1))
+    c = source.sample(np.random.default_rng(2))
+    assert serialize_trace(a) == serialize_trace(b) != serialize_trace(c)
+    seed = int(a.name.rpartition("-s")[2])
+    assert seed >= SEED_RANGES["train"][0]
+    levels = SuiteTraceSource("small-nominal", "train", train_levels=2)
+    names = {levels.sample(np.random.default_rng(k)).name for k in range(12)}
+    assert names == {"small-nominal-train-0", "small-nominal-train-1"}
+
+
+def test_suite_env_ids_are_registered_and_use_the_suite_cluster():
+    for suite in SUITES:
+        assert suite.env_id in gym.registry
+    env = gym.make("shockwave_gym/Suite-medium-nominal-v0")
+    env.reset(seed=3)
+    first = env.unwrapped.trace.name
+    assert env.unwrapped.gpus == 32 and first.startswith("medium-nominal-train-s")
+    env.reset(seed=3)
+    assert env.unwrapped.trace.name == first
+
+
+def test_fixed_split_env_cycles_its_list_in_order():
+    env = gym.make("shockwave_gym/Suite-canonical-v0", split="test")
+    names = []
+    for seed in range(6):
+        env.reset(seed=seed)
+        names.append(env.unwrapped.trace.name)
+    expected = [e.trace_name for e in split_entries("canonical", "test")]
+    assert names == expected + expected[:1]
+    with pytest.raises(InputError, match="do not pass trace"):
+        gym.make("shockwave_gym/Suite-canonical-v0", trace="teaching-12")
+
+
+def test_multi_suite_source_covers_cluster_sizes():
+    mix = MultiSuiteSource(["small-nominal", "medium-nominal", "large-nominal"])
+    rng = np.random.default_rng(0)
+    tasks = [mix.sample_task(rng) for _ in range(12)]
+    assert {task.gpus for task in tasks} == {12, 32, 128}
+    assert all(task.trace.name.startswith(task.suite.name) for task in tasks)
+    assert mix.gpu_sizes == [12, 32, 128] and mix.max_num_jobs == 200
+
+
+def test_docs_suites_md_holds_the_generated_tables():
+    from pathlib import Path
+
+    from shockwave_gym.traces.suites import suites_markdown
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "SUITES.md").read_text()
+    assert suites_markdown() in text
