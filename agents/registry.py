@@ -28,6 +28,7 @@ _BUILTIN: dict[str, str] = {
     "shockwave-normalized": "shockwave_agents.shockwave.agent:make_shockwave_normalized",
     "shockwave-fair": "shockwave_agents.shockwave.agent:make_shockwave_fair",
     "ppo": "shockwave_agents.learned.pretrained:make_ppo",
+    "ppo-fair": "shockwave_agents.learned.pretrained:make_ppo_fair",
     "shockwave-distilled": "shockwave_agents.learned.pretrained:make_shockwave_distilled",
 }
 _EXTRA: dict[str, Callable] = {}

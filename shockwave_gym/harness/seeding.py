@@ -47,6 +47,7 @@ BUILTIN_USES_SEED: dict[str, bool | Callable[[Mapping[str, object]], bool]] = {
     "shockwave-normalized": _shockwave_uses_seed,
     "shockwave-fair": _shockwave_uses_seed,
     "ppo": False,
+    "ppo-fair": False,
     "shockwave-distilled": False,
 }
 
