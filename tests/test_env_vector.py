@@ -38,7 +38,7 @@ def mixed_kwargs(mode: str) -> list[dict]:
     return [
         {**common, "trace": "teaching-12"},
         {**common, "trace": generated(10, 1), "gpus": 8},
-        {**common, "trace": generated(20, 2), "gpus": 12, "reward": {"jct": 1.0, "makespan": 0.1, "ftf": 0.2}},
+        {**common, "trace": generated(20, 2), "gpus": 12, "reward": {"jct": 1.0, "makespan": 0.1, "ftf": 0.2, "ftf_excess": 0.5}},
         {**common, "trace": "canonical-analogue-120", "max_rounds": 40},
         {**common, "trace": "teaching-12", "gpus": 6},
     ]

@@ -190,19 +190,26 @@ class ClusterEnv(gym.Env):
       whatever `max_jobs` is). For an episode that is not truncated, the rewards sum to
       exactly -(total JCT) / `jct_normaliser_s`.
     - `makespan`: -(interval length) / `round_s`.
-    - `ftf`: for each job that completed in the interval, -max(0, rho_j - 1), with rho_j =
-      JCT_j / (W_j x max(1, n_j / GPUs)) the Themis-variant finish-time fairness of the
-      metrics (`worst_ftf_themis`, `unfair_fraction_themis`): W_j the job's work done (its
-      isolated run time, as it completed), n_j the mean number of active jobs over its
-      lifetime. The rewards sum to -sum_j max(0, rho_j - 1) over the completed jobs: the
-      metric's excess unfairness, so a policy gets more of this reward exactly when its
-      jobs finish nearer their fair share.
+    - `ftf`: -1 for each job that completed in the interval unfairly, rho_j > 1.05 (the
+      metrics' threshold), with rho_j = JCT_j / (W_j x max(1, n_j / GPUs)) the
+      Themis-variant finish-time fairness of the metrics (`worst_ftf_themis`,
+      `unfair_fraction_themis`): W_j the job's work done (its isolated run time, as it
+      completed), n_j the mean number of active jobs over its lifetime. The rewards sum to
+      -(number of unfair jobs) = -N x `unfair_fraction_themis`: a policy gets more of this
+      reward exactly when fewer of its jobs miss their fair share.
+    - `ftf_excess`: -max(0, rho_j - 1) for each job that completed in the interval. The
+      rewards sum to -sum_j max(0, rho_j - 1), the excess unfairness, which the worst jobs
+      dominate (it follows `worst_ftf_themis`); it ranks random play above FIFO on the
+      bundled traces (random makes many jobs a little late, FIFO a few very late), where
+      `ftf` ranks FIFO first.
 
     Default: `{"jct": 1.0, "ftf": 1.0}`: per episode, -(sum of JCT) / (round_s x GPUs) -
-    sum_j max(0, rho_j - 1). Another mix is a dict, e.g. `{"jct": 1.0, "ftf": 4.0}` weighs
-    fairness more. Removed: `nsw` (its increments of sum log(max(0.01, progress)) telescope
-    over an episode to the same constant for every policy) and v1's dense `ftf` (the
-    projected rho-hat of waiting jobs, which ranked a random policy above the fairer FIFO).
+    (number of unfair jobs). Weighted mixes are dicts, e.g. `{"jct": 1.0, "ftf": 4.0,
+    "ftf_excess": 1.0}` for a fairness-weighted objective: the return is the weighted sum of
+    the terms' returns above. Removed: `nsw` (its increments of sum log(max(0.01,
+    progress)) telescope over an episode to the same constant for every policy) and v1's
+    dense `ftf` (the projected rho-hat of waiting jobs, which ranked a random policy above
+    the fairer FIFO).
 
     ## Starting State
 
@@ -273,7 +280,7 @@ class ClusterEnv(gym.Env):
     - v0: initial release.
     - v0, observation version 2 (issue 14): scale-free, per-type observation (v1 kept as
       `obs_version=1`); `jct` divided by `round_s * GPUs` instead of `round_s * max_jobs`;
-      `ftf` paid on completion from the metric's rho; `nsw` removed; `skip_trivial`;
+      `ftf` / `ftf_excess` paid on completion from the metric's rho; `nsw` removed; `skip_trivial`;
       work-conserving `sequential` mode by default (`idle_allowed`); `rounds_elapsed`,
       `elapsed_s`, `rounds_skipped_total` in `info`.
     """

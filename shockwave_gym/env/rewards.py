@@ -10,13 +10,18 @@ A reward function takes a :class:`RoundTransition` and returns a float. Built-in
   ``-sum(JCT) / jct_normaliser_s``.
 * ``makespan`` - minus the interval's length over the round length: the rewards sum to
   ``-(makespan - first arrival) / round_s``.
-* ``ftf`` - for every job that completed in the interval, ``-max(0, rho_j - 1)`` with rho_j
-  its finish-time fairness in the Themis variant of the metrics
-  (``worst_ftf_themis`` / ``unfair_fraction_themis``): ``rho_j = JCT_j / (W_j x max(1,
-  n_j / GPUs))``, W_j the work done (its isolated run time, since it completed) and n_j the
-  mean number of active jobs over its lifetime. Over an episode the rewards sum to
-  ``-sum_j max(0, rho_j - 1)``: exactly the metric's excess unfairness, so a policy scores
-  better on this term if and only if its jobs finished closer to their fair share.
+* ``ftf`` - -1 for every job that completed in the interval unfairly: rho_j > 1.05 (the
+  metrics' threshold), with rho_j its finish-time fairness in the Themis variant of the
+  metrics: ``rho_j = JCT_j / (W_j x max(1, n_j / GPUs))``, W_j the work done (its isolated
+  run time, since it completed) and n_j the mean number of active jobs over its lifetime.
+  Over an episode the rewards sum to ``-(number of unfair jobs)`` = ``-N x
+  unfair_fraction_themis``: a policy scores better if and only if fewer of its jobs miss
+  their fair share.
+* ``ftf_excess`` - ``-max(0, rho_j - 1)`` for every job that completed in the interval: the
+  rewards sum to the excess unfairness ``-sum_j max(0, rho_j - 1)``, which the worst jobs
+  dominate (it follows ``worst_ftf_themis``). It can rank a policy that makes many jobs a
+  little late (random play) above one that makes few jobs very late (FIFO); ``ftf`` ranks
+  by how many.
 
 The default is :data:`DEFAULT_REWARD` = ``{"jct": 1.0, "ftf": 1.0}``. ``reward=`` accepts a
 name, a ``{name or callable: weight}`` dict, or a callable ``f(transition) -> float``.
@@ -25,7 +30,7 @@ Removed terms (named in the error if asked for): ``nsw`` (the increase of sum lo
 epochs done / total)) over a round) telescopes over an episode to sum_j (log 1 - log 0.01)
 for every completed job, a constant independent of the policy; the old dense ``ftf`` (the
 projected rho-hat of waiting jobs) ranked a random policy above FIFO, which is fairer by the
-metric. docs/ENV.md, "Rewards", has the formulas and the measurements.
+metric. docs/ENV.md, "Rewards", has the formulas; benchmarks/env_learning.py measures them.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ import numpy as np
 
 from shockwave_gym.errors import InputError
 from shockwave_gym.interface.ftf import ftf_estimate
+from shockwave_gym.metrics import UNFAIR_THRESHOLD
 
 _ZERO, _ONE = np.array(0.0), np.array(1.0)  # 0-d: faster than Python scalars in ufuncs
 
@@ -119,6 +125,13 @@ def ftf_reward(t: RoundTransition) -> float:
     done = completed_in(t)
     if done.size == 0:
         return 0.0
+    return -float(np.count_nonzero(themis_rho(t.view, done) > UNFAIR_THRESHOLD))
+
+
+def ftf_excess_reward(t: RoundTransition) -> float:
+    done = completed_in(t)
+    if done.size == 0:
+        return 0.0
     excess = themis_rho(t.view, done) - _ONE
     return -float(np.add.reduce(np.maximum(excess, _ZERO, out=excess)))
 
@@ -133,6 +146,7 @@ REWARDS: dict[str, Callable[[RoundTransition], float]] = {
     "jct": jct_reward,
     "makespan": makespan_reward,
     "ftf": ftf_reward,
+    "ftf_excess": ftf_excess_reward,
 }
 DEFAULT_REWARD: dict[str, float] = {"jct": 1.0, "ftf": 1.0}
 

@@ -29,13 +29,16 @@ if AVAILABLE:
     @_jit
     def derive_rows(num_jobs, pos, seg_end, first, num_epochs, work, status, packed, prior, duration_at, time_s,
                     arrival, gpus, ran_last, active_code, done_code,
-                    progress_out, remaining_out, rho_out, mean_out, batch_out, rate_out, num_active_out):
+                    progress_out, remaining_out, rho_out, mean_out, batch_out, rate_out, num_active_out, rows):
         """Per job: ClusterView._derived, RemainingTimePredictor.remaining_s and ftf_estimate
         (the mean epoch duration already falls back on the current epoch's). ``packed`` is
-        the bank's per-epoch table (EpochBank.packed)."""
+        the bank's per-epoch table (EpochBank.packed). Only clusters in ``rows`` are written
+        (the others' outputs keep what the caller put there)."""
         clusters = pos.shape[0]
         sizes = prior.shape[2]
         for k in range(clusters):
+            if not rows[k]:
+                continue
             n = num_jobs[k]
             active = 0
             for j in range(n):
@@ -280,10 +283,14 @@ if AVAILABLE:
             counts[k] = count
 
     @_jit
-    def jct_areas(arrival, completion, num_jobs, start_s, end_s, out):
-        """jobs_in_system_integral_s per cluster: the arrived jobs' overlaps, summed as numpy does."""
+    def jct_areas(arrival, completion, num_jobs, start_s, end_s, out, rows):
+        """jobs_in_system_integral_s per cluster in ``rows`` (0 elsewhere): the arrived jobs'
+        overlaps, summed as numpy does."""
         buffer = np.empty(arrival.shape[1])
         for k in range(arrival.shape[0]):
+            if not rows[k]:
+                out[k] = 0.0
+                continue
             arrived = 0
             while arrived < num_jobs[k] and arrival[k, arrived] < end_s[k]:
                 arrived += 1
@@ -339,9 +346,10 @@ if AVAILABLE:
 
     @_jit
     def slot_raw_features_v2(slot_job, gang, gpus, progress, num_epochs, batch, initial, rate, mean, remaining,
-                             time_s, arrival, run_time, ran_last, rho, type_sizes, type_rel, raw_out):
-        """(features, occupied slots), row-major slot order: the raw rows of JobFeaturesV2.fill
-        for each occupied slot's job, ready for transform_v2 (rows 11- the per-type rates)."""
+                             time_s, arrival, run_time, ran_last, rho, type_sizes, type_rel, scale_in, raw_out):
+        """(features, occupied slots), row-major slot order: transform_v2's input for each
+        occupied slot's job up to its logarithms: rows 2-3 raw (for log2), rows 4-10
+        max(0, value x scale_in) (for log1p), rows 11- the per-type rates."""
         i = 0
         widths = type_sizes.shape[2]
         types = type_rel.shape[3]
@@ -355,13 +363,13 @@ if AVAILABLE:
                 raw_out[1, i] = progress[k, j] / num_epochs[k, j]
                 raw_out[2, i] = np.float64(gang[k, j])
                 raw_out[3, i] = b / initial[k, j]
-                raw_out[4, i] = rate[k, j] * b
-                raw_out[5, i] = mean[k, j]
-                raw_out[6, i] = remaining[k, j]
-                raw_out[7, i] = time_s[k] - arrival[k, j]
-                raw_out[8, i] = run_time[k, j] * gang[k, j]
-                raw_out[9, i] = 1.0 if ran_last[k, j] else 0.0
-                raw_out[10, i] = rho[k, j]
+                raw_out[4, i] = max((rate[k, j] * b) * scale_in[0], 0.0)
+                raw_out[5, i] = max(mean[k, j] * scale_in[1], 0.0)
+                raw_out[6, i] = max(remaining[k, j] * scale_in[2], 0.0)
+                raw_out[7, i] = max((time_s[k] - arrival[k, j]) * scale_in[3], 0.0)
+                raw_out[8, i] = max((run_time[k, j] * gang[k, j]) * scale_in[4], 0.0)
+                raw_out[9, i] = max((1.0 if ran_last[k, j] else 0.0) * scale_in[5], 0.0)
+                raw_out[10, i] = max(rho[k, j] * scale_in[6], 0.0)
                 for t in range(types):
                     raw_out[11 + t, i] = 0.0
                 for w in range(widths):
@@ -372,19 +380,25 @@ if AVAILABLE:
                 i += 1
 
     @_jit
-    def scatter_rows(slot_job, block, out):
-        """(K, slots, features) float32 from the (features, occupied slots) block; empty slots 0."""
-        features = block.shape[0]
+    def scatter_scaled(slot_job, logged, scale_out, low, high, out):
+        """(K, slots, features) float32: the rest of transform_v2 on numpy's logarithms
+        (x scale_out, clipping), zeros for empty slots."""
+        features = logged.shape[0]
+        flat = out.reshape(-1)
+        flat[:] = 0.0
+        place = np.empty(logged.shape[1], np.int64)  # output offset of each occupied slot
         i = 0
+        slots = slot_job.shape[1]
         for k in range(slot_job.shape[0]):
-            for s in range(slot_job.shape[1]):
+            for s in range(slots):
                 if slot_job[k, s] >= 0:
-                    for f in range(features):
-                        out[k, s, f] = np.float32(block[f, i])
+                    place[i] = (k * slots + s) * features
                     i += 1
-                else:
-                    for f in range(features):
-                        out[k, s, f] = np.float32(0.0)
+        for f in range(features):  # feature by feature: the rows are read in order
+            scale = scale_out[f]
+            row = logged[f]
+            for i in range(row.size):
+                flat[place[i] + f] = np.float32(max(min(row[i] * scale, high[f]), low[f]))
 
     @_jit
     def cluster_rows_v2(gpus, gang, ran_last, num_jobs, num_active, queued, demand, capacity, time_s, time_unit,
@@ -428,8 +442,8 @@ if AVAILABLE:
         return pairwise_sum(buffer, arrived)
 
     @_jit
-    def themis_excess(arrival, completion, work, num_jobs, gpus, completed, out):
-        """max(0, rho - 1) of every job in ``completed`` (rewards.themis_rho), 0 elsewhere."""
+    def themis_rho(arrival, completion, work, num_jobs, gpus, completed, out):
+        """rho of every job in ``completed`` (rewards.themis_rho), 0 elsewhere."""
         buffer = np.empty(arrival.shape[1])
         for k in range(arrival.shape[0]):
             for j in range(num_jobs[k]):
@@ -441,5 +455,4 @@ if AVAILABLE:
                 life = c - a
                 area = _area(arrival, completion, k, num_jobs[k], a, c, buffer)
                 contention = area / life if life > 0 else 1.0
-                rho = life / (work[k, j] * max(1.0, contention / gpus[k]))
-                out[k, j] = max(rho - 1.0, 0.0)
+                out[k, j] = life / (work[k, j] * max(1.0, contention / gpus[k]))

@@ -14,8 +14,9 @@ from shockwave_gym.batch.bank import PACKED_COUNTS
 
 def derive_rows(num_jobs, pos, seg_end, first, num_epochs, work, status, packed, prior, duration_at, time_s,
                 arrival, gpus, ran_last, active_code, done_code,
-                progress_out, remaining_out, rho_out, mean_out, batch_out, rate_out, num_active_out):
-    """ClusterView._derived, RemainingTimePredictor.remaining_s and ftf_estimate for all jobs."""
+                progress_out, remaining_out, rho_out, mean_out, batch_out, rate_out, num_active_out, rows):
+    """ClusterView._derived, RemainingTimePredictor.remaining_s and ftf_estimate for all jobs
+    (every cluster: those outside ``rows`` have not changed, so they get their values again)."""
     num_active_out[:] = np.count_nonzero(status == active_code, axis=1)
     current = np.maximum(np.minimum(pos, seg_end - 1), 0)
     done = np.minimum(pos - first, num_epochs)
@@ -74,8 +75,8 @@ def scatter_slot_features(slot_job, logged, scale_out, low, high, out):
 
 
 def slot_raw_features_v2(slot_job, gang, gpus, progress, num_epochs, batch, initial, rate, mean, remaining,
-                         time_s, arrival, run_time, ran_last, rho, type_sizes, type_rel, raw_out):
-    """(features, occupied slots), row-major slot order: the raw rows for transform_v2."""
+                         time_s, arrival, run_time, ran_last, rho, type_sizes, type_rel, scale_in, raw_out):
+    """(features, occupied slots), row-major slot order, up to the logarithms."""
     r, s = np.nonzero(slot_job >= 0)
     j = slot_job[r, s]
     b = batch[r, j]
@@ -83,27 +84,33 @@ def slot_raw_features_v2(slot_job, gang, gpus, progress, num_epochs, batch, init
     raw_out[1] = progress[r, j] / num_epochs[r, j]
     raw_out[2] = gang[r, j]
     raw_out[3] = b / initial[r, j]
-    raw_out[4] = rate[r, j] * b
-    raw_out[5] = mean[r, j]
-    raw_out[6] = remaining[r, j]
-    raw_out[7] = time_s[r] - arrival[r, j]
-    raw_out[8] = run_time[r, j] * gang[r, j]
-    raw_out[9] = ran_last[r, j]
-    raw_out[10] = rho[r, j]
+    before_log = (
+        rate[r, j] * b,
+        mean[r, j],
+        remaining[r, j],
+        time_s[r] - arrival[r, j],
+        run_time[r, j] * gang[r, j],
+        ran_last[r, j].astype(np.float64),
+        rho[r, j],
+    )
+    for row, value in enumerate(before_log):
+        raw_out[4 + row] = np.maximum(value * scale_in[row], 0.0)
     match = type_sizes[r, j] == b[:, None]
     at = match.argmax(axis=1)
     raw_out[11:] = (type_rel[r, j, at] * match[np.arange(at.size), at][:, None]).T
 
 
-def scatter_rows(slot_job, block, out):
-    """(K, slots, features) float32 from the (features, occupied slots) block; empty slots 0."""
+def scatter_scaled(slot_job, logged, scale_out, low, high, out):
+    """(K, slots, features) float32 from the logarithms: scales, clipping, empty slots 0."""
+    values = logged * scale_out[:, None]
+    clipped = np.maximum(np.minimum(values, high[:, None]), low[:, None])
     out[...] = 0.0
     r, s = np.nonzero(slot_job >= 0)
-    out[r, s] = block.T
+    out[r, s] = clipped.T
 
 
-def themis_excess(arrival, completion, work, num_jobs, gpus, completed, out):
-    """max(0, rho - 1) of every job in ``completed`` (rewards.themis_rho), 0 elsewhere."""
+def themis_rho(arrival, completion, work, num_jobs, gpus, completed, out):
+    """rho of every job in ``completed`` (rewards.themis_rho), 0 elsewhere."""
     from shockwave_gym.env.rewards import jobs_in_system_integral_s
 
     out[...] = 0.0
@@ -113,4 +120,4 @@ def themis_excess(arrival, completion, work, num_jobs, gpus, completed, out):
         life = c - a
         area = jobs_in_system_integral_s(arrival[k, :n], completion[k, :n], a, c)
         contention = area / life if life > 0 else 1.0
-        out[k, j] = max(life / (float(work[k, j]) * max(1.0, contention / gpus[k])) - 1.0, 0.0)
+        out[k, j] = life / (float(work[k, j]) * max(1.0, contention / gpus[k]))

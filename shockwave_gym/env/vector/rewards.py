@@ -17,6 +17,7 @@ from shockwave_gym.batch import pairwise_row_sums
 from shockwave_gym.env.rewards import REWARDS, WeightedReward
 from shockwave_gym.env.vector import jit, numpy_loops
 from shockwave_gym.errors import InputError
+from shockwave_gym.metrics import UNFAIR_THRESHOLD
 from shockwave_gym.state import DONE
 
 
@@ -35,6 +36,7 @@ class BatchTransition:
     max_jobs: int
     jct_normaliser_s: np.ndarray
     compiled: bool = False
+    rows: np.ndarray | None = None  # the clusters whose rewards are read (None: all)
 
 
 def _compact_sums(values: np.ndarray, mask: np.ndarray, compiled: bool = False) -> tuple[np.ndarray, np.ndarray]:
@@ -54,7 +56,8 @@ def jct_terms(t: BatchTransition) -> np.ndarray:
     sim = t.sim
     if t.compiled:
         area = np.zeros(t.start_s.size)
-        jit.jct_areas(sim.arrival_s, sim.completion_s, sim.num_jobs, t.start_s, t.end_s, area)
+        rows = np.ones(t.start_s.size, bool) if t.rows is None else t.rows
+        jit.jct_areas(sim.arrival_s, sim.completion_s, sim.num_jobs, t.start_s, t.end_s, area, rows)
         return -area / t.jct_normaliser_s
     arrived = np.count_nonzero(sim.arrival_s < t.end_s[:, None], axis=1)
     with np.errstate(invalid="ignore"):
@@ -68,17 +71,30 @@ def makespan_terms(t: BatchTransition) -> np.ndarray:
     return -(t.end_s - t.start_s) / t.sim.round_s
 
 
-def ftf_terms(t: BatchTransition) -> np.ndarray:
+def _completed_rho(t: BatchTransition) -> tuple[np.ndarray, np.ndarray]:
+    """(completed (K, jobs) bool, their rho), the jobs that completed in the interval."""
     sim = t.sim
     completed = t.active_before & (sim.status == DONE)
-    excess = np.zeros(completed.shape)
+    rho = np.zeros(completed.shape)
     loops = jit if t.compiled else numpy_loops
-    loops.themis_excess(sim.arrival_s, sim.completion_s, sim.work_done_s, sim.num_jobs, sim.gpus, completed, excess)
+    loops.themis_rho(sim.arrival_s, sim.completion_s, sim.work_done_s, sim.num_jobs, sim.gpus, completed, rho)
+    return completed, rho
+
+
+def ftf_terms(t: BatchTransition) -> np.ndarray:
+    completed, rho = _completed_rho(t)
+    return -np.count_nonzero(completed & (rho > UNFAIR_THRESHOLD), axis=1).astype(np.float64)
+
+
+def ftf_excess_terms(t: BatchTransition) -> np.ndarray:
+    completed, rho = _completed_rho(t)
+    excess = np.where(completed, np.maximum(rho - 1.0, 0.0), 0.0)
     total, counts = _compact_sums(excess, completed, t.compiled)
     return np.where(counts > 0, -total, 0.0)
 
 
-_BATCHED = {REWARDS["jct"]: jct_terms, REWARDS["makespan"]: makespan_terms, REWARDS["ftf"]: ftf_terms}
+_BATCHED = {REWARDS["jct"]: jct_terms, REWARDS["makespan"]: makespan_terms, REWARDS["ftf"]: ftf_terms,
+            REWARDS["ftf_excess"]: ftf_excess_terms}
 
 
 class BatchReward:

@@ -34,17 +34,22 @@ from shockwave_gym.env.vector.estimates import (
     SCALE_IN,
     SCALE_OUT,
     V2_FEATURES,
+    V2_HIGH,
+    V2_IN,
+    V2_LOW,
+    V2_OUT,
     BatchPredictor,
     BatchTypeTable,
     active_mask,
     cluster_features,
     cluster_features_v2,
     take_logarithms,
+    take_logarithms_v2,
 )
 from shockwave_gym.env.vector.rewards import BatchReward, BatchTransition
 from shockwave_gym.env.vector.slots import BatchSlotMap
 from shockwave_gym.errors import InputError
-from shockwave_gym.interface.observation import transform_v2, type_throughput_table
+from shockwave_gym.interface.observation import type_throughput_table
 from shockwave_gym.interface.predictor import RemainingTimePredictor
 from shockwave_gym.metrics import compute_metrics
 from shockwave_gym.simulator import Simulator
@@ -192,7 +197,7 @@ class ClusterVectorEnv(VectorEnv):
         repairs = np.where(closing, repairs, 0)
         start_s = sim.time_s.copy()
         rounds = closing.astype(np.int64)
-        rewards = np.where(closing, self._run_rounds(sel, closing), 0.0)
+        rewards = np.where(closing, self._run_rounds(sel, closing, refresh_all=True), 0.0)
         if self.skip_trivial:
             running = closing & ~sim.done & (sim.round_index < self.max_rounds)
             while running.any():
@@ -236,19 +241,21 @@ class ClusterVectorEnv(VectorEnv):
                      "_final_info": ended.copy(), **_merge_rows(infos, fresh, ended)}
         return self._observations(), rewards, terminated, truncated, infos
 
-    def _run_rounds(self, sel: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """Run one round of ``sel`` in ``rows``, refresh, start their next decisions; the
-        rewards of every cluster (meaningful in ``rows``)."""
+    def _run_rounds(self, sel: np.ndarray, rows: np.ndarray, *, refresh_all: bool = False) -> np.ndarray:
+        """Run one round of ``sel`` in ``rows``, refresh (every cluster with ``refresh_all``:
+        some may just have been reset), start their next decisions; the rewards of every
+        cluster (meaningful in ``rows``)."""
         sim, state = self.sim, self._state
         start_s = sim.time_s.copy()
         if rows.any():
             sim.step(sel & rows[:, None], rows)
-        self._refresh()
+        self._refresh(None if refresh_all else rows)
         new = self._state
         transition = BatchTransition(
             sim=sim, start_s=start_s, end_s=sim.time_s, active_before=state.active,
             epoch_progress_before=state.progress, epoch_progress=new.progress, active=new.active,
             rho_hat=new.rho, max_jobs=self.max_jobs, jct_normaliser_s=self.jct_normaliser_s, compiled=self.compiled,
+            rows=rows,
         )
         rewards = self._rewards[0][0](transition)
         for reward, reward_rows in self._rewards[1:]:
@@ -312,17 +319,26 @@ class ClusterVectorEnv(VectorEnv):
 
     # --- batched state ---------------------------------------------------------------------
 
-    def _refresh(self) -> None:
-        """Derived arrays, predictions and rho-hat of the current state (all clusters)."""
+    def _refresh(self, rows: np.ndarray | None = None) -> None:
+        """Derived arrays, predictions and rho-hat of the current state (of the clusters in
+        ``rows`` on the compiled path, the others keeping theirs: their state has not changed;
+        of all clusters otherwise)."""
         sim = self.sim
         shape = sim.pos.shape
-        progress, remaining, rho, mean, rate = (np.zeros(shape) for _ in range(5))
-        batch = np.ones(shape, np.int64)
-        num_active = np.zeros(self.num_envs, np.int64)
+        old = self._state
+        if rows is None or old is None or not self.compiled or old.progress.shape != shape:
+            rows = np.ones(self.num_envs, bool)
+            progress, remaining, rho, mean, rate = (np.zeros(shape) for _ in range(5))
+            batch = np.ones(shape, np.int64)
+            num_active = np.zeros(self.num_envs, np.int64)
+        else:
+            mean, batch, rate = (a.copy() for a in old.extra)
+            progress, remaining, rho, num_active = (a.copy() for a in (old.progress, old.remaining, old.rho,
+                                                                       old.num_active))
         self._loops.derive_rows(
             sim.num_jobs, sim.pos, sim.seg_end, sim.first, sim.num_epochs, sim.work_done_s, sim.status,
             sim.bank.packed, self.predictor.prior, self.predictor.duration_at_s, sim.time_s, sim.arrival_s, sim.gpus,
-            sim.ran_last_round, ACTIVE, DONE, progress, remaining, rho, mean, batch, rate, num_active,
+            sim.ran_last_round, ACTIVE, DONE, progress, remaining, rho, mean, batch, rate, num_active, rows,
         )
         self._state = _State(progress, active_mask(sim), num_active, remaining, rho, (mean, batch, rate))
 
@@ -343,10 +359,10 @@ class ClusterVectorEnv(VectorEnv):
             self._loops.slot_raw_features_v2(
                 slots.slot_job, sim.gang, sim.gpus, state.progress, sim.num_epochs, batch, sim.initial_batch_size,
                 rate, mean, state.remaining, sim.time_s, sim.arrival_s, sim.run_time_s, sim.ran_last_round,
-                state.rho, self.type_table.sizes, self.type_table.relative, raw,
+                state.rho, self.type_table.sizes, self.type_table.relative, V2_IN, raw,
             )
             jobs = np.empty((self.num_envs, self.max_jobs, V2_FEATURES), np.float32)
-            self._loops.scatter_rows(slots.slot_job, transform_v2(raw), jobs)
+            self._loops.scatter_scaled(slots.slot_job, take_logarithms_v2(raw), V2_OUT, V2_LOW, V2_HIGH, jobs)
             cluster = cluster_features_v2(sim, state.num_active, slots, free)
         else:
             raw = np.empty((10, occupied))
