@@ -71,7 +71,9 @@ def add_common_episode_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_parsers(subparsers) -> None:
     parser = subparsers.add_parser("run", help="run one agent on one trace and print its metrics")
-    parser.add_argument("--agent", required=True, help="agent name (see `shockwave-gym agents`)")
+    parser.add_argument("--agent", required=True, metavar="AGENT",
+                        help="agent name (see `shockwave-gym agents`), or LABEL=KIND[:OPT=VALUE,...] "
+                        "(e.g. mine=maskable_ppo:path=runs/mppo) to report it under your own label")
     parser.add_argument("--trace", required=True, help="bundled trace name or path (.trace TSV or .jsonl)")
     parser.add_argument("--gpus", type=int, default=None, help="cluster size (default: the bundled trace's)")
     add_common_episode_arguments(parser)
@@ -115,7 +117,10 @@ def run(args) -> int:
     throughputs = ThroughputTable.load(args.throughputs)
     trace = load_trace(args.trace, throughputs, gpus=gpus)
     config = SimConfig(gpus=gpus, round_s=args.round_s, restart_overhead_s=args.restart_overhead_s)
-    agent = make_agent(args.agent, **parse_agent_options(args.agent_opt))
+    from shockwave_gym.harness.agent_specs import parse_agent_spec
+
+    label, kind, spec_options = parse_agent_spec(args.agent)  # NAME, or LABEL=KIND[:opt=value,...]
+    agent = make_agent(kind, **{**spec_options, **parse_agent_options(args.agent_opt)})
     from shockwave_gym.cli.episode_control import EpisodeControl  # progress + interruption
 
     with EpisodeControl(args.progress_every_s) as control:
@@ -124,7 +129,7 @@ def run(args) -> int:
             max_rounds=DEFAULT_MAX_ROUNDS if args.max_rounds is None else args.max_rounds,
             oracle=args.oracle, **control.hooks(),
         )
-    record = {"agent": args.agent, "trace": trace.name, **outcome.metrics}
+    record = {"agent": label, "trace": trace.name, **outcome.metrics}
     record["wall_s"] = time.perf_counter() - start
     record["episode_wall_s"] = outcome.wall_s
     record["decision_wall_s"] = outcome.decision_wall_s

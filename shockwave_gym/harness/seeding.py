@@ -48,6 +48,11 @@ BUILTIN_USES_SEED: dict[str, bool | Callable[[Mapping[str, object]], bool]] = {
     "shockwave-fair": _shockwave_uses_seed,
     "ppo": False,
     "shockwave-distilled": False,
+    # policy kinds (shockwave_agents.learned.kinds): deterministic like ppo
+    "maskable_ppo": False,
+    "bc": False,
+    "imitation": False,
+    "policy": False,
 }
 
 
