@@ -41,7 +41,11 @@ def leaderboard(args) -> int:
     from shockwave_gym.cli.compare_command import check_agents
     from shockwave_gym.cli.guard import check_output_dir
     from shockwave_gym.harness import CellsFailed, HarnessWarning
-    from shockwave_gym.harness.leaderboard import leaderboard_entries, run_leaderboard, write_leaderboard
+    from shockwave_gym.harness.leaderboard import (
+        leaderboard_entries,
+        run_leaderboard,
+        write_leaderboard,
+    )
 
     check_output_dir(args.out, "--out")
     leaderboard_entries(args.split, args.suites, args.quick)  # a bad --suites fails before anything runs

@@ -32,7 +32,13 @@ import pandas as pd
 from shockwave_gym.errors import InputError
 from shockwave_gym.harness.agent_specs import is_labelled, parse_agent_spec
 from shockwave_gym.harness.store import write_atomic
-from shockwave_gym.traces.suites import SplitEntry, entry_trace, get_suite, resolve_suites, split_entries
+from shockwave_gym.traces.suites import (
+    SplitEntry,
+    entry_trace,
+    get_suite,
+    resolve_suites,
+    split_entries,
+)
 
 #: ``--quick``: the first test traces of a few cheap suites (CI; two traces each, so every row
 #: still has an interval).
