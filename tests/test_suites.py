@@ -174,3 +174,17 @@ def test_docs_suites_md_holds_the_generated_tables():
 
     text = (Path(__file__).resolve().parent.parent / "docs" / "SUITES.md").read_text()
     assert suites_markdown() in text
+
+
+def test_multi_suite_env_kwargs_build_one_vector_env_of_mixed_cluster_sizes():
+    from shockwave_gym.env.vector.vector_env import ClusterVectorEnv
+
+    mix = MultiSuiteSource(["small-nominal", "medium-nominal"])
+    kwargs = mix.env_kwargs(copies=2, max_jobs=48)
+    assert [k["gpus"] for k in kwargs] == [12, 12, 32, 32]
+    assert kwargs[0]["trace"] is not kwargs[1]["trace"]
+    vec = ClusterVectorEnv.from_env_kwargs(kwargs)
+    vec.reset(seed=0)
+    assert vec.num_envs == 4
+    with pytest.raises(InputError, match="copies"):
+        mix.env_kwargs(copies=0)
