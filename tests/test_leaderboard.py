@@ -42,11 +42,12 @@ def test_t_interval_is_students_t():
 def test_quick_subset_and_bad_suites():
     quick = leaderboard_entries("test", None, quick=True)
     assert [e.suite for e in quick] == [s for s, k in QUICK_SUITES.items() for _ in range(k)]
+    assert "authors-canonical-120" in [e.trace_name for e in quick]
     assert len(leaderboard_entries("test")) == len(split_entries(None, "test"))
     with pytest.raises(InputError, match="unknown suite"):
         leaderboard_entries("test", "small-nope")
     with pytest.raises(InputError, match="none of them"):
-        leaderboard_entries("test", "canonical", quick=True)
+        leaderboard_entries("test", "gang-heavy", quick=True)
 
 
 def _md_row(text: str, suite: str, agent: str) -> list[str]:

@@ -19,7 +19,7 @@ def add_parsers(subparsers) -> None:
         ),
     )
     parser.add_argument("--split", choices=("test", "validation"), default="test", help="which fixed split (default test)")
-    parser.add_argument("--quick", action="store_true", help="a small subset (2 traces of 3 small suites) for CI")
+    parser.add_argument("--quick", action="store_true", help="a small subset for CI (2 traces of small-light, medium-nominal, static-only; the authors' canonical trace)")
     parser.add_argument("--suites", default=None, metavar="NAME[,NAME...]", help="only these suites (default: all)")
     parser.add_argument("--agents", nargs="+", action="extend", default=None, metavar="AGENT",
                         help="agent names or comma lists (default: all available agents)")

@@ -40,9 +40,9 @@ from shockwave_gym.traces.suites import (
     split_entries,
 )
 
-#: ``--quick``: the first test traces of a few cheap suites (CI; two traces each, so every row
-#: still has an interval).
-QUICK_SUITES: dict[str, int] = {"small-nominal": 2, "small-overloaded": 2, "static-only": 2}
+#: ``--quick``: the first traces of a few cheap suites (CI): two each, so those rows still have
+#: an interval, and the authors' canonical trace alone.
+QUICK_SUITES: dict[str, int] = {"small-light": 2, "medium-nominal": 2, "static-only": 2, "canonical": 1}
 #: Reference agent of the overall ratios.
 REFERENCE = "fifo"
 
