@@ -107,6 +107,8 @@ def test_leaderboard_command_writes_tables_and_resumes(tmp_path, capsys):
     for agent in ("fifo", "srtf", "mine"):
         _check_rows(md, rows, "small-light", agent)
     assert "--agent mine=fifo:backfill=false" in _md_row(md, "small-light", "mine")[-1]
+    assert ("shockwave-gym leaderboard --split validation --suites small-light --agents fifo --agents srtf "
+            "--agent mine=fifo:backfill=false --out leaderboard_out") in md
     assert "## Overall" in md and re.search(r"\| `fifo` \| 1\.000 ± 0\.000 \| 1\.000 ± 0\.000 \|", md)
     # resumable: the second run computes nothing and writes the same numbers
     assert main(argv) == 0

@@ -121,7 +121,6 @@ def run_leaderboard(split: str = "test", *, suites: str | Iterable[str] | None =
                     backend: str = "process", workers: int | None = None, force: bool = False,
                     progress: bool | None = None, agent_options: Mapping[str, dict] | None = None) -> LeaderboardRun:
     """Run every agent on the split's traces (resumable: cells saved in ``out`` are reused)."""
-    import datetime as dt
     import time
 
     from shockwave_gym.harness.api import evaluate
@@ -132,7 +131,8 @@ def run_leaderboard(split: str = "test", *, suites: str | Iterable[str] | None =
     entries = leaderboard_entries(split, suites, quick)
     traces = [entry_trace(entry) for entry in entries]
     gpus = {trace.name: get_suite(entry.suite).gpus for entry, trace in zip(entries, traces, strict=True)}
-    start, started_at = time.perf_counter(), dt.datetime.now(dt.UTC).replace(microsecond=0)
+    saved = set() if force else {path.name for path in (Path(out) / "cells").rglob("*.json")}
+    start = time.perf_counter()
     results = evaluate(list(agents), traces, gpus=gpus, seeds=(0,), out=out, backend=backend, workers=workers,
                        force=force, reference=REFERENCE, figures=False, progress=progress,
                        command=leaderboard_command(split, suites, quick, None), agent_options=agent_options)
@@ -141,7 +141,7 @@ def run_leaderboard(split: str = "test", *, suites: str | Iterable[str] | None =
     results["suite"] = [by_trace[name].suite for name in results["trace"]]
     results["trace_seed"] = ["" if by_trace[name].seed is None else str(by_trace[name].seed) for name in results["trace"]]
     results["decision_ms"] = 1000.0 * results["decision_wall_s"] / results["rounds"].clip(lower=1)
-    cells_run = int((pd.to_datetime(results["finished_at"]) >= pd.Timestamp(started_at)).sum())
+    cells_run = sum(f"seed0-{key[:16]}.json" not in saved for key in results["key_hash"])  # the store's file names
     chosen = None if suites is None else tuple(s.name for s in resolve_suites(suites))
     return LeaderboardRun(split, quick, chosen, agents, tuple(entries), results, wall_s, cells_run)
 
@@ -237,7 +237,8 @@ def leaderboard_markdown(run: LeaderboardRun) -> str:
     words = agent_commands(run.agents)
     suites = list(dict.fromkeys(entry.suite for entry in run.entries))
     full = leaderboard_command(run.split, run.suites, run.quick, None)
-    agent_flags = " ".join(dict.fromkeys(words.values())) if run.agents != ("all",) else ""
+    agent_flags = "" if run.agents == ("all",) else " ".join(
+        f"--agent {shlex.quote(item)}" if is_labelled(item) else f"--agents {shlex.quote(item)}" for item in run.agents)
     lines = [
         f"# Leaderboard: {run.split} split{' (quick subset)' if run.quick else ''}",
         "",

@@ -45,7 +45,6 @@ from shockwave_gym.cluster import ClusterSpec
 from shockwave_gym.errors import InputError
 from shockwave_gym.throughput import ThroughputTable
 from shockwave_gym.traces.generator import (
-    BUCKET_ENDS,
     SINGLE_GPU_MODELS,
     GeneratorConfig,
     _bucket_bounds,
@@ -473,7 +472,7 @@ def suites_markdown() -> str:
 
 
 __all__ = [
-    "BUCKET_ENDS", "LOAD_LEVELS", "SEED_RANGES", "SPLITS", "SUITES", "MultiSuiteSource", "SplitEntry", "Suite",
+    "LOAD_LEVELS", "SEED_RANGES", "SPLITS", "SUITES", "MultiSuiteSource", "SplitEntry", "Suite",
     "SuiteTask", "SuiteTraceSource", "derive_seed", "entry_trace", "get_suite", "offered_load", "resolve_suites",
     "serialize_trace", "split_digest", "split_entries", "split_traces", "suite_names", "suite_table", "suites_markdown",
 ]
