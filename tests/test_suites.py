@@ -188,3 +188,14 @@ def test_multi_suite_env_kwargs_build_one_vector_env_of_mixed_cluster_sizes():
     assert vec.num_envs == 4
     with pytest.raises(InputError, match="copies"):
         mix.env_kwargs(copies=0)
+
+
+def test_vector_clusters_on_a_fixed_split_start_at_different_traces():
+    vec = gym.make_vec("shockwave_gym/Suite-small-light-v0", num_envs=3, split="validation")
+    vec.reset(seed=0)  # cluster i played trace i, so its source's next trace is i + 1
+    following = [template.source.sample(None).name for template in vec.templates]
+    assert following == [f"small-light-validation-{i}" for i in (1, 2, 3)]
+    kwargs = MultiSuiteSource(["small-light"], split="validation").env_kwargs(copies=3)
+    rng = np.random.default_rng(0)
+    first = [k["trace"].sample(rng).name for k in kwargs]
+    assert first == [f"small-light-validation-{i}" for i in range(3)]

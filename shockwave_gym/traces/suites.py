@@ -417,8 +417,13 @@ class MultiSuiteSource:
         if isinstance(copies, bool) or not isinstance(copies, int) or copies < 1:
             raise InputError(f"copies must be an integer >= 1, got {copies!r}")
         train_levels = self._sources[0].train_levels
-        return [{**kwargs, "trace": SuiteTraceSource(suite, self.split, train_levels=train_levels), "gpus": suite.gpus}
-                for suite in self.suites for _ in range(copies)]
+        out = []
+        for suite in self.suites:
+            size = 1 if self.split == "train" else len(split_entries([suite], self.split))
+            out += [{**kwargs, "gpus": suite.gpus,
+                     "trace": SuiteTraceSource(suite, self.split, train_levels=train_levels, start=copy % size)}
+                    for copy in range(copies)]  # on a fixed split, copy k starts at trace k
+        return out
 
     def sample_task(self, rng: np.random.Generator) -> SuiteTask:
         index = int(rng.choice(len(self._sources), p=self.probs))
