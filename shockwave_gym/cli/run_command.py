@@ -34,6 +34,17 @@ def parse_agent_options(pairs: list[str]) -> dict:
     return options
 
 
+def split_agent_spec(args) -> str:
+    """``--agent LABEL=KIND[:opt=value,...]`` (:mod:`shockwave_gym.harness.agent_specs`): set
+    ``args.agent`` to KIND, put the spec's options before the ``--agent-opt`` ones (which
+    override them) and return the label (the name itself for a plain ``--agent NAME``)."""
+    from shockwave_gym.harness.agent_specs import parse_agent_spec
+
+    label, args.agent, options = parse_agent_spec(args.agent)
+    args.agent_opt = [f"{key}={json.dumps(value)}" for key, value in options.items()] + list(args.agent_opt)
+    return label
+
+
 def positive_int(text: str) -> int:
     """argparse type: an integer >= 1 (argparse turns the error into exit status 2)."""
     try:
@@ -101,6 +112,7 @@ def list_agents(args) -> int:
 
 
 def run(args) -> int:
+    label = split_agent_spec(args)  # --agent LABEL=KIND[:opt=value,...]
     from shockwave_agents import make_agent
     from shockwave_gym.config import DEFAULT_MAX_ROUNDS
     from shockwave_gym.metrics import jobs_table, timeline_table, to_csv
@@ -117,10 +129,7 @@ def run(args) -> int:
     throughputs = ThroughputTable.load(args.throughputs)
     trace = load_trace(args.trace, throughputs, gpus=gpus)
     config = SimConfig(gpus=gpus, round_s=args.round_s, restart_overhead_s=args.restart_overhead_s)
-    from shockwave_gym.harness.agent_specs import parse_agent_spec
-
-    label, kind, spec_options = parse_agent_spec(args.agent)  # NAME, or LABEL=KIND[:opt=value,...]
-    agent = make_agent(kind, **{**spec_options, **parse_agent_options(args.agent_opt)})
+    agent = make_agent(args.agent, **parse_agent_options(args.agent_opt))
     from shockwave_gym.cli.episode_control import EpisodeControl  # progress + interruption
 
     with EpisodeControl(args.progress_every_s) as control:
