@@ -49,6 +49,11 @@ BUILTIN_USES_SEED: dict[str, bool | Callable[[Mapping[str, object]], bool]] = {
     "ppo": False,
     "ppo-fair": False,
     "shockwave-distilled": False,
+    # policy kinds (shockwave_agents.learned.kinds): deterministic like ppo
+    "maskable_ppo": False,
+    "bc": False,
+    "imitation": False,
+    "policy": False,
 }
 
 
