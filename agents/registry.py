@@ -29,6 +29,7 @@ _BUILTIN: dict[str, str] = {
     "shockwave-normalized": "shockwave_agents.shockwave.agent:make_shockwave_normalized",
     "shockwave-fair": "shockwave_agents.shockwave.agent:make_shockwave_fair",
     "ppo": "shockwave_agents.learned.pretrained:make_ppo",
+    "ppo-fair": "shockwave_agents.learned.pretrained:make_ppo_fair",
     "shockwave-distilled": "shockwave_agents.learned.pretrained:make_shockwave_distilled",
 }
 _EXTRA: dict[str, Callable] = {}
@@ -47,13 +48,35 @@ def registered_factory(name: str) -> Callable | None:
     return _EXTRA.get(name)
 
 
+#: Policy kinds (:mod:`shockwave_agents.learned.kinds`): a trained policy loaded by the name
+#: of its training algorithm, ``path`` required. Known to :func:`make_agent`, not listed by
+#: :func:`available_agents` (``all`` cannot run them without a path).
+_POLICY_KINDS: dict[str, str] = {
+    "maskable_ppo": "shockwave_agents.learned.kinds:make_maskable_ppo",
+    "bc": "shockwave_agents.learned.kinds:make_bc",
+    "imitation": "shockwave_agents.learned.kinds:make_imitation",
+    "policy": "shockwave_agents.learned.kinds:make_policy",
+}
+
+
+def policy_kinds() -> list[str]:
+    """Names that load a trained policy from ``path`` (see :data:`_POLICY_KINDS`)."""
+    return list(_POLICY_KINDS)
+
+
+def is_known(name: str) -> bool:
+    """``name`` is an available agent or a policy kind."""
+    return name in _POLICY_KINDS or name in available_agents()
+
+
 def resolve_factory(name: str) -> Callable:
     """The factory behind a registered name (imports its module); unknown -> InputError."""
     if name in _EXTRA:
         return _EXTRA[name]
-    target = _BUILTIN.get(name)
+    target = _BUILTIN.get(name) or _POLICY_KINDS.get(name)
     if target is None:
-        raise InputError(f"unknown agent {name!r}; available: {', '.join(available_agents())}")
+        raise InputError(f"unknown agent {name!r}; available: {', '.join(available_agents())}; "
+                         f"your trained policies: {', '.join(policy_kinds())} (with path=)")
     module_name, attr = target.split(":")
     module = importlib.import_module(module_name)
     return getattr(module, attr)

@@ -40,7 +40,7 @@ import numpy as np
 from shockwave_agents import make_agent
 from shockwave_gym.runner import run_episode
 from shockwave_gym.simulator import SimConfig
-from shockwave_gym.traces.suites import get_suite, resolve_suites, split_entries, entry_trace
+from shockwave_gym.traces.suites import entry_trace, get_suite, resolve_suites, split_entries
 
 AGENTS = ("ppo", "ppo-fair", "shockwave-distilled", "srtf", "fifo", "gavel", "shockwave")
 METRICS = ("makespan_s", "avg_jct_s", "worst_ftf", "unfair_fraction", "worst_ftf_themis", "unfair_fraction_themis")

@@ -85,8 +85,13 @@ def test_train_save_reload_and_evaluate_through_the_harness(tmp_path, algo, mode
         agent = make_agent("ppo", path=str(out / "model.zip"), trust=True)
     assert any(issubclass(w.category, UntrustedFileWarning) for w in caught)
     assert agent.action_mode == mode
-    # the zip and the weights-only pair hold the same network
-    reloaded = make_agent("ppo", path=str(out / "policy.npz"))
+    # the zip holds the last weights, as final_policy.*; policy.* is the best validation checkpoint
+    reloaded = make_agent("ppo", path=str(out / "final_policy.npz"))
+    best = make_agent("ppo", path=str(out / "best_policy.npz"))
+    selected = make_agent("ppo", path=str(out))
+    assert selected.policy_meta["training"]["timesteps"] == report["selected"]["timesteps"]
+    for (w1, _), (w2, _) in zip(best.network.job, selected.network.job, strict=True):
+        assert (w1 == w2).all()
     for name in ("job", "context", "mix"):
         for (w1, b1), (w2, b2) in zip(getattr(agent.network, name), getattr(reloaded.network, name), strict=True):
             assert (w1 == w2).all() and (b1 == b2).all()
@@ -126,7 +131,12 @@ def test_train_rejects_bad_input(tmp_path):
     assert code == 2 and "maskable action mode" in stderr
     code, _, stderr = run_cli(["train", "--num-jobs", "ten", "--out", str(tmp_path)])
     assert code == 2 and "--num-jobs expects LO:HI" in stderr
-    code, _, stderr = run_cli(["train", "--eval-seeds", str(2**32), "--timesteps", "8", "--out", str(tmp_path)])
+    code, _, stderr = run_cli(["train", "--suites", "none", "--eval-seeds", str(2**32), "--timesteps", "8", "--out", str(tmp_path)])
     assert code == 2 and "held-out seeds" in stderr
+    code, _, stderr = run_cli(["train", "--suites", "small-light,nowhere", "--timesteps", "8", "--out", str(tmp_path)])
+    assert code == 2 and "unknown suite 'nowhere'" in stderr
+    code, _, stderr = run_cli(["train", "--suites", "small-light,canonical", "--envs", "1", "--timesteps", "8",
+                               "--out", str(tmp_path)])
+    assert code == 2 and "at least one cluster per suite" in stderr
     with pytest.raises(Exception, match="no such policy"):
         make_agent("ppo", path=str(tmp_path / "nothing"))

@@ -261,7 +261,10 @@ def test_shipped_policies_match_this_observation_version():
     from pathlib import Path
 
     from shockwave_agents.learned.pretrained import SHIPPED
-    from shockwave_gym.interface.observation import DEFAULT_OBSERVATION_VERSION, observation_signature
+    from shockwave_gym.interface.observation import (
+        DEFAULT_OBSERVATION_VERSION,
+        observation_signature,
+    )
 
     shipped = Path(__file__).resolve().parents[1] / "agents" / "pretrained"
     for name in SHIPPED:

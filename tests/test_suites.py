@@ -192,3 +192,28 @@ def test_docs_suites_md_holds_the_generated_tables():
 
     text = (Path(__file__).resolve().parent.parent / "docs" / "SUITES.md").read_text()
     assert suites_markdown() in text
+
+
+def test_multi_suite_env_kwargs_build_one_vector_env_of_mixed_cluster_sizes():
+    from shockwave_gym.env.vector.vector_env import ClusterVectorEnv
+
+    mix = MultiSuiteSource(["small-nominal", "medium-nominal"])
+    kwargs = mix.env_kwargs(copies=2, max_jobs=48)
+    assert [k["gpus"] for k in kwargs] == [12, 12, 32, 32]
+    assert kwargs[0]["trace"] is not kwargs[1]["trace"]
+    vec = ClusterVectorEnv.from_env_kwargs(kwargs)
+    vec.reset(seed=0)
+    assert vec.num_envs == 4
+    with pytest.raises(InputError, match="copies"):
+        mix.env_kwargs(copies=0)
+
+
+def test_vector_clusters_on_a_fixed_split_start_at_different_traces():
+    vec = gym.make_vec("shockwave_gym/Suite-small-light-v0", num_envs=3, split="validation")
+    vec.reset(seed=0)  # cluster i played trace i, so its source's next trace is i + 1
+    following = [template.source.sample(None).name for template in vec.templates]
+    assert following == [f"small-light-validation-{i}" for i in (1, 2, 3)]
+    kwargs = MultiSuiteSource(["small-light"], split="validation").env_kwargs(copies=3)
+    rng = np.random.default_rng(0)
+    first = [k["trace"].sample(rng).name for k in kwargs]
+    assert first == [f"small-light-validation-{i}" for i in range(3)]

@@ -15,6 +15,41 @@ from collections.abc import Mapping
 
 import numpy as np
 
+#: OpenBLAS entry points that set its thread count (numpy's bundled build, then a system one).
+_BLAS_SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads", "openblas_set_num_threads")
+_blas_limited = False
+
+
+def limit_blas_threads() -> bool:
+    """Run numpy's OpenBLAS on one thread in this process (once; True if it was found).
+
+    The slot network's matrices are tiny (tens of rows by 64-128 columns), where OpenBLAS's
+    threaded GEMM gains nothing, and on a shared machine its threads wait for each other:
+    measured on this project's 2-core machine under load, one decision took 37-72 ms with
+    OpenBLAS's default threads and 0.1 ms on one thread. Like ``torch.set_num_threads(1)``
+    in the RL code, this is process-wide; numpy's other uses on a 2-core machine lose little."""
+    global _blas_limited
+    if _blas_limited:
+        return True
+    import ctypes
+    import glob
+    import os
+
+    libs = sorted(glob.glob(os.path.join(os.path.dirname(np.__file__) + ".libs", "*openblas*")))
+    for path in libs:
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for name in _BLAS_SETTERS:
+            setter = getattr(lib, name, None)
+            if setter is not None:
+                setter(1)
+                _blas_limited = True
+                return True
+    return False
+
+
 #: Layers of each Linear/ReLU stack in the state dict (every Linear is followed by ReLU).
 _STACKS = ("job_mlp", "context_mlp", "mix_mlp")
 _ENCODER = "features_extractor."
@@ -60,6 +95,7 @@ class NumpySlotNetwork:
     def __init__(self, state: Mapping[str, np.ndarray], kind: str, max_jobs: int, obs_version: int | None = None):
         self.kind, self.max_jobs = kind, int(max_jobs)
         self.obs_version = obs_version  # the observation layout the weights read (None: unknown)
+        limit_blas_threads()
         self.job, self.context, self.mix = (_stack(state, _ENCODER + name) for name in _STACKS)
         self.slot_weight = np.ascontiguousarray(state["action_net.slot_out.weight"].T, dtype=np.float32)
         self.slot_bias = np.asarray(state["action_net.slot_out.bias"], dtype=np.float32)

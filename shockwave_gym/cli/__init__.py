@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "shockwave_gym.cli.compare_command",
     "shockwave_gym.cli.train_command",
     "shockwave_gym.cli.course_command",
+    "shockwave_gym.cli.leaderboard_command",
 )
 
 

@@ -20,8 +20,13 @@ def add_parsers(subparsers) -> None:
         ),
     )
     parser.add_argument(
-        "--agents", nargs="+", required=True, metavar="AGENT",
+        "--agents", nargs="+", default=[], metavar="AGENT",
         help="agent names, comma lists, 'all' (every available agent) or package.module:factory",
+    )
+    parser.add_argument(
+        "--agent", action="append", default=[], metavar="LABEL=KIND[:OPT=VALUE,...]",
+        help="one agent under your own label (repeatable), e.g. mine=ppo:path=runs/x or "
+        "mppo=maskable_ppo:path=runs/y; KIND is an agent name, a policy kind (maskable_ppo, bc, policy) or module:factory",
     )
     parser.add_argument("--traces", nargs="+", required=True, metavar="TRACE", help="bundled trace names or trace files")
     parser.add_argument("--gpus", type=int, default=None, help="cluster size (default: each bundled trace's; required for files)")
@@ -107,7 +112,10 @@ def compare(args) -> int:
                 raise InputError(f"--gantt: seed must be an integer, got {gantt[2]!r}") from None
     agent_options = parse_per_agent_options(args.agent_opt)
     check_output_dir(args.out, "--out")
-    check_agents(args.agents, agent_options, args.reference)
+    agents = list(args.agents) + list(args.agent)  # --agent specs are labelled (harness.agent_specs)
+    if not agents:
+        raise InputError("compare needs --agents NAME ... and/or --agent LABEL=KIND[:OPT=VALUE,...]")
+    check_agents(agents, agent_options, args.reference)
     command = "shockwave-gym " + shlex.join(sys.argv[1:]) if sys.argv[1:2] == ["compare"] else ""
     failed, results = None, None
     with warnings.catch_warnings():  # the harness's warnings: every one, as one plain line
@@ -118,7 +126,7 @@ def compare(args) -> int:
             if issubclass(category, HarnessWarning) else shown(message, category, *rest))
         try:
             results = evaluate(
-                args.agents, args.traces, gpus=args.gpus, seeds=args.seeds, throughputs=args.throughputs,
+                agents, args.traces, gpus=args.gpus, seeds=args.seeds, throughputs=args.throughputs,
                 workers=args.workers, out=args.out, backend=args.backend, force=args.force,
                 reference=args.reference or "shockwave", round_s=args.round_s, restart_overhead_s=args.restart_overhead_s,
                 max_rounds=args.max_rounds, figures=not args.no_figures, gantt=gantt,

@@ -34,6 +34,17 @@ def parse_agent_options(pairs: list[str]) -> dict:
     return options
 
 
+def split_agent_spec(args) -> str:
+    """``--agent LABEL=KIND[:opt=value,...]`` (:mod:`shockwave_gym.harness.agent_specs`): set
+    ``args.agent`` to KIND, put the spec's options before the ``--agent-opt`` ones (which
+    override them) and return the label (the name itself for a plain ``--agent NAME``)."""
+    from shockwave_gym.harness.agent_specs import parse_agent_spec
+
+    label, args.agent, options = parse_agent_spec(args.agent)
+    args.agent_opt = [f"{key}={json.dumps(value)}" for key, value in options.items()] + list(args.agent_opt)
+    return label
+
+
 def positive_int(text: str) -> int:
     """argparse type: an integer >= 1 (argparse turns the error into exit status 2)."""
     try:
@@ -74,7 +85,9 @@ def add_common_episode_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_parsers(subparsers) -> None:
     parser = subparsers.add_parser("run", help="run one agent on one trace and print its metrics")
-    parser.add_argument("--agent", required=True, help="agent name (see `shockwave-gym agents`)")
+    parser.add_argument("--agent", required=True, metavar="AGENT",
+                        help="agent name (see `shockwave-gym agents`), or LABEL=KIND[:OPT=VALUE,...] "
+                        "(e.g. mine=maskable_ppo:path=runs/mppo) to report it under your own label")
     parser.add_argument("--trace", required=True, help="bundled trace name or path (.trace TSV or .jsonl)")
     parser.add_argument("--gpus", type=int, default=None, help="cluster size (default: the bundled trace's)")
     add_common_episode_arguments(parser)
@@ -102,6 +115,7 @@ def list_agents(args) -> int:
 
 
 def run(args) -> int:
+    label = split_agent_spec(args)  # --agent LABEL=KIND[:opt=value,...]
     from shockwave_agents import make_agent
     from shockwave_gym.config import DEFAULT_MAX_ROUNDS
     from shockwave_gym.metrics import jobs_table, timeline_table, to_csv
@@ -132,7 +146,7 @@ def run(args) -> int:
             max_rounds=DEFAULT_MAX_ROUNDS if args.max_rounds is None else args.max_rounds,
             oracle=args.oracle, **control.hooks(),
         )
-    record = {"agent": args.agent, "trace": trace.name, **outcome.metrics}
+    record = {"agent": label, "trace": trace.name, **outcome.metrics}
     record["wall_s"] = time.perf_counter() - start
     record["episode_wall_s"] = outcome.wall_s
     record["decision_wall_s"] = outcome.decision_wall_s

@@ -215,8 +215,11 @@ def _print_summary(out: str, mean: dict, reference: dict | None, reference_name:
         value = (row or {}).get(key)
         return "n/a" if value is None else format(value, spec)
 
-    final = "; last weights: final_policy.npz" if (Path(out) / "final_policy.npz").is_file() else ""
-    print(f"policy: {out}/policy.npz (+ policy.json: the best validation checkpoint{final}); metrics: {out}/eval.json")
+    if (Path(out) / "final_policy.npz").is_file():
+        what = " (+ policy.json: the best validation checkpoint; last weights: final_policy.npz)"
+    else:
+        what = " (+ policy.json)"
+    print(f"policy: {out}/policy.npz{what}; metrics: {out}/eval.json")
     for label, row in (("policy", mean), (reference_name, reference)):
         print(f"{label:>12}: avg JCT {fmt(row, 'avg_jct_s', ',.0f')} s, makespan {fmt(row, 'makespan_s', ',.0f')} s, "
               f"worst FTF {fmt(row, 'worst_ftf', '.2f')}, unfair {fmt(row, 'unfair_fraction', '.1%')} "

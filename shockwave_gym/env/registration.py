@@ -105,13 +105,14 @@ SUITE_VECTOR_ENTRY_POINT = "shockwave_gym.env.registration:make_suite_vec"
 SUITE_MAX_EPISODE_STEPS = 100_000
 
 
-def _suite_kwargs(suite: str, split: str, train_levels: int | None, kwargs: dict) -> dict:
+def _suite_kwargs(suite: str, split: str, train_levels: int | None, kwargs: dict, index: int = 0) -> dict:
     from shockwave_gym.errors import InputError
-    from shockwave_gym.traces.suites import SuiteTraceSource
+    from shockwave_gym.traces.suites import SuiteTraceSource, split_entries
 
     if kwargs.get("trace") is not None:
         raise InputError(f"Suite-{suite}: the suite decides the trace; do not pass trace=")
-    source = SuiteTraceSource(suite, split, train_levels=train_levels)
+    start = 0 if split == "train" else index % len(split_entries([suite], split))
+    source = SuiteTraceSource(suite, split, train_levels=train_levels, start=start)
     if kwargs.get("gpus") not in (None, source.gpus):
         raise InputError(f"Suite-{suite}: the suite's cluster has {source.gpus} GPUs, got gpus={kwargs['gpus']!r}")
     spec = source.suite.cluster_spec
@@ -131,13 +132,13 @@ def make_suite(suite: str, split: str = "train", train_levels: int | None = None
 
 def make_suite_vec(num_envs: int = 1, suite: str = "", split: str = "train", train_levels: int | None = None, **kwargs):
     """A suite's vector entry point: :class:`ClusterVectorEnv`, every cluster on the suite's
-    cluster size; each cluster gets its own trace source (so a fixed split is cycled per
-    cluster)."""
+    cluster size; each cluster gets its own trace source, and on a fixed split cluster ``i``
+    starts at the list's ``i``-th trace (so K clusters cover K different traces at once)."""
     from shockwave_gym.env.vector.fallback import make_vector_env
     from shockwave_gym.env.vector.vector_env import ClusterVectorEnv
 
     vector_args = {key: kwargs.pop(key) for key in ("max_episode_steps", "autoreset_mode", "compiled") if key in kwargs}
-    env_kwargs = [_suite_kwargs(suite, split, train_levels, kwargs) for _ in range(num_envs)]
+    env_kwargs = [_suite_kwargs(suite, split, train_levels, kwargs, i) for i in range(num_envs)]
     if env_kwargs[0].get("cluster") is not None:  # heterogeneous: the fallback, one source per env
         vector_args.pop("compiled", None)
         return make_vector_env(num_envs, env_factory=lambda **_: make_suite(suite, split, train_levels, **kwargs),

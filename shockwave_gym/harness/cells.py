@@ -100,8 +100,9 @@ def agent_ref(label: str, spec: str | Callable, options: dict | None = None) -> 
         return AgentRef(label=label, target=spec, options=opts)
     from shockwave_agents import available_agents, registry
 
-    if spec not in available_agents():
-        raise InputError(f"unknown agent {spec!r}; available: {', '.join(available_agents())}")
+    if not registry.is_known(spec):
+        raise InputError(f"unknown agent {spec!r}; available: {', '.join(available_agents())}; "
+                         f"your trained policies: {', '.join(registry.policy_kinds())} (with path=)")
     registry.check_options(spec, registry.resolve_factory(spec), dict(opts))
     # Worker processes start with an empty registry: carry a third-party factory along.
     extra = registry.registered_factory(spec)

@@ -15,6 +15,7 @@ from shockwave_gym.config import (
     require_positive_int,
 )
 from shockwave_gym.errors import InputError
+from shockwave_gym.harness.agent_specs import is_labelled, parse_agent_spec
 from shockwave_gym.harness.cells import AgentRef, Cell, agent_ref, throughputs_digest, trace_digest
 from shockwave_gym.simulator import SimConfig
 from shockwave_gym.throughput import ThroughputTable, TypedThroughputs
@@ -28,26 +29,34 @@ def resolve_agents(agents: AgentsArg, options: Mapping[str, dict] | None = None)
     """Agents in the order given.
 
     Accepts ``"all"`` (every available agent), a comma list ``"fifo,gavel"``, a sequence of
-    names (each may be ``"all"``, a registered name or ``"package.module:factory"``), or a
-    mapping label -> name / ``module:factory`` / callable. ``options`` maps a label to
-    keyword arguments for its factory.
+    names (each may be ``"all"``, a registered name or ``"package.module:factory"``) or of
+    labelled specs ``"mine=ppo:path=runs/x"`` (:mod:`~.agent_specs`), or a mapping label ->
+    name / ``module:factory`` / callable. ``options`` maps a label to keyword arguments for
+    its factory (they extend and override a spec's own options).
     """
     from shockwave_agents import available_agents
 
     options = dict(options or {})
+    spec_options: dict[str, dict] = {}
     if isinstance(agents, Mapping):
         pairs = list(agents.items())
     else:
-        names: list[str] = []
+        pairs = []
         for item in [agents] if isinstance(agents, str) else list(agents):
             if not isinstance(item, str):
                 raise InputError(f"agents: expected names, got {item!r} (use a dict label -> factory for callables)")
+            if is_labelled(item):  # LABEL=KIND[:opt=value,...]: one agent, commas separate its options
+                label, kind, opts = parse_agent_spec(item)
+                if label in spec_options and spec_options[label] != opts:
+                    raise InputError(f"agent {label!r} is given twice with different options")
+                spec_options[label] = opts
+                pairs.append((label, kind))
+                continue
             for name in (part.strip() for part in item.split(",")):
                 if name == "all":
-                    names += available_agents()
+                    pairs += [(n, n) for n in available_agents()]
                 elif name:
-                    names.append(name)
-        pairs = [(name.rpartition(":")[2] if ":" in name else name, name) for name in names]
+                    pairs.append((name.rpartition(":")[2] if ":" in name else name, name))
     refs, seen = [], {}
     for label, spec in pairs:
         if label in seen:
@@ -55,7 +64,8 @@ def resolve_agents(agents: AgentsArg, options: Mapping[str, dict] | None = None)
                 continue  # "all,fifo" lists fifo once
             raise InputError(f"two different agents are both labelled {label!r}")
         seen[label] = spec
-        refs.append(agent_ref(label, spec, options.pop(label, None)))
+        merged = {**spec_options.get(label, {}), **(options.pop(label, None) or {})}
+        refs.append(agent_ref(label, spec, merged or None))
     if not refs:
         raise InputError("no agents to evaluate")
     if options:

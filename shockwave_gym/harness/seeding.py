@@ -48,7 +48,13 @@ BUILTIN_USES_SEED: dict[str, bool | Callable[[Mapping[str, object]], bool]] = {
     "shockwave-normalized": _shockwave_uses_seed,
     "shockwave-fair": _shockwave_uses_seed,
     "ppo": False,
+    "ppo-fair": False,
     "shockwave-distilled": False,
+    # policy kinds (shockwave_agents.learned.kinds): deterministic like ppo
+    "maskable_ppo": False,
+    "bc": False,
+    "imitation": False,
+    "policy": False,
 }
 
 

@@ -45,7 +45,6 @@ from shockwave_gym.cluster import ClusterSpec
 from shockwave_gym.errors import InputError
 from shockwave_gym.throughput import ThroughputTable
 from shockwave_gym.traces.generator import (
-    BUCKET_ENDS,
     SINGLE_GPU_MODELS,
     GeneratorConfig,
     _bucket_bounds,
@@ -400,8 +399,13 @@ class MultiSuiteSource:
     :meth:`sample_task` picks a suite (uniformly, or by ``weights``) from the caller's RNG,
     then a trace of that suite's ``split``; the task carries the cluster size, since an env
     built for one cluster cannot take another's trace. :meth:`sources` gives one
-    :class:`SuiteTraceSource` per suite, e.g. to build one env (or one vector-env cluster)
-    per suite.
+    :class:`SuiteTraceSource` per suite, and :meth:`env_kwargs` the env arguments of one
+    vector-env cluster (or one env) per suite::
+
+        from shockwave_gym.env.vector.vector_env import ClusterVectorEnv
+
+        mix = MultiSuiteSource("small-nominal,medium-nominal,large-nominal")
+        vec = ClusterVectorEnv.from_env_kwargs(mix.env_kwargs(copies=2, max_jobs=64))  # 12, 32, 128 GPUs
     """
 
     def __init__(self, suites: str | Iterable[str | Suite] | None = None, split: str = "train",
@@ -420,6 +424,22 @@ class MultiSuiteSource:
 
     def sources(self) -> list[SuiteTraceSource]:
         return list(self._sources)
+
+    def env_kwargs(self, copies: int = 1, **kwargs) -> list[dict]:
+        """:class:`~shockwave_gym.env.cluster_env.ClusterEnv` arguments, ``copies`` clusters per
+        suite, each on its suite's cluster with its own source: for
+        ``ClusterVectorEnv.from_env_kwargs`` (clusters of different sizes in one batch; give a
+        common ``max_jobs``) or one env per suite. ``kwargs`` go to every env."""
+        if isinstance(copies, bool) or not isinstance(copies, int) or copies < 1:
+            raise InputError(f"copies must be an integer >= 1, got {copies!r}")
+        train_levels = self._sources[0].train_levels
+        out = []
+        for suite in self.suites:
+            size = 1 if self.split == "train" else len(split_entries([suite], self.split))
+            out += [{**kwargs, "gpus": suite.gpus,
+                     "trace": SuiteTraceSource(suite, self.split, train_levels=train_levels, start=copy % size)}
+                    for copy in range(copies)]  # on a fixed split, copy k starts at trace k
+        return out
 
     def sample_task(self, rng: np.random.Generator) -> SuiteTask:
         index = int(rng.choice(len(self._sources), p=self.probs))
@@ -473,7 +493,7 @@ def suites_markdown() -> str:
 
 
 __all__ = [
-    "BUCKET_ENDS", "LOAD_LEVELS", "SEED_RANGES", "SPLITS", "SUITES", "MultiSuiteSource", "SplitEntry", "Suite",
+    "LOAD_LEVELS", "SEED_RANGES", "SPLITS", "SUITES", "MultiSuiteSource", "SplitEntry", "Suite",
     "SuiteTask", "SuiteTraceSource", "derive_seed", "entry_trace", "get_suite", "offered_load", "resolve_suites",
     "serialize_trace", "split_digest", "split_entries", "split_traces", "suite_names", "suite_table", "suites_markdown",
 ]

@@ -1,0 +1,68 @@
+"""``shockwave-gym leaderboard``: every agent on a fixed split of the task suites, written as
+LEADERBOARD.md (:mod:`shockwave_gym.harness.leaderboard`)."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+
+
+def add_parsers(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "leaderboard",
+        help="run every agent on the suites' test (or validation) split and write LEADERBOARD.md",
+        description=(
+            "Run every agent on every trace of a fixed split of the task suites (docs/SUITES.md) "
+            "through the evaluation harness (resumable: cells saved in --out are reused), then write "
+            "--out/LEADERBOARD.md and LEADERBOARD.csv (and --doc, if given): per suite and overall, "
+            "mean and 95%% Student-t interval over the suite's traces."
+        ),
+    )
+    parser.add_argument("--split", choices=("test", "validation"), default="test", help="which fixed split (default test)")
+    parser.add_argument("--quick", action="store_true", help="a small subset for CI (2 traces of small-light, medium-nominal, static-only; the authors' canonical trace)")
+    parser.add_argument("--suites", default=None, metavar="NAME[,NAME...]", help="only these suites (default: all)")
+    parser.add_argument("--agents", nargs="+", action="extend", default=None, metavar="AGENT",
+                        help="agent names or comma lists (default: all available agents)")
+    parser.add_argument("--agent", action="append", default=[], metavar="LABEL=KIND[:OPT=VALUE,...]",
+                        help="also run this agent under your label (repeatable), e.g. mine=maskable_ppo:path=runs/mppo")
+    parser.add_argument("--backend", choices=("process", "ray"), default="process", help="where cells run (ray needs the 'ray' extra)")
+    parser.add_argument("--workers", type=int, default=None, help="parallel worker processes (default 2; 1 = in this process)")
+    parser.add_argument("--out", default="leaderboard_out", help="cell store and outputs (default leaderboard_out)")
+    parser.add_argument("--doc", default=None, metavar="MD",
+                        help="also write the markdown here (and the CSV beside it), e.g. docs/LEADERBOARD.md")
+    parser.add_argument("--force", action="store_true", help="recompute cells already saved in --out")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    parser.set_defaults(func=leaderboard)
+
+
+def leaderboard(args) -> int:
+    from pathlib import Path
+
+    from shockwave_gym.cli.compare_command import check_agents
+    from shockwave_gym.cli.guard import check_output_dir
+    from shockwave_gym.harness import CellsFailed, HarnessWarning
+    from shockwave_gym.harness.leaderboard import (
+        leaderboard_entries,
+        run_leaderboard,
+        write_leaderboard,
+    )
+
+    check_output_dir(args.out, "--out")
+    leaderboard_entries(args.split, args.suites, args.quick)  # a bad --suites fails before anything runs
+    agents = list(args.agents or (["all"] if not args.agent else [])) + list(args.agent)
+    check_agents(agents, {}, None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", HarnessWarning)  # one seed per cell: nothing to warn about
+        try:
+            run = run_leaderboard(args.split, suites=args.suites, agents=agents, quick=args.quick, out=args.out,
+                                  backend=args.backend, workers=args.workers, force=args.force,
+                                  progress=False if args.quiet else None)
+        except CellsFailed as exc:
+            print(f"shockwave-gym: error: {exc}", file=sys.stderr)
+            return 1
+    written = [*write_leaderboard(run, Path(args.out) / "LEADERBOARD.md")]
+    if args.doc:
+        written += write_leaderboard(run, args.doc)
+    print(f"{len(run.results)} cells ({run.cells_run} run now) in {run.wall_s:.1f} s; written: "
+          + ", ".join(str(p) for p in written))
+    return 0

@@ -1,0 +1,141 @@
+"""The leaderboard: statistics, the command, and docs/LEADERBOARD.md against a re-run."""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+from shockwave_gym.cli import main
+from shockwave_gym.errors import InputError
+from shockwave_gym.harness import evaluate
+from shockwave_gym.harness.leaderboard import (
+    METRICS,
+    QUICK_SUITES,
+    format_interval,
+    leaderboard_entries,
+    t_interval,
+)
+from shockwave_gym.traces.suites import entry_trace, get_suite, split_entries
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+#: Deterministic metrics: a re-run must give these exactly.
+EXACT = ("makespan_s", "avg_jct_s", "worst_ftf", "worst_ftf_themis", "unfair_fraction", "unfair_fraction_themis",
+         "rounds", "completed_jobs")
+
+
+def test_t_interval_is_students_t():
+    values = [1.0, 2.0, 4.0, 7.0, 11.0]
+    mean, half, n = t_interval(values)
+    sd = math.sqrt(sum((v - 5.0) ** 2 for v in values) / 4)
+    assert (mean, n) == (5.0, 5)
+    assert half == pytest.approx(2.7764451051977987 * sd / math.sqrt(5), rel=1e-12)
+    one = t_interval([3.0, float("nan")])
+    assert one[0] == 3.0 and math.isnan(one[1]) and one[2] == 1
+    assert format_interval(1234.5, 67.0, "{:,.0f}") == "1,234 ± 67"
+    assert format_interval(0.5, float("nan"), "{:.1%}") == "50.0%"
+
+
+def test_quick_subset_and_bad_suites():
+    quick = leaderboard_entries("test", None, quick=True)
+    assert [e.suite for e in quick] == [s for s, k in QUICK_SUITES.items() for _ in range(k)]
+    assert "authors-canonical-120" in [e.trace_name for e in quick]
+    assert len(leaderboard_entries("test")) == len(split_entries(None, "test"))
+    with pytest.raises(InputError, match="unknown suite"):
+        leaderboard_entries("test", "small-nope")
+    with pytest.raises(InputError, match="none of them"):
+        leaderboard_entries("test", "gang-heavy", quick=True)
+
+
+def _md_row(text: str, suite: str, agent: str) -> list[str]:
+    section = text.split(f"\n## {suite}\n", 1)[1].split("\n## ", 1)[0]
+    for line in section.splitlines():
+        if line.startswith(f"| `{agent}` |"):
+            return [cell.strip() for cell in line.strip("|").split("|")]
+    raise AssertionError(f"no row for {agent} in {suite}")
+
+
+def _check_rows(md: str, rows: list[dict], suite: str, agent: str) -> None:
+    """The markdown row of (suite, agent) is the t-interval of the CSV's cells."""
+    cells = [r for r in rows if r["suite"] == suite and r["agent"] == agent]
+    shown = _md_row(md, suite, agent)
+    assert shown[0] == f"`{agent}`"
+    for position, (column, _, fmt) in enumerate(METRICS[:-1], start=1):  # decision time is not reproducible
+        values = [float(r[column]) if r[column] else math.nan for r in cells]
+        assert shown[position] == format_interval(*t_interval(values)[:2], fmt), column
+    assert shown[len(METRICS) + 1] == str(len(cells))
+    assert f"--suites {suite}" in shown[-1] and agent in shown[-1]
+
+
+@pytest.mark.parametrize("suite, agent, trace", [
+    ("small-light", "fifo", "small-light-test-0"),
+    ("canonical", "srtf", "authors-canonical-120"),
+])
+def test_docs_leaderboard_rows_match_a_rerun_of_two_cells(tmp_path, suite, agent, trace):
+    md = (DOCS / "LEADERBOARD.md").read_text()
+    rows = list(csv.DictReader((DOCS / "LEADERBOARD.csv").open()))
+    _check_rows(md, rows, suite, agent)
+    saved = next(r for r in rows if r["trace"] == trace and r["agent"] == agent)
+    entry = next(e for e in split_entries([suite], "test") if e.trace_name == trace)
+    rerun = evaluate(agent, [entry_trace(entry)], gpus={trace: get_suite(suite).gpus}, workers=1,
+                     progress=False, figures=False).iloc[0]
+    for column in EXACT:
+        assert float(saved[column]) == float(rerun[column]), column
+
+
+def test_docs_leaderboard_covers_the_test_split_and_every_agent():
+    from shockwave_agents import available_agents, registry
+
+    rows = list(csv.DictReader((DOCS / "LEADERBOARD.csv").open()))
+    assert {r["trace"] for r in rows} == {e.trace_name for e in split_entries(None, "test")}
+    shipped = {name for name in available_agents() if registry.registered_factory(name) is None}  # not test agents
+    assert shipped <= {r["agent"] for r in rows}
+
+
+def test_leaderboard_command_writes_tables_and_resumes(tmp_path, capsys):
+    out, doc = tmp_path / "lb", tmp_path / "doc" / "LB.md"
+    argv = ["leaderboard", "--split", "validation", "--suites", "small-light", "--agents", "fifo", "srtf",
+            "--agent", "mine=fifo:backfill=false", "--workers", "1", "--out", str(out), "--quiet", "--doc", str(doc)]
+    assert main(argv) == 0
+    assert capsys.readouterr().out.startswith("15 cells (15 run now)")
+    md = (out / "LEADERBOARD.md").read_text()
+    assert md == doc.read_text()
+    rows = list(csv.DictReader((out / "LEADERBOARD.csv").open()))
+    assert len(rows) == 15 and {r["agent"] for r in rows} == {"fifo", "srtf", "mine"}
+    for agent in ("fifo", "srtf", "mine"):
+        _check_rows(md, rows, "small-light", agent)
+    assert "--agent mine=fifo:backfill=false" in _md_row(md, "small-light", "mine")[-1]
+    assert ("shockwave-gym leaderboard --split validation --suites small-light --agents fifo --agents srtf "
+            "--agent mine=fifo:backfill=false --out leaderboard_out") in md
+    assert "## Overall" in md and re.search(r"\| `fifo` \| 1\.000 ± 0\.000 \| 1\.000 ± 0\.000 \|", md)
+    # resumable: the second run computes nothing and writes the same numbers
+    assert main(argv) == 0
+    assert "(0 run now)" in capsys.readouterr().out
+    assert list(csv.DictReader((out / "LEADERBOARD.csv").open())) == rows
+
+
+def test_leaderboard_rejects_the_train_split_and_unknown_agents(tmp_path, capsys):
+    assert main(["leaderboard", "--split", "train", "--out", str(tmp_path / "a")]) == 2
+    assert main(["leaderboard", "--quick", "--agents", "nope", "--out", str(tmp_path / "b")]) == 2
+    assert "unknown agent 'nope'" in capsys.readouterr().err
+
+
+def test_leaderboard_runs_unchanged_on_the_ray_backend(tmp_path, monkeypatch):
+    ray = pytest.importorskip("ray", reason="Ray is not installed (optional extra: shockwave-gym[ray])")
+    import os
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(Path(__file__).resolve().parent.parent),
+                                                                    os.environ.get("PYTHONPATH", "")])))
+    common = ["leaderboard", "--quick", "--agents", "fifo", "las", "--quiet"]
+    assert main([*common, "--backend", "ray", "--workers", "2", "--out", str(tmp_path / "ray")]) == 0
+    assert not ray.is_initialized()
+    assert main([*common, "--workers", "1", "--out", str(tmp_path / "pool")]) == 0
+
+    def exact(path):
+        return [{k: r[k] for k in ("trace", "agent", *EXACT)} for r in csv.DictReader(path.open())]
+
+    assert exact(tmp_path / "ray" / "LEADERBOARD.csv") == exact(tmp_path / "pool" / "LEADERBOARD.csv")
