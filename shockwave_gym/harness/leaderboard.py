@@ -261,8 +261,9 @@ def leaderboard_markdown(run: LeaderboardRun) -> str:
         "(JCT / (isolated time × contention)); *static* uses the paper's contention max(1, N/G), *Themis* "
         "the mean number of jobs active during the job's life ([METRICS.md](METRICS.md)); *unfair* is the "
         "share of jobs with ρ > 1.05. *Decision* is the agent's wall time per round in milliseconds "
-        "(machine-dependent; every other number is deterministic and reproduces exactly). Rows are sorted "
-        "by avg JCT.",
+        "(machine-dependent). The other agents' numbers reproduce exactly; Shockwave's three variants "
+        "can differ between runs on a loaded machine (11 of their 135 cells did between two full runs). "
+        "Rows are sorted by avg JCT.",
         "",
         f"Generated on `{platform.node()}` ({platform.machine()}, Python {platform.python_version()}): "
         f"{len(results)} cells, this run {run.wall_s / 60:.1f} min wall ({run.cells_run} cells run, "
