@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from shockwave_agents.base import Agent
-from shockwave_gym.interface import pack_in_order
+from shockwave_gym.interface import pack_for_cluster
 from shockwave_gym.view import ClusterView
 
 
@@ -22,4 +22,5 @@ class FifoAgent(Agent):
 
     def act(self, view: ClusterView) -> np.ndarray:
         # active ids are ascending, and ids follow arrival order
-        return pack_in_order(view.active_job_ids, view.gang, view.gpus, backfill=self.backfill)
+        # on a heterogeneous cluster, in order, each job on its fastest type with room
+        return pack_for_cluster(view.active_job_ids, view, backfill=self.backfill)

@@ -22,7 +22,7 @@ import numpy as np
 
 from shockwave_agents.base import Agent
 from shockwave_gym.errors import InputError
-from shockwave_gym.interface import pack_in_order
+from shockwave_gym.interface import pack_for_cluster
 from shockwave_gym.view import ClusterView
 
 
@@ -47,4 +47,4 @@ class LasAgent(Agent):
             key = service
         # stable: equal keys keep ascending id, i.e. arrival order
         order = active[np.argsort(key, kind="stable")]
-        return pack_in_order(order, view.gang, view.gpus, backfill=self.backfill)
+        return pack_for_cluster(order, view, backfill=self.backfill)

@@ -21,7 +21,7 @@ from collections.abc import Callable
 import numpy as np
 
 from shockwave_agents.base import Agent
-from shockwave_gym.interface import pack_in_order, predicted_remaining_s
+from shockwave_gym.interface import pack_for_cluster, predicted_remaining_s
 from shockwave_gym.view import ClusterView
 
 
@@ -44,4 +44,4 @@ class SrtfAgent(Agent):
         remaining_s = self._remaining_s(view)
         # active ids are ascending, so a stable sort breaks ties by arrival
         order = active[np.argsort(remaining_s[active], kind="stable")]
-        return pack_in_order(order, view.gang, view.gpus, backfill=self.backfill)
+        return pack_for_cluster(order, view, backfill=self.backfill)

@@ -10,6 +10,7 @@ import math
 import numbers
 from dataclasses import dataclass
 
+from shockwave_gym.cluster import ClusterSpec
 from shockwave_gym.errors import InputError
 
 #: Round length (R2).
@@ -43,20 +44,50 @@ def _require_finite(value, name: str, *, low: float, low_inclusive: bool, high: 
 
 @dataclass(frozen=True)
 class SimConfig:
-    """Cluster and round parameters (seconds). See the module constants for defaults."""
+    """Cluster and round parameters (seconds). See the module constants for defaults.
 
-    gpus: int
+    ``SimConfig(gpus=N)`` is the homogeneous cluster of N V100s (the paper's), simulated by
+    :class:`~shockwave_gym.simulator.Simulator`. ``SimConfig(cluster=spec)`` (a
+    :class:`~shockwave_gym.cluster.ClusterSpec`, any mix of types) takes the heterogeneous
+    path (:mod:`shockwave_gym.hetero_simulator`, docs/HETEROGENEOUS.md), even when ``spec``
+    has one type; ``gpus`` is then the cluster's total (giving both and disagreeing is an
+    error).
+    """
+
+    gpus: int | None = None
     round_s: float = DEFAULT_ROUND_S
     restart_overhead_s: float = DEFAULT_RESTART_OVERHEAD_S
     restart_min_run_share: float = DEFAULT_RESTART_MIN_RUN_SHARE
+    cluster: ClusterSpec | None = None
 
     def __post_init__(self):
+        if self.cluster is not None:
+            if not isinstance(self.cluster, ClusterSpec):
+                raise InputError(f"cluster must be a ClusterSpec, got {type(self.cluster).__name__}")
+            if self.gpus is None:
+                object.__setattr__(self, "gpus", self.cluster.total)
+            elif require_positive_int(self.gpus, "gpus") != self.cluster.total:
+                raise InputError(
+                    f"gpus={self.gpus} disagrees with cluster {self.cluster} ({self.cluster.total} GPUs)"
+                )
+        elif self.gpus is None:
+            raise InputError("SimConfig needs gpus (a homogeneous V100 cluster) or cluster (a ClusterSpec)")
         object.__setattr__(self, "gpus", require_positive_int(self.gpus, "gpus"))
         _require_finite(self.round_s, "round_s", low=0.0, low_inclusive=False)
         _require_finite(self.restart_overhead_s, "restart_overhead_s", low=0.0, low_inclusive=True)
         _require_finite(self.restart_min_run_share, "restart_min_run_share", low=0.0, low_inclusive=True, high=1.0)
         if self.restart_overhead_s >= self.round_s:
             raise InputError("restart_overhead_s must be shorter than a round")
+
+    @property
+    def heterogeneous(self) -> bool:
+        """True when the run takes the heterogeneous path (a ``cluster`` was given)."""
+        return self.cluster is not None
+
+    @property
+    def cluster_spec(self) -> ClusterSpec:
+        """The cluster: ``cluster``, or ``gpus`` V100s for a homogeneous config."""
+        return self.cluster if self.cluster is not None else ClusterSpec.homogeneous(self.gpus)
 
     @property
     def restart_threshold_s(self) -> float:

@@ -10,6 +10,13 @@
 - unfair fraction = share of jobs with rho > threshold (1.05 by default); worst = max rho.
 - utilization = sum(gang * isolated time) / (G * makespan): restart overhead counts as idle.
   ``busy_utilization`` counts every GPU-second a job held, overhead included.
+
+Heterogeneous clusters (docs/HETEROGENEOUS.md, "Metrics"): isolated time stays the V100
+reference's (so ``utilization`` is reference work over capacity); FTF divides by the
+*equal-share* isolated time ``iso_fair_j`` instead (every epoch at ``sum_t w_t rate_t``,
+``w_t = G_t / G``), which is the isolated time itself on a V100-only cluster. Per type ``t``:
+``utilization_<t>`` = GPU-seconds of work (run - overhead) on ``t`` / (G_t x makespan),
+``busy_utilization_<t>`` the same with overhead.
 """
 
 from __future__ import annotations
@@ -48,10 +55,33 @@ class EpisodeResult:
     round_run_s: tuple[np.ndarray, ...] = field(repr=False)
     round_overhead_s: tuple[np.ndarray, ...] = field(repr=False)
     end_time_s: float = 0.0
+    # heterogeneous runs only (empty / None on the homogeneous path)
+    gpu_types: tuple[str, ...] = ()
+    type_gpus: tuple[int, ...] = ()
+    fair_isolated_time_s: np.ndarray | None = None  # FTF basis (equal-share isolated time)
+    round_gpu_types: tuple[np.ndarray, ...] = field(repr=False, default=())
+
+    @property
+    def heterogeneous(self) -> bool:
+        return bool(self.gpu_types)
+
+    @property
+    def ftf_isolated_time_s(self) -> np.ndarray:
+        """The isolated time FTF divides by: the equal-share one on a heterogeneous cluster."""
+        return self.isolated_time_s if self.fair_isolated_time_s is None else self.fair_isolated_time_s
 
     @classmethod
     def from_simulator(cls, sim) -> EpisodeResult:
         history = sim.history
+        typed = getattr(sim, "typed", None)
+        extra = {}
+        if typed is not None:
+            extra = dict(
+                gpu_types=tuple(typed.cluster.types),
+                type_gpus=tuple(typed.cluster.counts),
+                fair_isolated_time_s=typed.fair_isolated_time_s.copy(),
+                round_gpu_types=tuple(r.gpu_types for r in history),
+            )
         return cls(
             trace_name=sim.trace_name,
             gpus=sim.config.gpus,
@@ -68,6 +98,7 @@ class EpisodeResult:
             round_run_s=tuple(r.run_s for r in history),
             round_overhead_s=tuple(r.overhead_s for r in history),
             end_time_s=sim.time_s,
+            **extra,
         )
 
     @property
@@ -114,7 +145,7 @@ def mean_active_jobs(arrival_s: np.ndarray, completion_s: np.ndarray) -> np.ndar
 
 def static_ftf(result: EpisodeResult, jct_s: np.ndarray) -> np.ndarray:
     """The paper's rho = JCT / (isolated time * max(1, N/G)) of the given JCTs."""
-    return jct_s / (result.isolated_time_s * max(1.0, result.num_jobs / result.gpus))
+    return jct_s / (result.ftf_isolated_time_s * max(1.0, result.num_jobs / result.gpus))
 
 
 def per_job_ftf(result: EpisodeResult) -> tuple[np.ndarray, np.ndarray]:
@@ -129,7 +160,7 @@ def per_job_ftf(result: EpisodeResult) -> tuple[np.ndarray, np.ndarray]:
         arrived = result.arrival_s <= result.end_time_s
         ends = np.where(done, result.completion_s, result.end_time_s)[arrived]
         contention = mean_active_jobs(result.arrival_s[arrived], ends)[done[arrived]]
-        rho_themis[done] = jct[done] / (result.isolated_time_s[done] * np.maximum(1.0, contention / g))
+        rho_themis[done] = jct[done] / (result.ftf_isolated_time_s[done] * np.maximum(1.0, contention / g))
     return rho_static, rho_themis
 
 
@@ -178,7 +209,27 @@ def compute_metrics(result: EpisodeResult, unfair_threshold: float = UNFAIR_THRE
         "median_jct_admission_s": _finite_or_none(np.median(jct_admission)) if has else None,
         "worst_ftf_admission": _finite_or_none(rho_admission.max()) if has else None,
         "unfair_fraction_admission": _finite_or_none((rho_admission > unfair_threshold).mean()) if has else None,
+        **(_per_type_utilization(result, horizon) if result.heterogeneous else {}),
     }
+
+
+def _per_type_utilization(result: EpisodeResult, horizon: float) -> dict:
+    """``cluster`` and, per type ``t``, ``utilization_<t>`` (GPU-seconds of work, i.e. held
+    minus restart overhead, on ``t`` / (G_t x horizon)) and ``busy_utilization_<t>`` (held)."""
+    num_types = len(result.gpu_types)
+    work = np.zeros(num_types)
+    held = np.zeros(num_types)
+    for ids, run, overhead, types in zip(result.round_job_ids, result.round_run_s, result.round_overhead_s,
+                                         result.round_gpu_types, strict=True):
+        gang = result.gang[ids]
+        np.add.at(held, types, gang * run)
+        np.add.at(work, types, gang * (run - overhead))
+    out: dict = {"cluster": ",".join(f"{t}={c}" for t, c in zip(result.gpu_types, result.type_gpus, strict=True))}
+    for t, name in enumerate(result.gpu_types):
+        capacity = result.type_gpus[t] * horizon if horizon > 0 else float("nan")
+        out[f"utilization_{name}"] = _finite_or_none(work[t] / capacity)
+        out[f"busy_utilization_{name}"] = _finite_or_none(held[t] / capacity)
+    return out
 
 
 def jobs_table(result: EpisodeResult) -> list[dict]:
@@ -206,6 +257,8 @@ def jobs_table(result: EpisodeResult) -> list[dict]:
                 "ftf_admission": _finite_or_none(rho_admission[j]),
             }
         )
+        if result.heterogeneous:
+            rows[-1]["fair_isolated_time_s"] = float(result.ftf_isolated_time_s[j])
     return rows
 
 

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from shockwave_gym.config import DEFAULT_MAX_ROUNDS, SimConfig
+from shockwave_gym.hetero_simulator import make_simulator
 from shockwave_gym.metrics import EpisodeResult, compute_metrics
-from shockwave_gym.simulator import Simulator
-from shockwave_gym.throughput import ThroughputTable
+from shockwave_gym.throughput import ThroughputTable, TypedThroughputs
 
 
 @dataclass
@@ -73,7 +73,7 @@ def run_episode(
     trace,
     agent,
     config: SimConfig,
-    throughputs: ThroughputTable | None = None,
+    throughputs: ThroughputTable | TypedThroughputs | None = None,
     *,
     seed: int | None = None,
     max_rounds: int = DEFAULT_MAX_ROUNDS,
@@ -84,12 +84,16 @@ def run_episode(
 ) -> EpisodeOutcome:
     """Play ``agent`` on ``trace`` (a :class:`~shockwave_gym.traces.Trace`) to the end.
 
+    ``config`` with a ``cluster`` runs the heterogeneous simulator (``throughputs`` then a
+    :class:`TypedThroughputs`, one table taken as the V100 one, or ``None`` for the built-in
+    tables); otherwise the homogeneous one (:func:`~shockwave_gym.hetero_simulator.make_simulator`).
+
     ``progress=None`` shows a progress bar on stderr only when stderr is a terminal.
     ``on_round(status)`` runs after every round; ``should_stop()`` before every round, and
     a true answer ends the episode there (``outcome.stopped``; see the module docstring).
     """
     start = time.perf_counter()
-    sim = Simulator(trace.jobs, config, throughputs, trace_name=trace.name, oracle=oracle)
+    sim = make_simulator(trace.jobs, config, throughputs, trace_name=trace.name, oracle=oracle)
     view = sim.view
     agent.reset(view, seed)
     decision_s = 0.0

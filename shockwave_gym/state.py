@@ -36,6 +36,9 @@ class RoundRecord:
     overhead_s: np.ndarray
     completed_ids: np.ndarray
     gpus_busy: int
+    #: heterogeneous runs only: the type index (into the cluster's types) each job of
+    #: ``job_ids`` ran on; ``None`` on the homogeneous path
+    gpu_types: np.ndarray | None = None
 
 
 @dataclass

@@ -198,3 +198,120 @@ class ThroughputTable:
             except OSError as exc:
                 raise ThroughputError(f"{path}: {exc}") from None
         return cls.from_gavel_json(path)
+
+
+#: The GPU type whose seconds measure a job's progress (isolated time, work done) on every
+#: cluster: the paper's V100. On a heterogeneous cluster a job's progress is still counted in
+#: isolated seconds of V100 work (docs/HETEROGENEOUS.md, "Progress on a type").
+REFERENCE_GPU_TYPE = "v100"
+
+
+class TypedThroughputs:
+    """One :class:`ThroughputTable` per GPU type: the throughput model of a heterogeneous
+    cluster. It always holds the reference type (:data:`REFERENCE_GPU_TYPE`), whose table
+    defines isolated time; :meth:`table` gives any type's.
+
+    Build it with :meth:`builtin` (the bundled K80/P100/V100 tables), :meth:`from_gavel_json`
+    (every worker type of a Gavel-format file) or :meth:`resolve` (what a run uses for a
+    cluster, given what the user passed).
+    """
+
+    __slots__ = ("_tables",)
+
+    def __init__(self, tables: dict[str, ThroughputTable]):
+        if REFERENCE_GPU_TYPE not in tables:
+            raise ThroughputError(
+                f"a per-type throughput bundle needs the reference {REFERENCE_GPU_TYPE} table "
+                f"(it defines isolated time); got types {', '.join(sorted(tables)) or 'none'}"
+            )
+        for name, table in tables.items():
+            if not isinstance(table, ThroughputTable):
+                raise TypeError(f"table for {name!r} must be a ThroughputTable, got {type(table).__name__}")
+        self._tables = dict(tables)
+
+    def __reduce__(self):
+        return (TypedThroughputs, (self._tables,))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TypedThroughputs) and self._tables == other._tables
+
+    def __hash__(self) -> int:
+        return hash(tuple(sorted((t, hash(table)) for t, table in self._tables.items())))
+
+    @property
+    def types(self) -> tuple[str, ...]:
+        return tuple(sorted(self._tables))
+
+    @property
+    def reference(self) -> ThroughputTable:
+        """The reference type's table (isolated time is measured on it)."""
+        return self._tables[REFERENCE_GPU_TYPE]
+
+    @property
+    def source(self) -> str:
+        return "; ".join(f"{t}: {self._tables[t].source}" for t in self.types)
+
+    def has_type(self, gpu_type: str) -> bool:
+        return gpu_type in self._tables
+
+    def table(self, gpu_type: str) -> ThroughputTable:
+        """The table of ``gpu_type``; :class:`ThroughputError` when the bundle has none."""
+        table = self._tables.get(gpu_type)
+        if table is None:
+            raise ThroughputError(
+                f"no throughput table for GPU type {gpu_type!r} (have: {', '.join(self.types)})"
+            )
+        return table
+
+    @classmethod
+    def builtin(cls, types: tuple[str, ...] = BUILTIN_GPU_TYPES) -> TypedThroughputs:
+        """The built-in tables of ``types`` (plus the reference type's)."""
+        wanted = set(types) | {REFERENCE_GPU_TYPE}
+        return cls({t: ThroughputTable.builtin(t) for t in sorted(wanted)})
+
+    @classmethod
+    def from_gavel_json(cls, path: str | Path) -> TypedThroughputs:
+        """Every worker type of a Gavel-format file that we know (:data:`BUILTIN_GPU_TYPES`);
+        the file must have the reference type. Other keys (``*_unconsolidated``) are ignored."""
+        path = Path(path)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"), parse_constant=_reject_constant)
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, ValueError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise ThroughputError(f"{path}: cannot read throughput JSON: {reason}") from None
+        except RecursionError:
+            raise ThroughputError(f"{path}: cannot read throughput JSON: nested too deeply") from None
+        if not isinstance(data, dict):
+            raise ThroughputError(f"{path}: top level must be an object keyed by worker type, got {type(data).__name__}")
+        found = [t for t in BUILTIN_GPU_TYPES if t in data]
+        if REFERENCE_GPU_TYPE not in found:
+            raise ThroughputError(f"{path}: no worker type {REFERENCE_GPU_TYPE!r} (found: {', '.join(sorted(data)) or 'none'})")
+        return cls({t: ThroughputTable(gavel_rates(data, str(path), t), f"{path} [{t}]") for t in found})
+
+    @classmethod
+    def resolve(cls, throughputs, gpu_types: tuple[str, ...]) -> TypedThroughputs:
+        """The bundle a run on a cluster of ``gpu_types`` uses.
+
+        ``None``: the built-in tables. A :class:`TypedThroughputs`: itself (it must have every
+        type). A single :class:`ThroughputTable` (a user's ``--throughputs`` CSV, say): it is the
+        reference V100 table, and the other types come from the built-in tables. A path: a
+        Gavel JSON is read with every worker type it has (a cluster type it lacks is an
+        error); a CSV is the V100 table, as a single table is.
+        """
+        if throughputs is None:
+            bundle = cls.builtin(tuple(gpu_types))
+        elif isinstance(throughputs, TypedThroughputs):
+            bundle = throughputs
+        elif isinstance(throughputs, ThroughputTable):
+            tables = {t: ThroughputTable.builtin(t) for t in gpu_types if t != REFERENCE_GPU_TYPE}
+            tables[REFERENCE_GPU_TYPE] = throughputs
+            bundle = cls(tables)
+        else:
+            path = Path(throughputs)
+            if path.suffix == ".csv":
+                return cls.resolve(ThroughputTable.load(path), gpu_types)
+            bundle = cls.from_gavel_json(path)
+        missing = [t for t in gpu_types if not bundle.has_type(t)]
+        if missing:
+            raise ThroughputError(f"no throughput table for GPU type(s) {', '.join(missing)} (have: {', '.join(bundle.types)})")
+        return bundle

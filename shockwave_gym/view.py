@@ -20,8 +20,10 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from shockwave_gym.cluster import ClusterSpec
 from shockwave_gym.jobs import PublicJobSpec
 from shockwave_gym.state import ACTIVE, DONE, PENDING
+from shockwave_gym.throughput import REFERENCE_GPU_TYPE, TypedThroughputs
 
 _DONE = np.array(DONE, dtype=np.int8)  # 0-d: numpy compares with it faster than with an int
 
@@ -39,7 +41,8 @@ def _read_only(array: np.ndarray) -> np.ndarray:
 class ClusterView:
     """Read-only window on a :class:`~shockwave_gym.simulator.Simulator`."""
 
-    __slots__ = ("_sim", "_oracle", "_cache", "_cache_version", "_static_ro", "_public_specs", "__weakref__")
+    __slots__ = ("_sim", "_oracle", "_cache", "_cache_version", "_static_ro", "_public_specs",
+                 "_typed_cache", "_typed_version", "_typed_static", "__weakref__")
 
     def __init__(self, simulator, *, oracle: bool = False):
         self._sim = simulator
@@ -57,6 +60,9 @@ class ClusterView:
             reachable_valid=_read_only(s.reachable_valid),
         )
         self._public_specs: tuple[PublicJobSpec, ...] | None = None
+        self._typed_cache = None
+        self._typed_version = -1
+        self._typed_static = None
 
     # --- cluster -------------------------------------------------------------------------
 
@@ -287,6 +293,98 @@ class ClusterView:
         self._require_oracle("batch_size_schedule")
         s = self._sim.static
         return _read_only(s.epoch_batch_size[s.epoch_offset[job_id] : s.epoch_offset[job_id + 1]])
+
+    # --- per-type API (docs/HETEROGENEOUS.md, "For agents and envs") -----------------------
+    #
+    # The same on both paths: a homogeneous ``--gpus N`` run is a cluster of one type (v100),
+    # every job runnable on it, its per-type throughput the current throughput.
+
+    @property
+    def cluster(self) -> ClusterSpec:
+        """The cluster: GPU types (v100, p100, k80 order) and counts; ``--gpus N`` is
+        ``ClusterSpec.homogeneous(N)``. Column ``t`` of every per-type array is
+        ``cluster.types[t]``."""
+        return self._sim.config.cluster_spec
+
+    @property
+    def heterogeneous(self) -> bool:
+        """True on the heterogeneous path (``--cluster``), even with one type."""
+        return self._sim.config.heterogeneous
+
+    @property
+    def type_gpus(self) -> np.ndarray:
+        """(T,) GPUs per type: the capacity of each type in every round."""
+        return self._typed_parts()[0]
+
+    @property
+    def runnable(self) -> np.ndarray:
+        """(N, T) bool: the type's table has a positive rate for every batch size the job can
+        reach (a job may only be placed on such a type)."""
+        return self._typed_parts()[1]
+
+    @property
+    def throughputs_by_type(self) -> TypedThroughputs:
+        """The per-type throughput tables (one per cluster type, plus the V100 reference)."""
+        sim = self._sim
+        bundle = getattr(sim, "typed_throughputs", None)
+        return bundle if bundle is not None else TypedThroughputs({REFERENCE_GPU_TYPE: sim.throughputs})
+
+    @property
+    def throughput_by_type(self) -> np.ndarray:
+        """(N, T) iterations/s of each job's whole gang at its current batch size on each
+        type (0 where it cannot run). Column of v100 = :attr:`current_throughput`."""
+        return self._typed_dynamic()[0]
+
+    @property
+    def epoch_duration_by_type_s(self) -> np.ndarray:
+        """(N, T) seconds the current epoch takes, whole, on each type (inf where the job
+        cannot run). Column of v100 = :attr:`current_epoch_duration_s`."""
+        return self._typed_dynamic()[1]
+
+    @property
+    def last_type(self) -> np.ndarray:
+        """(N,) type index each job ran on last round; -1 if it did not run."""
+        return self._typed_dynamic()[2]
+
+    @property
+    def busy_gpus_by_type_last_round(self) -> np.ndarray:
+        """(T,) GPUs of each type held in the previous round (zeros before the first)."""
+        return self._typed_dynamic()[3]
+
+    def _typed_parts(self):
+        if self._typed_static is None:
+            typed = getattr(self._sim, "typed", None)
+            if typed is None:
+                capacity = np.array([self._sim.config.gpus], dtype=np.int64)
+                runnable = np.ones((self._sim.num_jobs, 1), dtype=bool)
+            else:
+                capacity, runnable = typed.capacity, typed.runnable
+            self._typed_static = (_read_only(capacity), _read_only(runnable))
+        return self._typed_static
+
+    def _typed_dynamic(self):
+        sim = self._sim
+        if self._typed_version == sim._version:
+            return self._typed_cache
+        typed = getattr(sim, "typed", None)
+        if typed is None:
+            derived = self._derived()
+            rates = derived.current_throughput[:, None].copy()
+            durations = derived.current_epoch_duration_s[:, None].copy()
+            last = np.where(sim.ran_last_round, 0, -1).astype(np.int64)
+            busy = np.array([sim.history[-1].gpus_busy if sim.history else 0], dtype=np.int64)
+        else:
+            current = np.minimum(sim.epoch_pos, sim.static.last_epoch_index)
+            rates = typed.epoch_rate[current]
+            durations = typed.epoch_duration_s[current]
+            last = sim.last_type.copy()
+            busy = np.zeros(typed.capacity.size, dtype=np.int64)
+            if sim.history:
+                record = sim.history[-1]
+                np.add.at(busy, record.gpu_types, sim.static.gang[record.job_ids])
+        parts = tuple(_read_only(a) for a in (rates, durations, last, busy))
+        self._typed_cache, self._typed_version = parts, sim._version
+        return parts
 
     # --- derived arrays, computed once per state -----------------------------------------
 

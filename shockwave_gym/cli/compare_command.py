@@ -123,7 +123,7 @@ def compare(args) -> int:
                 reference=args.reference or "shockwave", round_s=args.round_s, restart_overhead_s=args.restart_overhead_s,
                 max_rounds=args.max_rounds, figures=not args.no_figures, gantt=gantt,
                 progress=False if args.quiet else None, command=command,
-                agent_options=agent_options or None,
+                agent_options=agent_options or None, cluster=args.cluster,
             )
         except CellsFailed as exc:
             failed, results = exc, exc.results

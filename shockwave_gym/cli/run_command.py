@@ -63,6 +63,9 @@ def seed_int(text: str) -> int:
 def add_common_episode_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments shared by ``run`` and ``compare``: cluster and round settings."""
     parser.add_argument("--throughputs", metavar="JSON", help="Gavel-format throughput file (default: built-in V100 table)")
+    parser.add_argument("--cluster", metavar="TYPE=N,...", default=None,
+                        help="heterogeneous cluster, e.g. v100=12,p100=12,k80=12 (docs/HETEROGENEOUS.md); "
+                        "--gpus N is the V100-only shorthand; both given must agree")
     parser.add_argument("--round-s", type=float, default=DEFAULT_ROUND_S, help=f"round length in seconds (default {DEFAULT_ROUND_S:g})")
     parser.add_argument("--restart-overhead-s", type=float, default=DEFAULT_RESTART_OVERHEAD_S,
                         help=f"restart overhead in seconds (default {DEFAULT_RESTART_OVERHEAD_S:g}; 0 disables)")
@@ -104,17 +107,22 @@ def run(args) -> int:
     from shockwave_gym.metrics import jobs_table, timeline_table, to_csv
     from shockwave_gym.runner import run_episode
     from shockwave_gym.simulator import SimConfig
-    from shockwave_gym.throughput import ThroughputTable
+    from shockwave_gym.throughput import ThroughputTable, TypedThroughputs
     from shockwave_gym.traces import load_trace
-    from shockwave_gym.traces.bundled import resolve_gpus
+    from shockwave_gym.traces.bundled import resolve_cluster
 
     start = time.perf_counter()
     check_output_file(args.jobs_csv, "--jobs-csv")
     check_output_file(args.timeline_csv, "--timeline-csv")
-    gpus = resolve_gpus(args.trace, args.gpus)
-    throughputs = ThroughputTable.load(args.throughputs)
-    trace = load_trace(args.trace, throughputs, gpus=gpus)
-    config = SimConfig(gpus=gpus, round_s=args.round_s, restart_overhead_s=args.restart_overhead_s)
+    gpus, cluster = resolve_cluster(args.trace, args.gpus, args.cluster)
+    if cluster is None:
+        throughputs = ThroughputTable.load(args.throughputs)
+        table = throughputs
+    else:  # every cluster type's table; the V100 one validates the trace
+        throughputs = TypedThroughputs.resolve(args.throughputs, cluster.types)
+        table = throughputs.reference
+    trace = load_trace(args.trace, table, gpus=gpus)
+    config = SimConfig(gpus=gpus, round_s=args.round_s, restart_overhead_s=args.restart_overhead_s, cluster=cluster)
     agent = make_agent(args.agent, **parse_agent_options(args.agent_opt))
     from shockwave_gym.cli.episode_control import EpisodeControl  # progress + interruption
 

@@ -19,6 +19,7 @@ from shockwave_gym.harness.grid import (
     TracesArg,
     build_cells,
     resolve_agents,
+    resolve_clusters,
     resolve_seeds,
     resolve_throughputs,
     resolve_traces,
@@ -71,12 +72,16 @@ def evaluate(
     gantt: tuple | None = None,
     progress: bool | None = None,
     command: str = "",
+    cluster=None,
 ) -> pd.DataFrame:
     """Run every agent x trace x seed cell and return one row per cell (all metrics).
 
     - ``agents``: ``"all"``, ``"fifo,gavel"``, a list of names / ``"module:factory"``
       paths, or a dict label -> name or factory. ``traces``: bundled names, paths or
       :class:`~shockwave_gym.traces.Trace` objects. ``gpus`` defaults per bundled trace.
+      ``cluster`` (a :class:`~shockwave_gym.cluster.ClusterSpec` or ``"v100=12,p100=12,k80=12"``)
+      runs every trace on that heterogeneous cluster (docs/HETEROGENEOUS.md); a bundled
+      heterogeneous trace uses its own cluster when neither is given.
     - ``workers`` processes (default 2; 1 runs in this process) or ``backend="ray"``.
     - With ``out``, each finished cell is saved at once; a later call with the same
       inputs reuses saved cells (``force=True`` recomputes them), then writes
@@ -98,11 +103,17 @@ def evaluate(
     table = resolve_throughputs(throughputs)
     refs = resolve_agents(agents, agent_options)
     seed_list = resolve_seeds(seeds)
+    if cluster is not None and gpus is None:
+        from shockwave_gym.cluster import ClusterSpec
+
+        gpus = (cluster if isinstance(cluster, ClusterSpec) else ClusterSpec.parse(cluster)).total
     loaded = resolve_traces(traces, gpus, table)
+    clusters = resolve_clusters(loaded, gpus, cluster)
     single_seed = seed_free_labels(refs) if len(seed_list) > 1 else []
     cells = build_cells(
         refs, loaded, seed_list, table, round_s=round_s, restart_overhead_s=restart_overhead_s,
         max_rounds=max_rounds, oracle=oracle, single_seed=single_seed,
+        clusters=clusters, raw_throughputs=throughputs,
     )
     if gantt is not None:
         _gantt_cell(gantt, cells, refs[0].label, single_seed)  # fail on a bad choice before running

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from shockwave_gym.errors import InputError
 from shockwave_gym.simulator import SimConfig
-from shockwave_gym.throughput import ThroughputTable
+from shockwave_gym.throughput import ThroughputTable, TypedThroughputs
 from shockwave_gym.traces import Trace
 
 #: Bump when the record layout or the meaning of a cell's inputs changes: old records are
@@ -134,7 +134,7 @@ class Cell:
     gpus: int
     seed: int
     config: SimConfig
-    throughputs: ThroughputTable
+    throughputs: ThroughputTable | TypedThroughputs  # a bundle for a heterogeneous config
     max_rounds: int
     trace_sha256: str
     throughputs_sha256: str
@@ -169,7 +169,7 @@ class Cell:
             "trace_sha256": self.trace_sha256,
             "gpus": self.gpus,
             "seed": self.seed,
-            "sim_config": dataclasses.asdict(self.config),
+            "sim_config": _config_key(self.config),
             "throughputs_sha256": self.throughputs_sha256,
             "max_rounds": self.max_rounds,
             "oracle": self.oracle,
@@ -187,8 +187,20 @@ def trace_digest(trace: Trace) -> str:
     return hashlib.sha256(repr(rows).encode()).hexdigest()
 
 
-def throughputs_digest(table: ThroughputTable) -> str:
-    """SHA-256 of the table's entries (sorted)."""
+def _config_key(config: SimConfig) -> dict:
+    """The config as key data; a homogeneous config keeps its pre-cluster key (no
+    ``cluster`` entry), so saved cells stay valid."""
+    data = dataclasses.asdict(config)
+    if data.get("cluster") is None:
+        data.pop("cluster", None)
+    return data
+
+
+def throughputs_digest(table) -> str:
+    """SHA-256 of the table's entries (sorted); of every type's, for a per-type bundle."""
+    if isinstance(table, TypedThroughputs):
+        rows = [(t, throughputs_digest(table.table(t))) for t in table.types]
+        return hashlib.sha256(repr(rows).encode()).hexdigest()
     rows = sorted((str(k), float(v)) for k, v in table.items())
     return hashlib.sha256(repr(rows).encode()).hexdigest()
 

@@ -17,7 +17,7 @@ from shockwave_gym.config import (
 from shockwave_gym.errors import InputError
 from shockwave_gym.harness.cells import AgentRef, Cell, agent_ref, throughputs_digest, trace_digest
 from shockwave_gym.simulator import SimConfig
-from shockwave_gym.throughput import ThroughputTable
+from shockwave_gym.throughput import ThroughputTable, TypedThroughputs
 from shockwave_gym.traces import Trace
 
 AgentsArg = str | Iterable[str] | Mapping[str, str | Callable]
@@ -104,6 +104,26 @@ def resolve_traces(
     return loaded
 
 
+def resolve_clusters(traces: list[tuple[Trace, int]], gpus, cluster) -> list:
+    """The heterogeneous cluster of each loaded trace, or ``None`` (homogeneous): ``cluster``
+    (a spec or ``--cluster`` text) for all traces, else a bundled trace's own
+    (:data:`~shockwave_gym.traces.BUNDLED_CLUSTERS`) when no size was given for it. A
+    given size must agree with ``cluster``."""
+    from shockwave_gym.traces import resolve_cluster
+
+    specs = []
+    for trace, size in traces:
+        given = gpus.get(trace.name) if isinstance(gpus, Mapping) else gpus
+        if cluster is None and given is not None:
+            specs.append(None)
+            continue
+        total, spec = resolve_cluster(trace.name, given, cluster)
+        if spec is not None and total != size:
+            raise InputError(f"trace {trace.name!r}: cluster {spec} has {total} GPUs, not {size}")
+        specs.append(spec)
+    return specs
+
+
 def resolve_seeds(seeds: int | Iterable[int]) -> list[int]:
     values = [seeds] if isinstance(seeds, int) else list(seeds)
     if not values:
@@ -125,22 +145,31 @@ def build_cells(
     max_rounds: int | None = None,
     oracle: bool = False,
     single_seed: Collection[str] = (),
+    clusters: list | None = None,
+    raw_throughputs=None,
 ) -> list[Cell]:
     """The grid in report order: trace, then agent, then seed. Agents labelled in
     ``single_seed`` (their cells do not depend on the seed: :mod:`~.seeding`) get the first
-    seed only."""
+    seed only. ``clusters`` (one spec or ``None`` per trace) makes heterogeneous cells; their
+    per-type tables come from ``raw_throughputs`` (what the user passed) by
+    :meth:`~shockwave_gym.throughput.TypedThroughputs.resolve`."""
     if max_rounds is not None:
         max_rounds = require_positive_int(max_rounds, "max_rounds")
     cells = []
     table_sha256 = throughputs_digest(throughputs)
-    for trace, gpus in traces:
-        config = SimConfig(gpus=gpus, round_s=round_s, restart_overhead_s=restart_overhead_s)
+    for index, (trace, gpus) in enumerate(traces):
+        spec = clusters[index] if clusters is not None else None
+        config = SimConfig(gpus=gpus, round_s=round_s, restart_overhead_s=restart_overhead_s, cluster=spec)
+        table, digest = throughputs, table_sha256
+        if spec is not None:
+            table = TypedThroughputs.resolve(raw_throughputs if raw_throughputs is not None else throughputs, spec.types)
+            digest = throughputs_digest(table)
         trace_sha256 = trace_digest(trace)
         for agent in agents:
             for seed in seeds[:1] if agent.label in single_seed else seeds:
                 cells.append(Cell(
                     agent=agent, trace=trace, gpus=gpus, seed=seed, config=config,
-                    throughputs=throughputs, max_rounds=max_rounds or DEFAULT_MAX_ROUNDS,
-                    trace_sha256=trace_sha256, throughputs_sha256=table_sha256, oracle=oracle,
+                    throughputs=table, max_rounds=max_rounds or DEFAULT_MAX_ROUNDS,
+                    trace_sha256=trace_sha256, throughputs_sha256=digest, oracle=oracle,
                 ))
     return cells

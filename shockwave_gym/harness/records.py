@@ -61,7 +61,7 @@ def _floats(array: np.ndarray) -> list:
 
 def result_to_json(result: EpisodeResult) -> dict:
     """An :class:`EpisodeResult` as plain JSON data (inverse: :func:`result_from_json`)."""
-    return {
+    data = {
         "trace_name": result.trace_name,
         "gpus": int(result.gpus),
         "round_s": float(result.round_s),
@@ -78,6 +78,12 @@ def result_to_json(result: EpisodeResult) -> dict:
         "round_overhead_s": [_floats(o) for o in result.round_overhead_s],
         "end_time_s": float(result.end_time_s),
     }
+    if result.heterogeneous:  # only then: homogeneous records keep their exact layout
+        data["gpu_types"] = list(result.gpu_types)
+        data["type_gpus"] = [int(c) for c in result.type_gpus]
+        data["fair_isolated_time_s"] = _floats(result.fair_isolated_time_s)
+        data["round_gpu_types"] = [[int(t) for t in types] for types in result.round_gpu_types]
+    return data
 
 
 def _array(values: list, dtype=np.float64) -> np.ndarray:
@@ -104,6 +110,12 @@ def result_from_json(data: dict) -> EpisodeResult:
         round_run_s=tuple(_array(r) for r in data["round_run_s"]),
         round_overhead_s=tuple(_array(o) for o in data["round_overhead_s"]),
         end_time_s=float(data["end_time_s"]),
+        **({
+            "gpu_types": tuple(data["gpu_types"]),
+            "type_gpus": tuple(int(c) for c in data["type_gpus"]),
+            "fair_isolated_time_s": _array(data["fair_isolated_time_s"]),
+            "round_gpu_types": tuple(_array(t, np.int64) for t in data["round_gpu_types"]),
+        } if "gpu_types" in data else {}),
     )
 
 

@@ -8,26 +8,37 @@ It sits on the agents' side of the information boundary (it reads only the read-
 * :mod:`~shockwave_gym.interface.slots` - the slot map of fixed-size observations;
 * :mod:`~shockwave_gym.interface.observation` - observation features and builder;
 * :mod:`~shockwave_gym.interface.actions` - the action modes' decoding;
-* :mod:`~shockwave_gym.interface.packing` - the one packing rule.
+* :mod:`~shockwave_gym.interface.packing` - the one packing rule;
+* :mod:`~shockwave_gym.interface.placement` - packing and fair shares on a heterogeneous cluster.
 
 Nothing here imports gymnasium at module level (spaces are built on request).
 """
 
 from shockwave_gym.interface.ftf import contention, ftf_estimate
 from shockwave_gym.interface.packing import pack_in_order
+from shockwave_gym.interface.placement import (
+    equal_share_throughput,
+    pack_for_cluster,
+    pack_typed_in_order,
+)
 from shockwave_gym.interface.predictor import (
     RemainingTimePredictor,
     predicted_remaining_s,
     predictor_for,
 )
 from shockwave_gym.interface.slots import SlotMap
+from shockwave_gym.placement import Placement
 
 __all__ = [
     "RemainingTimePredictor",
+    "Placement",
     "SlotMap",
     "contention",
     "ftf_estimate",
+    "equal_share_throughput",
+    "pack_for_cluster",
     "pack_in_order",
+    "pack_typed_in_order",
     "predicted_remaining_s",
     "predictor_for",
 ]

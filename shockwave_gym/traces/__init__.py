@@ -22,10 +22,12 @@ Example::
 """
 
 from shockwave_gym.traces.bundled import (
+    BUNDLED_CLUSTERS,
     BUNDLED_GPUS,
     BUNDLED_RECIPES,
     bundled_command,
     bundled_traces,
+    resolve_cluster,
     resolve_gpus,
     resolve_trace_path,
 )
@@ -35,6 +37,7 @@ from shockwave_gym.traces.sources import FileTraceSource, GeneratedTraceSource, 
 from shockwave_gym.traces.types import Trace
 
 __all__ = [
+    "BUNDLED_CLUSTERS",
     "BUNDLED_GPUS",
     "BUNDLED_RECIPES",
     "FileTraceSource",
@@ -46,6 +49,7 @@ __all__ = [
     "bundled_traces",
     "generate_trace",
     "load_trace",
+    "resolve_cluster",
     "resolve_gpus",
     "resolve_trace_path",
     "save_trace",

@@ -32,6 +32,12 @@ BUNDLED_GPUS: dict[str, int] = {
     "scale-900": 256,
 }
 
+#: Bundled traces meant for a heterogeneous cluster: name -> cluster spec (``--cluster`` text).
+#: Such a trace travels with its cluster here: ``run``/``compare`` use it when neither
+#: ``--gpus`` nor ``--cluster`` is given (its :data:`BUNDLED_GPUS` entry is the spec's total,
+#: so code that only knows sizes still gets the right GPU count).
+BUNDLED_CLUSTERS: dict[str, str] = {}
+
 #: Bundled traces that are the authors' data, not ours: name -> where it comes from.
 AUTHORS_TRACES: dict[str, str] = {
     "authors-canonical-120": (
@@ -154,3 +160,30 @@ def resolve_gpus(trace_arg, gpus: int | None) -> int:
         f"--gpus is required for {str(name)!r} (only bundled traces have a default: "
         f"{', '.join(BUNDLED_GPUS)})"
     )
+
+
+def resolve_cluster(trace_arg, gpus: int | None, cluster: str | None):
+    """``(gpus, ClusterSpec or None)`` for ``trace_arg``, from ``--gpus`` and ``--cluster``.
+
+    ``--cluster`` given: that spec (heterogeneous path); with ``--gpus`` too, the two must
+    agree on the GPU count. Only ``--gpus``: the homogeneous V100 cluster (``None``). Neither:
+    a bundled heterogeneous trace's own cluster (:data:`BUNDLED_CLUSTERS`), else
+    :func:`resolve_gpus`'s rule.
+    """
+    from shockwave_gym.cluster import ClusterSpec
+
+    if cluster is not None:
+        spec = cluster if isinstance(cluster, ClusterSpec) else ClusterSpec.parse(cluster)
+        if gpus is not None:
+            resolve_gpus(trace_arg, gpus)  # same checks of --gpus itself
+            if gpus != spec.total:
+                raise InputError(
+                    f"--gpus {gpus} and --cluster {spec} ({spec.total} GPUs) disagree; give one of them"
+                )
+        return spec.total, spec
+    if gpus is None:
+        name = trace_arg if isinstance(trace_arg, str | Path) else getattr(trace_arg, "name", None)
+        if isinstance(name, str) and name in BUNDLED_CLUSTERS:
+            spec = ClusterSpec.parse(BUNDLED_CLUSTERS[name], where=f"bundled cluster of {name}")
+            return spec.total, spec
+    return resolve_gpus(trace_arg, gpus), None
