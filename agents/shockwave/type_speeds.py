@@ -101,10 +101,3 @@ class TypeSpeeds:
         work_done = (counts * ref_dur).sum(axis=1) + partial * current[reference, columns]
         return TypedEstimates(job_ids, best, mean_epoch, work_done, speed, remaining.T)
 
-
-def fair_share_rate(capacity: np.ndarray, speed: np.ndarray, jobs: int) -> np.ndarray:
-    """Each job's progress rate (reference seconds per second) under an equal share of every
-    type: 1/J of each type's GPUs, ``min(1, sum_k (G_k / J) speed[j, k])``. With one type
-    of speed 1 this is the homogeneous ``min(1, G / J)``."""
-    per_type = np.asarray(capacity, dtype=np.float64) / float(jobs)
-    return np.minimum(1.0, speed @ per_type)
