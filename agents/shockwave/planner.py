@@ -50,7 +50,8 @@ from shockwave_agents.shockwave.reranker import Reranker
 from shockwave_agents.shockwave.results import SolveResult, SolveStatus
 
 #: Typed schedule programs up to this many x[j, k, t] columns are solved (warm-started from
-#: the repaired packing) when the typed counts do not pack; larger ones keep the repaired packing.
+#: the repaired packing) when the typed counts do not pack and the repaired plan is not within
+#: the gap of the counts bound; larger ones keep the repaired packing.
 TYPED_SCHEDULE_MAX_COLUMNS = 600
 #: Statuses after which the constrained program is relaxed without a warning.
 _EXPECTED_FAILURES = (SolveStatus.INFEASIBLE, SolveStatus.NO_SOLUTION)
@@ -236,7 +237,9 @@ class Planner:
             x = greedy
         record.packing_repaired = True
         columns = instance.num_jobs * instance.num_types * instance.rounds
-        if columns <= TYPED_SCHEDULE_MAX_COLUMNS:
+        bound = attempt.result.bound
+        short = bound is None or bound - evaluate_plan(instance, x).objective > self._abs_gap(instance)
+        if columns <= TYPED_SCHEDULE_MAX_COLUMNS and short:
             greedy, counts_result = attempt.greedy, attempt.result
             if greedy is None or evaluate_plan(instance, x).objective > evaluate_plan(instance, greedy).objective:
                 attempt.greedy = x
