@@ -3,6 +3,11 @@
 Source: the classic first-come-first-served baseline of cluster schedulers (e.g. as used in
 Gavel's and Tiresias' evaluations). Non-preemptive in effect: a running job stays ahead of
 every later arrival, so it keeps its GPUs until it completes.
+
+On a heterogeneous cluster the order is placed by the default rule: each job, in order, on the
+fastest type (at its current batch size) with room for its gang
+(:func:`shockwave_gym.interface.pack_for_cluster`; docs/HETEROGENEOUS.md). SRTF and LAS do
+the same with their orders.
 """
 
 from __future__ import annotations

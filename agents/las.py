@@ -12,6 +12,9 @@ queues), follows Tiresias' finding that two queues capture most of the benefit. 
 Source: Gu et al., "Tiresias: A GPU Cluster Manager for Distributed Deep Learning"
 (NSDI '19). Not a Gavel-mechanism policy and not in the Shockwave authors' simulator;
 Tiresias' starvation-prevention promotion is not modelled.
+
+On a heterogeneous cluster the order is placed on the fastest type with room for each job
+(:func:`shockwave_gym.interface.pack_for_cluster`; docs/HETEROGENEOUS.md).
 """
 
 from __future__ import annotations

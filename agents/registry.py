@@ -19,6 +19,7 @@ _BUILTIN: dict[str, str] = {
     "srtf": "shockwave_agents.srtf:SrtfAgent",
     "las": "shockwave_agents.las:LasAgent",
     "gavel": "shockwave_agents.gavel.gavel:GavelAgent",
+    "gavel-blind": "shockwave_agents.gavel.gavel:make_gavel_blind",
     "themis": "shockwave_agents.gavel.themis:ThemisAgent",
     "allox": "shockwave_agents.gavel.allox:AlloxAgent",
     "ossp": "shockwave_agents.gavel.ossp:OsspAgent",

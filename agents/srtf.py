@@ -12,6 +12,9 @@ scheduler may know: the prediction, never the true remaining time (unless ``orac
 is passed, for ablations, in which case the view's true ``remaining_s`` is used). ``estimate``
 replaces the prediction by any function of the view (seconds per job): the course's lab 1
 schedules by a student's estimate this way.
+
+On a heterogeneous cluster the order is placed on the fastest type with room for each job
+(:func:`shockwave_gym.interface.pack_for_cluster`; docs/HETEROGENEOUS.md).
 """
 
 from __future__ import annotations

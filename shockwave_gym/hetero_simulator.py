@@ -170,8 +170,10 @@ class HeteroSimulator(Simulator):
     # --- the round ------------------------------------------------------------------------
 
     def run_round(self, ids: np.ndarray, types: np.ndarray | None = None) -> RoundRecord:
-        """One round for checked, ascending ``ids`` on type indices ``types`` (``None``: the
-        default rule in id order). Nothing is checked again."""
+        """One round for checked ``ids`` on type indices ``types``: ascending ids with their
+        types as :meth:`validate_placement` returns them, or (``types=None``) ids as
+        :meth:`validate_selection` returns them, placed by the default rule in that order (a
+        job that fits no type then raises). Nothing else is checked again."""
         if self._num_done == self.num_jobs:
             raise InvalidActionError("the episode is over: every job has completed")
         ids = np.asarray(ids, dtype=np.int64)

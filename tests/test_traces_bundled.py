@@ -26,6 +26,7 @@ EXPECTED_JOBS = {
     "scale-220": 220,
     "scale-460": 460,
     "scale-900": 900,
+    "hetero-120": 120,
 }
 
 

@@ -8,6 +8,12 @@ for Deep Learning" (Gandiva-fair, EuroSys '20), as the Shockwave authors ran it 
 ``GandivaFairProportional`` policy). Authors' policy key: ``gandiva_fair``.
 
 No deliberate difference from the authors' code.
+
+Heterogeneous form (docs/HETEROGENEOUS.md): Gandiva-fair gives every job an equal share of
+*every* GPU type, ``X[j, t] = min(1, G/N) G_t / G`` (its time share, split across types in
+proportion to their counts; 0 on a type it cannot run on). The paper's second step, trading
+fast-GPU shares between users whose speed-ups differ, is not modelled: it needs per-user
+accounts, and every trace job is its own user here.
 """
 
 from __future__ import annotations
@@ -32,3 +38,8 @@ class GandivaFairAgent(GavelRoundAgent):
 
     def compute_allocation(self, view: ClusterView, job_ids: np.ndarray) -> np.ndarray:
         return equal_share_allocation(job_ids.size, view.gpus)
+
+    def compute_typed_allocation(self, view: ClusterView, job_ids: np.ndarray) -> np.ndarray:
+        share = equal_share_allocation(job_ids.size, view.gpus)
+        weights = np.asarray(view.type_gpus, dtype=np.float64) / float(view.gpus)
+        return np.where(view.runnable[job_ids], share[:, None] * weights[None, :], 0.0)

@@ -41,7 +41,7 @@ import numpy as np
 
 from shockwave_agents.base import Agent
 from shockwave_gym.errors import InputError
-from shockwave_gym.interface import pack_in_order, predicted_remaining_s
+from shockwave_gym.interface import pack_in_order, pack_typed_in_order, predicted_remaining_s
 from shockwave_gym.view import ClusterView
 
 #: Credit every job starts with and returns to at each reset (half of the authors' 120 s round).
@@ -190,6 +190,12 @@ class GavelMechanism:
         return np.sort(chosen)
 
 
+def _multi_type(view) -> bool:
+    """The view's cluster has several GPU types (a view-like object without one: no)."""
+    cluster = getattr(view, "cluster", None)
+    return cluster is not None and not cluster.is_homogeneous
+
+
 def remaining_iterations(view: ClusterView, job_ids: np.ndarray, source: str = "current_rate") -> np.ndarray:
     """``rem_j``: remaining iterations, as observable at recompute time.
 
@@ -222,7 +228,15 @@ class GavelRoundAgent(Agent):
 
     Options (all agents): ``min_recompute_interval_s`` (M1, default 1000),
     ``count_restart_overhead`` (count the 20 s restart overhead as executed time; default
-    False, as the authors), ``hold_unallocated_gpus`` (default True, as the authors).
+    False, as the authors), ``hold_unallocated_gpus`` (default True, as the authors),
+    ``heterogeneity_aware`` (default True; docs/HETEROGENEOUS.md, "Agents").
+
+    On a cluster of several GPU types, a rule with a heterogeneous form
+    (:meth:`compute_typed_allocation` returns an ``X[j, t]``) runs it through the per-type
+    mechanism (:mod:`.typed_mechanism`). Otherwise, or with ``heterogeneity_aware=False``, the
+    rule is **blind** to types: its allocation is computed as if all ``view.gpus`` GPUs were
+    V100s, the homogeneous mechanism orders the jobs, and the default rule places them in that
+    order (each on its fastest type with room). On a one-type cluster nothing changes.
     """
 
     name = "gavel-mechanism"
@@ -233,13 +247,16 @@ class GavelRoundAgent(Agent):
         min_recompute_interval_s: float = MIN_RECOMPUTE_INTERVAL_S,
         count_restart_overhead: bool = False,
         hold_unallocated_gpus: bool = True,
+        heterogeneity_aware: bool = True,
     ):
         if not min_recompute_interval_s >= 0:
             raise InputError(f"min_recompute_interval_s must be >= 0, got {min_recompute_interval_s!r}")
         self.min_recompute_interval_s = float(min_recompute_interval_s)
         self.count_restart_overhead = bool(count_restart_overhead)
         self.hold_unallocated_gpus = bool(hold_unallocated_gpus)
+        self.heterogeneity_aware = bool(heterogeneity_aware)
         self.mechanism: GavelMechanism | None = None
+        self.typed_mechanism = None
 
     def reset(self, view: ClusterView, seed: int | None = None) -> None:
         self.mechanism = GavelMechanism(
@@ -248,6 +265,16 @@ class GavelRoundAgent(Agent):
             initial_credit_s=view.round_s / 2.0,
             hold_unallocated_gpus=self.hold_unallocated_gpus,
         )
+        self.typed_mechanism = None
+        if _multi_type(view) and self.heterogeneity_aware and self.has_typed_rule():
+            from shockwave_agents.gavel.typed_mechanism import TypedGavelMechanism
+
+            self.typed_mechanism = TypedGavelMechanism(
+                view.num_jobs, view.type_gpus,
+                min_recompute_interval_s=self.min_recompute_interval_s,
+                initial_credit_s=view.round_s / 2.0,
+                hold_unallocated_gpus=self.hold_unallocated_gpus,
+            )
         self._seen_round = view.round_index
         self._recomputes = 0
         self._allocation_wall_s = 0.0
@@ -260,9 +287,19 @@ class GavelRoundAgent(Agent):
     def compute_allocation(self, view: ClusterView, job_ids: np.ndarray) -> np.ndarray:
         """``x`` for ``job_ids`` (active, ascending), each in [0, 1]."""
 
+    def compute_typed_allocation(self, view: ClusterView, job_ids: np.ndarray) -> np.ndarray:
+        """The rule's heterogeneous form: ``X`` of shape ``(len(job_ids), T)`` (columns
+        ``view.cluster.types``). Rules without one leave this unimplemented and run blind."""
+        raise NotImplementedError
+
+    def has_typed_rule(self) -> bool:
+        return type(self).compute_typed_allocation is not GavelRoundAgent.compute_typed_allocation
+
     def act(self, view: ClusterView) -> np.ndarray:
         if self.mechanism is None:
             self.reset(view)
+        if self.typed_mechanism is not None:
+            return self._act_typed(view)
         mechanism = self.mechanism
         self._observe(view)
         now_s = view.time_s
@@ -274,7 +311,37 @@ class GavelRoundAgent(Agent):
             self._allocation_wall_s += time.perf_counter() - start
             mechanism.set_allocation(job_ids, allocation)
             self._recomputes += 1
-        return mechanism.select(np.asarray(view.gang))
+        if not _multi_type(view):
+            return mechanism.select(np.asarray(view.gang))
+        # blind to types: the homogeneous order, placed on the fastest type with room
+        order = mechanism.order()
+        allocated = mechanism.has_allocation[order]
+        if self.hold_unallocated_gpus:
+            return pack_typed_in_order(order, view, holds=~allocated)
+        return pack_typed_in_order(order[allocated], view)
+
+    def _act_typed(self, view: ClusterView):
+        mechanism = self.typed_mechanism
+        if view.round_index > self._seen_round:
+            ids = np.flatnonzero(np.asarray(view.ran_last_round, dtype=bool))
+            executed_s = np.array(view.last_run_s[ids], dtype=np.float64)
+            if not self.count_restart_overhead:
+                executed_s -= view.last_overhead_s[ids]
+            mechanism.record_run(ids, np.asarray(view.last_type[ids], dtype=np.int64), executed_s)
+            self._seen_round = view.round_index
+        is_active = np.asarray(view.is_active)
+        mechanism.retire(np.flatnonzero(mechanism.tracked & ~is_active))
+        mechanism.admit(np.flatnonzero(is_active & ~mechanism.tracked))
+        now_s = view.time_s
+        if mechanism.should_recompute(now_s):
+            mechanism.reset(now_s)
+            job_ids = mechanism.tracked_ids()
+            start = time.perf_counter()
+            allocation = self.compute_typed_allocation(view, job_ids)
+            self._allocation_wall_s += time.perf_counter() - start
+            mechanism.set_allocation(job_ids, allocation)
+            self._recomputes += 1
+        return mechanism.select(view)
 
     def _observe(self, view: ClusterView) -> None:
         """Account for the round that just ended, then retire completions and admit arrivals."""

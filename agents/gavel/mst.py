@@ -6,6 +6,11 @@ on the density ``thr_j / sf_j``: classes of equal density are filled in descendi
 each job of a class that fits gets ``x = 1``, and the class at the margin is split equally
 (``x = free GPUs / sum of its gangs``).
 
+Heterogeneous form (Gavel's ``max_sum_throughput_perf`` over types; docs/HETEROGENEOUS.md):
+maximise ``sum_{j,t} tput[j, t] X[j, t]`` subject to ``sum_j sf_j X[j, t] <= G_t``,
+``sum_t X[j, t] <= 1``, ``0 <= X``, ``X[j, t] = 0`` where ``j`` cannot run on ``t``: an LP,
+solved with HiGHS (scipy).
+
 Source: the throughput-maximising policy of Gavel (Narayanan et al., OSDI '20). Authors'
 policy key: ``max_sum_throughput_perf``.
 
@@ -46,10 +51,36 @@ def max_throughput_allocation(throughput: np.ndarray, gang: np.ndarray, gpus: in
     return x
 
 
+def hetero_max_throughput_allocation(throughput: np.ndarray, gang: np.ndarray, type_gpus: np.ndarray) -> np.ndarray:
+    """``X`` (m, T) maximising ``sum tput X`` over types (module docstring); HiGHS LP."""
+    from scipy.optimize import linprog
+
+    throughput = np.asarray(throughput, dtype=np.float64)
+    m, num_types = throughput.shape
+    if m == 0:
+        return np.zeros((0, num_types))
+    n = m * num_types
+    capacity = np.zeros((num_types, n))
+    for t in range(num_types):
+        capacity[t, t:n:num_types] = np.asarray(gang, dtype=np.float64)
+    rows = np.kron(np.eye(m), np.ones((1, num_types)))
+    bounds = [(0.0, 1.0 if rate > 0 else 0.0) for rate in throughput.ravel()]
+    result = linprog(-throughput.ravel(), A_ub=np.vstack([capacity, rows]),
+                     b_ub=np.concatenate([np.asarray(type_gpus, dtype=np.float64), np.ones(m)]),
+                     bounds=bounds, method="highs")
+    if result.status != 0:
+        raise RuntimeError(f"heterogeneous max-sum-throughput LP failed: {result.message}")
+    return np.clip(result.x.reshape(m, num_types), 0.0, 1.0)
+
+
 class MstAgent(GavelRoundAgent):
     """Throughput-maximising allocation (MST) turned into rounds by the shared mechanism."""
 
     name = "mst"
+
+    def compute_typed_allocation(self, view: ClusterView, job_ids: np.ndarray) -> np.ndarray:
+        throughput = np.where(view.runnable[job_ids], view.throughput_by_type[job_ids], 0.0)
+        return hetero_max_throughput_allocation(throughput, view.gang[job_ids], view.type_gpus)
 
     def compute_allocation(self, view: ClusterView, job_ids: np.ndarray) -> np.ndarray:
         return max_throughput_allocation(view.current_throughput[job_ids], view.gang[job_ids], view.gpus)

@@ -12,6 +12,12 @@ the isolated share ``min(1, G / (N sf_j))``. ``rem``/``thr`` are remaining itera
 iterations/s at the current batch size
 (:func:`~shockwave_agents.gavel.mechanism.remaining_iterations`).
 
+Heterogeneous form (Gavel's heterogeneity-aware FTF, OSDI '20; docs/HETEROGENEOUS.md): the
+same program over ``X[j, t]``, with the job's rate ``sum_t tput[j, t] X[j, t]``, the isolated
+rate ``eq_j`` = its equal-share throughput (``G_t / N`` GPUs of every type,
+:func:`shockwave_gym.interface.equal_share_throughput`) and per-type capacity
+``sum_j sf_j X[j, t] <= G_t``; the fallback is the equal share itself.
+
 Source: Mahajan et al., "Themis: Fair and Efficient GPU Cluster Scheduling" (NSDI '20), in
 the Gavel/Shockwave authors' formulation (``FinishTimeFairness_Perf``). Authors' policy key:
 ``finish_time_fairness``.
@@ -35,6 +41,7 @@ from shockwave_agents.gavel.mechanism import (
     check_remaining_source,
     remaining_iterations,
 )
+from shockwave_gym.interface import equal_share_fractions
 from shockwave_gym.view import ClusterView
 
 
@@ -91,6 +98,45 @@ def solve_finish_time_fairness(
     return problem.status, None if x.value is None else x.value.reshape(m)
 
 
+def solve_finish_time_fairness_typed(
+    throughput: np.ndarray,
+    gang: np.ndarray,
+    remaining: np.ndarray,
+    waited_s: np.ndarray,
+    isolated_denominator_s: np.ndarray,
+    type_gpus: np.ndarray,
+) -> tuple[str, np.ndarray | None]:
+    """:func:`solve_finish_time_fairness` over types: ``throughput`` (m, T), 0 where a job
+    cannot run (its ``X`` is held at 0 there); returns ``(status, X (m, T) or None)``."""
+    import cvxpy as cp
+
+    if not np.all(isolated_denominator_s > 0):
+        return "not_dcp", None
+    m, num_types = throughput.shape
+    x = cp.Variable((m, num_types))
+    rate = cp.sum(cp.multiply(throughput, x), axis=1)
+    finish_ratio = cp.multiply(1.0 / isolated_denominator_s, waited_s + cp.multiply(remaining, cp.inv_pos(rate)))
+    objective = cp.Minimize(finish_ratio[0] if m == 1 else cp.max(finish_ratio))
+    constraints = [
+        x >= 0,
+        cp.sum(cp.multiply(gang.reshape(m, 1).astype(np.float64), x), axis=0) <= np.asarray(type_gpus, dtype=np.float64),
+        cp.sum(x, axis=1) <= 1,
+    ]
+    blocked = throughput <= 0
+    if blocked.any():
+        constraints.append(cp.multiply(blocked.astype(np.float64), x) == 0)
+    problem = cp.Problem(objective, constraints)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            problem.solve(solver=cp.ECOS)
+    except cp.error.DCPError:
+        return "not_dcp", None
+    except cp.error.SolverError:
+        return "solver_error", None
+    return problem.status, None if x.value is None else x.value
+
+
 class ThemisAgent(GavelRoundAgent):
     """Finish-time-fair allocation (Themis) turned into rounds by the shared mechanism."""
 
@@ -132,6 +178,31 @@ class ThemisAgent(GavelRoundAgent):
             self._previous_isolated_rate = dict(zip(job_ids.tolist(), isolated_rate.tolist(), strict=True))
         if x is None:
             return share
+        return np.clip(x, 0.0, 1.0)
+
+    def compute_typed_allocation(self, view: ClusterView, job_ids: np.ndarray) -> np.ndarray:
+        gang = view.gang[job_ids].astype(np.float64)
+        throughput = np.where(view.runnable[job_ids], view.throughput_by_type[job_ids], 0.0)
+        remaining = remaining_iterations(view, job_ids, self.remaining)
+        shares = equal_share_fractions(view, job_ids)
+        isolated_rate = (shares * throughput).sum(axis=1)
+        used_s = np.empty(job_ids.size)
+        for i, job_id in enumerate(job_ids.tolist()):
+            used = self._used_isolated_s.get(job_id, 0.0)
+            if job_id in self._previous_remaining:
+                used += (self._previous_remaining[job_id] - remaining[i]) / self._previous_isolated_rate[job_id]
+            self._used_isolated_s[job_id] = used
+            used_s[i] = used
+        status, x = solve_finish_time_fairness_typed(
+            throughput, gang, remaining, view.time_s - view.arrival_s[job_ids],
+            used_s + remaining / isolated_rate, view.type_gpus,
+        )
+        self._statuses[status] = self._statuses.get(status, 0) + 1
+        if status != "not_dcp":
+            self._previous_remaining = dict(zip(job_ids.tolist(), remaining.tolist(), strict=True))
+            self._previous_isolated_rate = dict(zip(job_ids.tolist(), isolated_rate.tolist(), strict=True))
+        if x is None:
+            return shares
         return np.clip(x, 0.0, 1.0)
 
     def stats(self) -> dict:

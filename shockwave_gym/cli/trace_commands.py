@@ -65,6 +65,8 @@ def _generate(args: argparse.Namespace) -> int:
         seed=args.seed,
         arrival_rate_per_hour=args.arrival_rate_per_hour,
         name=args.name,
+        cluster=args.cluster,
+        arrival_rate_per_gpu_hour=args.arrival_rate_per_gpu_hour,
         **optional,
     )
     table = ThroughputTable.load(args.throughputs) if args.throughputs else None
@@ -131,6 +133,10 @@ def add_parsers(subparsers) -> None:
     gen.add_argument("--mode-mix", help="mode probabilities, e.g. static:0,accordion:0.5,gns:0.5")
     gen.add_argument("--min-duration-h", type=float, help="shortest candidate duration (default 0.2)")
     gen.add_argument("--max-duration-h", type=float, help="longest candidate duration (default 5)")
+    gen.add_argument("--cluster", metavar="TYPE=N,...", help="heterogeneous cluster every job must run on (docs/HETEROGENEOUS.md)")
+    gen.add_argument("--arrival-rate-per-gpu-hour", type=float, metavar="R",
+                     help="with --cluster: arrivals per hour per V100-equivalent GPU (2.8125 = the canonical 90/h on 32 V100s); "
+                     "overrides --arrival-rate-per-hour")
     gen.add_argument("--name", help="trace name (default generated-<jobs>-seed<seed>)")
     gen.add_argument("--throughputs", help="throughput table (Gavel JSON or our CSV); default built-in V100")
     gen.add_argument("--out", required=True, help="output file: .jsonl for JSON lines, else TSV")

@@ -38,6 +38,7 @@ BUILTIN_USES_SEED: dict[str, bool | Callable[[Mapping[str, object]], bool]] = {
     "srtf": False,
     "las": False,
     "gavel": False,
+    "gavel-blind": False,
     "themis": False,
     "allox": False,
     "ossp": False,

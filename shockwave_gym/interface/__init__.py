@@ -17,6 +17,7 @@ Nothing here imports gymnasium at module level (spaces are built on request).
 from shockwave_gym.interface.ftf import contention, ftf_estimate
 from shockwave_gym.interface.packing import pack_in_order
 from shockwave_gym.interface.placement import (
+    equal_share_fractions,
     equal_share_throughput,
     pack_for_cluster,
     pack_typed_in_order,
@@ -35,6 +36,7 @@ __all__ = [
     "SlotMap",
     "contention",
     "ftf_estimate",
+    "equal_share_fractions",
     "equal_share_throughput",
     "pack_for_cluster",
     "pack_in_order",

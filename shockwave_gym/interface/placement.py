@@ -37,6 +37,18 @@ def pack_for_cluster(order: np.ndarray, view, *, backfill: bool = True, holds: n
     return pack_typed_in_order(order, view, backfill=backfill, holds=holds).job_ids
 
 
+def equal_share_fractions(view, job_ids: np.ndarray) -> np.ndarray:
+    """(m, T) time shares ``f[j, t]`` of the equal share (see :func:`equal_share_throughput`):
+    ``G_t / (m g_j)``, scaled so that each row sums to at most 1."""
+    job_ids = np.asarray(job_ids, dtype=np.int64)
+    counts = np.asarray(view.type_gpus, dtype=np.float64)
+    if job_ids.size == 0:
+        return np.zeros((0, counts.size))
+    gang = np.asarray(view.gang[job_ids], dtype=np.float64)
+    shares = counts[None, :] / (job_ids.size * gang[:, None])
+    return shares / np.maximum(shares.sum(axis=1), 1.0)[:, None]
+
+
 def equal_share_throughput(view, job_ids: np.ndarray) -> np.ndarray:
     """Each job's throughput under its equal share of every type (Gavel's fairness reference):
     with ``m = len(job_ids)`` jobs, a job of gang ``g`` gets ``G_t / m`` GPUs of type ``t``,
@@ -46,9 +58,5 @@ def equal_share_throughput(view, job_ids: np.ndarray) -> np.ndarray:
     job_ids = np.asarray(job_ids, dtype=np.int64)
     if job_ids.size == 0:
         return np.zeros(0)
-    counts = np.asarray(view.type_gpus, dtype=np.float64)
-    gang = np.asarray(view.gang[job_ids], dtype=np.float64)
-    shares = counts[None, :] / (job_ids.size * gang[:, None])
-    total = shares.sum(axis=1)
-    shares = shares / np.maximum(total, 1.0)[:, None]
-    return (shares * np.asarray(view.throughput_by_type[job_ids])).sum(axis=1)
+    rates = np.where(view.runnable[job_ids], view.throughput_by_type[job_ids], 0.0)
+    return (equal_share_fractions(view, job_ids) * rates).sum(axis=1)

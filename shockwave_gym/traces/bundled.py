@@ -30,13 +30,16 @@ BUNDLED_GPUS: dict[str, int] = {
     "scale-220": 64,
     "scale-460": 128,
     "scale-900": 256,
+    "hetero-120": 36,
 }
 
 #: Bundled traces meant for a heterogeneous cluster: name -> cluster spec (``--cluster`` text).
 #: Such a trace travels with its cluster here: ``run``/``compare`` use it when neither
 #: ``--gpus`` nor ``--cluster`` is given (its :data:`BUNDLED_GPUS` entry is the spec's total,
 #: so code that only knows sizes still gets the right GPU count).
-BUNDLED_CLUSTERS: dict[str, str] = {}
+BUNDLED_CLUSTERS: dict[str, str] = {
+    "hetero-120": "v100=12,p100=12,k80=12",
+}
 
 #: Bundled traces that are the authors' data, not ours: name -> where it comes from.
 AUTHORS_TRACES: dict[str, str] = {
@@ -69,6 +72,10 @@ BUNDLED_RECIPES: dict[str, tuple[str, ...]] = {
     "scale-900": (
         "--jobs", "900", "--seed", "900", "--arrival-rate-per-hour", "720",
         "--name", "scale-900",
+    ),
+    "hetero-120": (
+        "--jobs", "120", "--seed", "1200", "--cluster", "v100=12,p100=12,k80=12",
+        "--arrival-rate-per-gpu-hour", "2.8125", "--name", "hetero-120",
     ),
 }
 

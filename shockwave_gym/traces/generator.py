@@ -17,7 +17,19 @@ Each job is drawn independently, in this order, from one ``np.random.default_rng
 5. ``total_iterations = round(duration_s * rate(model, batch size, gang))``, at least 1.
 
 Arrivals: the first at 0 s, then exponential inter-arrival times with mean
-``3600 / arrival_rate_per_hour`` s. Arrivals and durations are rounded to milliseconds so
+``3600 / arrival_rate_per_hour`` s.
+
+**Heterogeneous clusters** (``cluster``, e.g. ``"v100=12,p100=12,k80=12"``;
+docs/HETEROGENEOUS.md, "Traces"). Durations and iterations stay in V100 terms (the reference
+table), and a drawn job is kept only if, besides the V100 checks, it can run on at least one
+type of the cluster: every batch size its mode can reach has a positive rate there at its
+gang, and the type has at least ``gang`` GPUs. The load is set relative to capacity with
+``arrival_rate_per_gpu_hour``: arrivals per hour per *V100-equivalent GPU*, where the
+cluster's V100-equivalent size is ``E = sum_t G_t s_t`` and ``s_t`` the geometric mean, over
+the generator's templates on one GPU with a positive rate on both, of
+``rate_t / rate_v100`` (:func:`v100_equivalent_gpus`; with the built-in tables s = 1, 1.068,
+0.300 for v100, p100, k80). The paper's canonical load, 90 jobs/h on 32 V100s, is
+``arrival_rate_per_gpu_hour = 2.8125``. Arrivals and durations are rounded to milliseconds so
 files stay readable.
 
 **Feasibility.** A drawn job is kept only if every batch size its mode can reach has a
@@ -111,6 +123,10 @@ class GeneratorConfig:
     bucket_probs: tuple[float, float, float, float] = (0.72, 0.20, 0.05, 0.03)
     accordion_min_s: float = 1000.0
     name: str | None = None
+    #: heterogeneous cluster the jobs must run on (``--cluster`` text), or None
+    cluster: str | None = None
+    #: arrivals per hour per V100-equivalent GPU of ``cluster``; overrides arrival_rate_per_hour
+    arrival_rate_per_gpu_hour: float | None = None
 
     def __post_init__(self) -> None:
         for label, minimum in (("num_jobs", 1), ("seed", 0), ("num_durations", 1)):
@@ -155,6 +171,19 @@ class GeneratorConfig:
                     f"num_durations={self.num_durations} leaves duration bucket {index} "
                     "empty; use more candidates or give it probability 0"
                 )
+        if self.cluster is not None:
+            from shockwave_gym.cluster import ClusterSpec
+
+            spec = ClusterSpec.parse(self.cluster, where="cluster") if isinstance(self.cluster, str) else self.cluster
+            if not isinstance(spec, ClusterSpec):
+                raise InputError(f"cluster must be a spec such as 'v100=12,p100=12,k80=12', got {self.cluster!r}")
+            object.__setattr__(self, "cluster", str(spec))
+        per_gpu = self.arrival_rate_per_gpu_hour
+        if per_gpu is not None:
+            if self.cluster is None:
+                raise InputError("arrival_rate_per_gpu_hour needs a cluster (its V100-equivalent size sets the rate)")
+            if isinstance(per_gpu, bool) or not isinstance(per_gpu, (int, float)) or not math.isfinite(per_gpu) or per_gpu <= 0:
+                raise InputError(f"arrival_rate_per_gpu_hour must be a finite number > 0, got {per_gpu!r}")
         # Canonical order, so that equal mixes written in another order give the same trace.
         object.__setattr__(self, "gang_mix", {int(g): p for g, p in sorted(gang_mix.items())})
         object.__setattr__(self, "mode_mix", dict(sorted(mode_mix.items())))
@@ -162,7 +191,9 @@ class GeneratorConfig:
 
     def describe(self) -> str:
         """``"generated(seed=..., ...)"``: every parameter, for a trace's ``source``."""
-        parts = [f"{f.name}={getattr(self, f.name)!r}" for f in fields(self) if f.name != "name"]
+        optional = ("cluster", "arrival_rate_per_gpu_hour")  # listed only when set
+        parts = [f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)
+                 if f.name != "name" and not (f.name in optional and getattr(self, f.name) is None)]
         return f"generated({', '.join(parts)})"
 
 
@@ -171,6 +202,34 @@ def _bucket_bounds(num_durations: int) -> list[tuple[int, int]]:
     ends = [math.floor(share * num_durations + 0.5) for share in BUCKET_ENDS]
     starts = [0, *ends[:-1]]
     return list(zip(starts, ends, strict=True))
+
+
+def v100_equivalent_gpus(cluster, typed) -> float:
+    """``E = sum_t G_t s_t``: the cluster's size in V100s, ``s_t`` the geometric mean over the
+    generator's templates on one GPU (positive on both tables) of ``rate_t / rate_v100``
+    (``typed``: a :class:`~shockwave_gym.throughput.TypedThroughputs`)."""
+    reference = typed.reference
+    total = 0.0
+    for name, count in zip(cluster.types, cluster.counts, strict=True):
+        table = typed.table(name)
+        ratios = [table.rate(m, b, 1) / reference.rate(m, b, 1) for m, b in templates(reference)
+                  if reference.has(m, b, 1) and table.has(m, b, 1)]
+        if not ratios:
+            raise InputError(f"{table.source}: no generator template runs on one {name} GPU")
+        total += count * math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+    return total
+
+
+def _runs_on_cluster(spec: JobSpec, cluster, typed) -> bool:
+    """Some type of ``cluster`` has ``gang`` GPUs and a rate for every reachable size."""
+    from shockwave_gym.adaptation import get_mode
+
+    reachable = get_mode(spec.mode).reachable(spec)
+    for name, count in zip(cluster.types, cluster.counts, strict=True):
+        table = typed.table(name)
+        if count >= spec.gang and all(table.has(spec.model, b, spec.gang) for b in reachable):
+            return True
+    return False
 
 
 def templates(throughputs: ThroughputTable) -> list[tuple[str, int]]:
@@ -192,6 +251,7 @@ def _draw_job(
     choices: list[tuple[str, int]],
     candidates_h: np.ndarray,
     arrival_s: float,
+    hetero=None,
 ) -> JobSpec | None:
     """One job drawn from ``rng``, or ``None`` if it is not feasible under ``table``."""
     gangs, gang_probs = list(config.gang_mix), _normalised(config.gang_mix.values())
@@ -219,7 +279,11 @@ def _draw_job(
         arrival_s=arrival_s,
         duration_s=duration_s,
     )
-    return None if job_problems(spec, table) else spec
+    if job_problems(spec, table):
+        return None
+    if hetero is not None and not _runs_on_cluster(spec, *hetero):
+        return None
+    return spec
 
 
 def generate_trace(config: GeneratorConfig, throughputs: ThroughputTable | None = None) -> Trace:
@@ -229,23 +293,35 @@ def generate_trace(config: GeneratorConfig, throughputs: ThroughputTable | None 
     default). Raises ``InputError`` if the table cannot host any template, or a job stays
     infeasible after :data:`MAX_DRAWS_PER_JOB` draws.
     """
+    hetero = None
+    rate_per_hour = config.arrival_rate_per_hour
+    if config.cluster is not None:
+        from shockwave_gym.cluster import ClusterSpec
+        from shockwave_gym.throughput import TypedThroughputs
+
+        spec = ClusterSpec.parse(config.cluster, where="cluster")
+        typed = TypedThroughputs.resolve(throughputs, spec.types)
+        throughputs = None if throughputs is None else typed.reference
+        hetero = (spec, typed)
+        if config.arrival_rate_per_gpu_hour is not None:
+            rate_per_hour = config.arrival_rate_per_gpu_hour * v100_equivalent_gpus(spec, typed)
     table = ThroughputTable.builtin_v100() if throughputs is None else throughputs
     choices = templates(table)
     if not choices:
         raise InputError(f"{table.source} has no positive rate for any generator template")
     rng = np.random.default_rng(config.seed)
-    gaps_s = rng.exponential(3600.0 / config.arrival_rate_per_hour, size=config.num_jobs - 1)
+    gaps_s = rng.exponential(3600.0 / rate_per_hour, size=config.num_jobs - 1)
     arrivals_s = np.round(np.concatenate(([0.0], np.cumsum(gaps_s))), 3)
     if arrivals_s[-1] > MAX_ARRIVAL_S:
         raise InputError(
-            f"{config.num_jobs} jobs at {config.arrival_rate_per_hour:g} per hour arrive until "
+            f"{config.num_jobs} jobs at {rate_per_hour:g} per hour arrive until "
             f"{arrivals_s[-1]:.3g} s, beyond the trace limit of {MAX_ARRIVAL_S:g} s: raise the arrival rate"
         )
     candidates_h = np.linspace(config.min_duration_h, config.max_duration_h, config.num_durations)
     jobs = []
     for arrival_s in arrivals_s:
         for _ in range(MAX_DRAWS_PER_JOB):
-            job = _draw_job(rng, config, table, choices, candidates_h, float(arrival_s))
+            job = _draw_job(rng, config, table, choices, candidates_h, float(arrival_s), hetero)
             if job is not None:
                 jobs.append(job)
                 break
