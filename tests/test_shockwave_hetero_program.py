@@ -207,3 +207,35 @@ def test_one_type_of_speed_one_is_the_homogeneous_program():
     program = build_program(typed, 1e-6, form=ProgramForm.SCHEDULE)
     homogeneous = build_program(base, 1e-6, form=ProgramForm.SCHEDULE)
     assert np.array_equal(program_vector(typed, x[:, None, :], program), program_vector(base, x, homogeneous))
+
+
+def test_polish_moves_a_lone_job_to_the_fastest_free_type_and_trims_surplus():
+    """A lone job with 374 s of work (P100 seconds) on an idle v100/p100/k80 cluster: a plan
+    that runs it on the K80 for the whole horizon is as good to the objective as any plan
+    covering its work; polished, it runs on the P100 (its fastest) for 4 rounds only."""
+    from shockwave_agents.shockwave.typed_polish import polish_typed_plan
+
+    instance = PlanningInstance(
+        job_ids=np.array([0]), gang=np.array([1]), epochs_total=np.array([10.0]), epochs_done=np.zeros(1),
+        mean_epoch_s=np.array([37.4]), remaining_s=np.array([374.0]), gpus=3, rounds=10, round_s=120.0,
+        nsw_coef=0.1, makespan_coef_per_s=1e-3, type_capacity=np.array([1, 1, 1]),
+        speed=np.array([[0.54, 1.0, 0.44]]),
+    )
+    slow = np.zeros(instance.schedule_shape, dtype=bool)
+    slow[0, 2, :] = True
+    polished = polish_typed_plan(instance, slow)
+    assert polished[0, 1, :4].all() and polished.sum() == 4
+    assert evaluate_plan(instance, polished).objective == evaluate_plan(instance, slow).objective
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_polish_never_lowers_the_objective_and_keeps_capacity(seed):
+    from shockwave_agents.shockwave.typed_polish import polish_typed_plan
+
+    instance = _crowded_instance()
+    rng = np.random.default_rng(seed)
+    x = typed_greedy_plan(instance)
+    x &= rng.random(x.shape) < 0.6  # a feasible plan with holes
+    polished = polish_typed_plan(instance, x)
+    assert typed_capacity_ok(instance, polished)
+    assert evaluate_plan(instance, polished).objective >= evaluate_plan(instance, x).objective - 1e-12

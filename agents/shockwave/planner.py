@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from shockwave_agents.shockwave.config import ShockwaveConfig
-from shockwave_agents.shockwave.greedy import greedy_plan, typed_greedy_plan
+from shockwave_agents.shockwave.greedy import greedy_plan, typed_greedy_plan, typed_top_up
 from shockwave_agents.shockwave.typed_polish import polish_typed_plan
 from shockwave_agents.shockwave.instance import PlanningInstance
 from shockwave_agents.shockwave.mip import MipProgram, ProgramError, ProgramForm
@@ -129,6 +129,8 @@ class Planner:
         x, used, attempt = self._constrained_path(instance, record)
         if x is None:
             x, used, attempt = self._relaxed_path(instance, record, previous)
+        if used.typed:  # after re-ranking, which moves only jobs planned on one type
+            x = polish_typed_plan(used, x)
         self.last_instance = used
         value = evaluate_plan(used, x)
         record.objective, record.nsw_term, record.makespan_term = value.objective, value.nsw_term, value.makespan_term
@@ -210,7 +212,6 @@ class Planner:
             x = pack_typed_counts(counts, instance.gang, instance.type_capacity, instance.rounds, instance.last_type)
             if x is None:
                 return self._repair_typed(instance, attempt, program, counts, record)
-            x = polish_typed_plan(instance, x)
         else:
             x = pack_counts(counts, instance.gang, instance.gpus, instance.rounds, round0)
         if x is None:
@@ -221,7 +222,7 @@ class Planner:
     def _repair_typed(self, instance: PlanningInstance, attempt: Attempt, program: MipProgram,
                       counts: np.ndarray, record: PlanRecord) -> Attempt:
         """Typed counts that do not pack: packed with repair and topped up
-        (:func:`.packing.pack_typed_counts`, :func:`.typed_polish.polish_typed_plan`; the typed greedy
+        (:func:`.packing.pack_typed_counts`, :func:`.greedy.typed_top_up`; the typed greedy
         plan instead if that is better and meets the fairness bounds) instead of solving
         the typed schedule program, whose n K T binaries HiGHS does not close in time at
         cluster scale (small ones, up to :data:`TYPED_SCHEDULE_MAX_COLUMNS` columns, are
@@ -230,7 +231,7 @@ class Planner:
         speed = np.where(instance.runnable, instance.speed, 0.0)
         x = pack_typed_counts(counts, instance.gang, instance.type_capacity, instance.rounds, instance.last_type,
                               repair_speed=speed)
-        x = polish_typed_plan(instance, x)
+        x = typed_top_up(instance, x)
         greedy = attempt.greedy if attempt.greedy is not None else typed_greedy_plan(instance)
         values = [evaluate_plan(instance, c) for c in (x, greedy)]
         if values[1].feasible and (not values[0].feasible or values[1].objective > values[0].objective):
