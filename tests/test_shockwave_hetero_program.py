@@ -22,7 +22,6 @@ from shockwave_agents.shockwave.objective import evaluate_plan, typed_capacity_o
 from shockwave_agents.shockwave.packing import pack_typed_counts
 from shockwave_agents.shockwave.planner import Planner
 from shockwave_agents.shockwave.program import build_program, program_vector, schedule_from_vector
-from shockwave_agents.shockwave.record import PlanRecord
 from shockwave_agents.shockwave.solvers import HighsBackend
 
 

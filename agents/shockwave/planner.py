@@ -33,7 +33,6 @@ import numpy as np
 
 from shockwave_agents.shockwave.config import ShockwaveConfig
 from shockwave_agents.shockwave.greedy import greedy_plan, typed_greedy_plan, typed_top_up
-from shockwave_agents.shockwave.typed_polish import polish_typed_plan
 from shockwave_agents.shockwave.instance import PlanningInstance
 from shockwave_agents.shockwave.mip import MipProgram, ProgramError, ProgramForm
 from shockwave_agents.shockwave.numerics import effective_relaxed_instance
@@ -48,6 +47,7 @@ from shockwave_agents.shockwave.program import (
 from shockwave_agents.shockwave.record import PlanOutcome, PlanPath, PlanRecord
 from shockwave_agents.shockwave.reranker import Reranker
 from shockwave_agents.shockwave.results import SolveResult, SolveStatus
+from shockwave_agents.shockwave.typed_polish import polish_typed_plan
 
 #: Typed schedule programs up to this many x[j, k, t] columns are solved (warm-started from
 #: the repaired packing) when the typed counts do not pack and the repaired plan is not within

@@ -28,7 +28,12 @@ import numpy as np
 from shockwave_agents.shockwave.config import RANK_METHODS, ShockwaveConfig
 from shockwave_agents.shockwave.packing import rank_greedily, rank_program
 from shockwave_agents.shockwave.rank_rounding import round_relaxation
-from shockwave_agents.shockwave.ranking import RankTerms, improve_ranking, rank_terms, typed_rank_terms
+from shockwave_agents.shockwave.ranking import (
+    RankTerms,
+    improve_ranking,
+    rank_terms,
+    typed_rank_terms,
+)
 from shockwave_agents.shockwave.record import PlanRecord
 from shockwave_agents.shockwave.results import SolveStatus
 
