@@ -50,6 +50,10 @@ from shockwave_gym.errors import InputError
 from shockwave_gym.placement import Placement
 
 
+#: Smallest fair-share rate on a typed cluster (reference seconds per second).
+MIN_TYPED_SHARE = 1e-6
+
+
 class PlannerWarning(UserWarning):
     """A plan fell back to the greedy schedule or a solver misbehaved."""
 
@@ -158,6 +162,7 @@ class ShockwaveAgent(Agent):
         capacity = np.asarray(view.type_gpus, dtype=np.int64)
         speed = np.where(view.runnable[active], est.speed, 0.0)
         share = min(1.0, view.gpus / active.size) * (speed @ (capacity / float(capacity.sum())))
+        share = np.maximum(share, MIN_TYPED_SHARE)  # a job no type can take now still gets a finite target
         if reestimate:
             finish_s = view.arrival_s[active] + (est.work_done_s + remaining) / share
             self.fair_share.record(view.round_index, active, finish_s)
