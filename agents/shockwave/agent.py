@@ -49,7 +49,6 @@ from shockwave_agents.shockwave.type_speeds import TypeSpeeds
 from shockwave_gym.errors import InputError
 from shockwave_gym.placement import Placement
 
-
 #: Smallest fair-share rate on a typed cluster (reference seconds per second).
 MIN_TYPED_SHARE = 1e-6
 
