@@ -12,6 +12,13 @@ At each round boundary the agent
 - runs the plan's set for this round (jobs that finished are dropped) and gives GPUs left
   over to unplanned jobs, longest predicted remaining time first, if their gang fits.
 
+On a cluster of several GPU types (docs/HETEROGENEOUS.md, "Shockwave on typed clusters";
+our extension) the re-plan's instance is typed: per-type capacity, per-type speeds from
+:mod:`.type_speeds`, fair shares of every type; the plan names each job's type in each
+round, and the agent returns an explicit placement (planned jobs on their planned types,
+left-over GPUs of each type filled the same way, each job on the type where it does most
+work this round, restart overhead counted). A one-type cluster takes the homogeneous path.
+
 It reads only the view. ``stats()`` returns ``{"planner_stats": {...}}``, a summary of every
 plan (jobs, variables, solve times, gaps, paths taken), which ``shockwave-gym run --json``
 merges into its output.
@@ -38,6 +45,12 @@ from shockwave_agents.shockwave.predictor import JobEstimates, ShockwavePredicto
 from shockwave_agents.shockwave.record import PlanRecord
 from shockwave_agents.shockwave.solvers import select_backend
 from shockwave_agents.shockwave.stats import summarise_plans
+from shockwave_agents.shockwave.type_speeds import TypeSpeeds
+from shockwave_gym.errors import InputError
+from shockwave_gym.placement import Placement
+
+#: Smallest fair-share rate on a typed cluster (reference seconds per second).
+MIN_TYPED_SHARE = 1e-6
 
 
 class PlannerWarning(UserWarning):
@@ -77,6 +90,14 @@ class ShockwaveAgent(Agent):
         self._last_periodic = 0
         self._last_active = np.zeros(0, dtype=np.int64)
         self._fill_remaining_s = np.zeros(view.num_jobs)
+        self._plan_types: list[np.ndarray] | None = None
+        cluster = getattr(view, "cluster", None)
+        self._type_speeds = None
+        if cluster is not None and len(cluster.types) > 1:
+            if cfg.restart_in_program:
+                raise InputError("Shockwave: restart_in_program is not supported on a heterogeneous cluster")
+            bundle = view.throughputs_by_type
+            self._type_speeds = TypeSpeeds(view, [bundle.table(t) for t in cluster.types], view.type_gpus)
         self._started = True
 
     def act(self, view) -> np.ndarray:
@@ -97,6 +118,10 @@ class ShockwaveAgent(Agent):
             self._replan(view, active, reestimate=changed or not self.fair_share.series)
         self._last_active = active.copy()
         planned = self._plan[view.round_index - self._plan_start]
+        if self._type_speeds is not None:
+            types = self._plan_types[view.round_index - self._plan_start]
+            keep = view.is_active[planned]
+            return self._fill_typed(view, active, planned[keep], types[keep])
         planned = planned[view.is_active[planned]]
         return self._fill(view, active, planned)
 
@@ -126,7 +151,42 @@ class ShockwaveAgent(Agent):
             share=min(1.0, view.gpus / active.size), now_s=self._clock_s(view), restart_loss_s=loss,
         )
 
+    def _typed_instance(self, view, active: np.ndarray, reestimate: bool) -> tuple[PlanningInstance, np.ndarray]:
+        """The typed re-plan's instance and the remaining-time estimates it uses. The fair
+        share of a job is 1/J of every type (the FTF metric's equal share): its rate is
+        ``min(1, G / J) * sum_k (G_k / G) speed[j, k]`` reference seconds per second."""
+        cfg = self.config
+        est = self._type_speeds.estimate(view, active, whole_epochs=cfg.numerics == "authors")
+        remaining = self.predictor.noisy(active, est.remaining_s)
+        capacity = np.asarray(view.type_gpus, dtype=np.int64)
+        speed = np.where(view.runnable[active], est.speed, 0.0)
+        share = min(1.0, view.gpus / active.size) * (speed @ (capacity / float(capacity.sum())))
+        share = np.maximum(share, MIN_TYPED_SHARE)  # a job no type can take now still gets a finite target
+        if reestimate:
+            finish_s = view.arrival_s[active] + (est.work_done_s + remaining) / share
+            self.fair_share.record(view.round_index, active, finish_s)
+        targets = self.fair_share.targets(view.round_index, active, cfg.share_momentum)
+        gang = np.asarray(view.gang[active], dtype=np.int64)
+        overhead = float(view.restart_overhead_s) if view.round_index >= 1 else 0.0
+        nsw_coef, makespan_coef = objective_coefficients(cfg, gang, remaining, view.round_s)
+        instance = PlanningInstance(
+            job_ids=active, gang=gang, epochs_total=view.num_epochs[active].astype(np.float64),
+            epochs_done=planner_epochs_done(view, active, cfg.numerics),
+            mean_epoch_s=est.mean_epoch_s, remaining_s=remaining, gpus=view.gpus,
+            rounds=cfg.planning_rounds, round_s=view.round_s, nsw_coef=nsw_coef, makespan_coef_per_s=makespan_coef,
+            log_weights=nsw_log_weights(cfg, gang), log_breakpoints=cfg.log_breakpoints,
+            log_zero_floor=cfg.log_zero_floor, finish_target_s=targets,
+            arrival_s=view.arrival_s[active].astype(np.float64), share=share, now_s=self._clock_s(view),
+            restart_loss_s=np.full(active.size, overhead), type_capacity=capacity, speed=speed,
+            last_type=np.asarray(view.last_type[active], dtype=np.int64),
+        )
+        return instance, remaining
+
     def _replan(self, view, active: np.ndarray, *, reestimate: bool) -> None:
+        if self._type_speeds is not None:
+            instance, remaining = self._typed_instance(view, active, reestimate)
+            self._adopt(view, self.planner.plan(instance), active, remaining)
+            return
         estimates = self.predictor.estimate(view, active, whole_epochs=self.config.numerics == "authors")
         if reestimate:
             share = min(1.0, view.gpus / active.size)
@@ -134,6 +194,10 @@ class ShockwaveAgent(Agent):
             self.fair_share.record(view.round_index, active, finish_s)
         targets = self.fair_share.targets(view.round_index, active, self.config.share_momentum)
         outcome = self.planner.plan(self._instance(view, active, estimates, targets), self._previous(view, active))
+        self._adopt(view, outcome, active, estimates.remaining_s)
+
+    def _adopt(self, view, outcome, active: np.ndarray, remaining_s: np.ndarray) -> None:
+        """Follow ``outcome``'s plan from this round on; record it."""
         record = outcome.record
         record.round, record.time_s = int(view.round_index), float(view.time_s)
         for message in record.warnings:
@@ -141,8 +205,9 @@ class ShockwaveAgent(Agent):
         if self.config.record_plans:
             self.plan_records.append(record)
         self._plan = outcome.rounds
+        self._plan_types = outcome.types
         self._plan_start = view.round_index
-        self._fill_remaining_s[active] = estimates.remaining_s
+        self._fill_remaining_s[active] = remaining_s
 
     def _previous(self, view, active: np.ndarray) -> np.ndarray | None:
         """The current plan's rounds from this one on, as an (active jobs, T) schedule."""
@@ -169,6 +234,37 @@ class ShockwaveAgent(Agent):
             extra = pack_in_order(order, gang, free)
             chosen = np.concatenate([chosen, extra])
         return np.sort(chosen)
+
+    def _fill_typed(self, view, active: np.ndarray, planned: np.ndarray, types: np.ndarray) -> Placement:
+        """The planned jobs on their planned types (those that still fit), then unplanned jobs
+        in the homogeneous fill's order, each on the type with room where it does the most
+        reference work this round: its throughput there, less the restart overhead's share
+        of the round unless it ran there last round (ties: the earlier type)."""
+        free = np.asarray(view.type_gpus, dtype=np.int64).copy()
+        gang = view.gang
+        jobs, kinds = [], []
+        for j, k in zip(planned.tolist(), types.tolist(), strict=True):
+            if gang[j] <= free[k] and view.runnable[j, k]:
+                jobs.append(j)
+                kinds.append(k)
+                free[k] -= gang[j]
+        others = np.setdiff1d(active, np.asarray(jobs, dtype=np.int64))
+        keys = [-self._fill_remaining_s[others]]
+        if self.config.restart_aware:
+            keys.append(~view.ran_last_round[others])
+        round_s, overhead = float(view.round_s), float(view.restart_overhead_s)
+        for j in others[np.lexsort(keys)].tolist():
+            ok = view.runnable[j] & (free >= gang[j])
+            if not ok.any():
+                continue
+            run_share = np.where(np.arange(free.size) == view.last_type[j], 1.0, max(0.0, 1.0 - overhead / round_s))
+            value = np.where(ok, view.throughput_by_type[j] * run_share, -1.0)
+            k = int(np.argmax(value))
+            jobs.append(j)
+            kinds.append(k)
+            free[k] -= gang[j]
+        order = np.argsort(np.asarray(jobs, dtype=np.int64), kind="stable")
+        return Placement(np.asarray(jobs, dtype=np.int64)[order], np.asarray(kinds, dtype=np.int64)[order])
 
     # --- reporting -----------------------------------------------------------------------
 

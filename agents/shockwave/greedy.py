@@ -90,10 +90,89 @@ def greedy_marginal_welfare(instance: PlanningInstance) -> np.ndarray:
     return x
 
 
+def _place_on_types(instance: PlanningInstance, order: np.ndarray, free: np.ndarray, last: np.ndarray | None) -> np.ndarray:
+    """Type index per job of ``order`` (-1: not placed), in order: each on the fastest type it
+    can run on with room for its gang (its last type on ties), backfilling like
+    :func:`pack_in_order`. ``free`` (K,) is updated."""
+    out = np.full(order.size, -1, dtype=np.int64)
+    runnable = instance.runnable
+    for i, j in enumerate(order.tolist()):
+        size = int(instance.gang[j])
+        ok = runnable[j] & (free >= size)
+        if not ok.any():
+            continue
+        speed = np.where(ok, instance.speed[j], -1.0)
+        best = np.flatnonzero(speed >= speed.max() - 1e-12)
+        k = int(last[j]) if last is not None and int(last[j]) in best.tolist() else int(best[0])
+        out[i] = k
+        free[k] -= size
+    return out
+
+
+def typed_greedy_plan(instance: PlanningInstance) -> np.ndarray:
+    """The typed counterpart of :func:`greedy_plan`: the better of the two heuristics, round by
+    round, each job on the fastest type with room (:func:`_place_on_types`); (n, K, T)."""
+    candidates = [_typed_greedy(instance, welfare=False), _typed_greedy(instance, welfare=True)]
+    values = [evaluate_plan(instance, x).objective for x in candidates]
+    return candidates[int(np.argmax(values))]
+
+
+def typed_top_up(instance: PlanningInstance, start: np.ndarray) -> np.ndarray:
+    """The feasible typed schedule ``start`` with the GPUs it leaves free in each round given
+    to jobs with work left, longest remaining first (more work never lowers the objective)."""
+    return _typed_greedy(instance, welfare=False, start=start)
+
+
+def _typed_greedy(instance: PlanningInstance, *, welfare: bool, start: np.ndarray | None = None) -> np.ndarray:
+    """Longest-remaining-first (``welfare`` False) or marginal-welfare order in each round; a
+    job stays open while it has reference-type work left for the plan to cover. With
+    ``start``, only the GPUs it leaves free are filled."""
+    n, kinds, horizon = instance.num_jobs, instance.num_types, instance.rounds
+    x = np.zeros((n, kinds, horizon), dtype=bool) if start is None else np.array(start, dtype=bool)
+    left_s = np.maximum(instance.max_epochs * instance.mean_epoch_s, 0.0)
+    run_s = instance.reference_run_s(x) - instance.loss_s * x[:, :, 0].sum(axis=1)
+    left_s -= run_s
+    top_speed = np.max(np.where(instance.runnable, instance.speed, 0.0), axis=1)
+    weight_log = instance.weights_log
+    weight = np.exp(weight_log - weight_log.max()) if n else np.zeros(0)
+    last = instance.last_type
+    gang = instance.gang.astype(np.int64)
+    for t in range(horizon):
+        open_jobs = np.flatnonzero((left_s > 1e-9) & (top_speed > 0) & ~x[:, :, t].any(axis=1))
+        if open_jobs.size == 0:
+            if start is None:
+                break
+            continue
+        if welfare:
+            step = instance.round_s * top_speed[open_jobs]
+            d = instance.mean_epoch_s[open_jobs]
+            total, done = instance.epochs_total[open_jobs], instance.epochs_done[open_jobs]
+            cap = instance.max_epochs[open_jobs]
+            before = np.minimum(cap, run_s[open_jobs] / d)
+            after = np.minimum(cap, (run_s[open_jobs] + step) / d)
+            gain = piecewise_log(instance, np.clip((done + after) / total, 0, 1)) - piecewise_log(
+                instance, np.clip((done + before) / total, 0, 1))
+            score = weight[open_jobs] * gain / instance.gang[open_jobs]
+            order = open_jobs[np.lexsort((-instance.remaining_s[open_jobs], -score))]
+        else:
+            remaining = instance.remaining_s[open_jobs] - run_s[open_jobs]
+            order = open_jobs[np.lexsort((-remaining, -weight_log[open_jobs]))]
+        free = np.asarray(instance.type_capacity, dtype=np.int64) - gang @ x[:, :, t].astype(np.int64)
+        placed = _place_on_types(instance, order, free, last if t == 0 else None)
+        for j, k in zip(order[placed >= 0].tolist(), placed[placed >= 0].tolist(), strict=True):
+            x[j, k, t] = True
+            work = instance.round_s * instance.speed[j, k] - (instance.loss_s[j] if t == 0 else 0.0)
+            run_s[j] += work
+            left_s[j] -= work
+    return x
+
+
 def greedy_plan(instance: PlanningInstance, previous: np.ndarray | None = None) -> np.ndarray:
     """The best of the two heuristics (and, given ``previous``, the previous plan shifted to
     this re-plan and topped up) by the exact objective; (n, T) booleans. Earlier candidates
-    win ties."""
+    win ties. A typed instance gets :func:`typed_greedy_plan` (``previous`` is not used)."""
+    if instance.typed:
+        return typed_greedy_plan(instance)
     candidates = [greedy_longest_remaining(instance), greedy_marginal_welfare(instance)]
     if previous is not None:
         candidates.append(greedy_longest_remaining(instance, start=previous))

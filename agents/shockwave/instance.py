@@ -29,6 +29,16 @@ class PlanningInstance:
     Planner context (None / defaults when only the program is wanted): ``finish_target_s``
     (F_j), ``arrival_s``, ``share`` = min(1, G / J), ``now_s`` (the planner's clock) and
     ``restart_loss_s``, the overhead each job pays if it runs next round (for re-ranking).
+
+    Heterogeneous clusters (docs/HETEROGENEOUS.md, "Shockwave on typed clusters"; ours):
+    ``type_capacity`` (K,) is the GPU count of each type and ``speed`` (n, K) each job's
+    progress per second on each type relative to its reference type (its fastest: 1 there,
+    0 where it cannot run), so ``mean_epoch_s`` and ``remaining_s`` are reference-type
+    seconds. ``share`` may then be per job (the rate, in reference seconds per second, of
+    the job's fair share of every type). ``last_type`` (n,) is the type index each job ran
+    on in the last round (-1: none), used to keep jobs on their type. With ``type_capacity``
+    None the instance is homogeneous (``gpus`` GPUs of one type) and schedules are (n, T);
+    typed schedules are (n, K, T) booleans.
     """
 
     job_ids: np.ndarray
@@ -52,6 +62,45 @@ class PlanningInstance:
     share: float = 1.0
     now_s: float = 0.0
     restart_loss_s: np.ndarray | None = None
+    type_capacity: np.ndarray | None = None
+    speed: np.ndarray | None = None
+    last_type: np.ndarray | None = None
+
+    @property
+    def typed(self) -> bool:
+        """True for a heterogeneous (per-type) instance."""
+        return self.type_capacity is not None
+
+    @property
+    def num_types(self) -> int:
+        return 1 if self.type_capacity is None else int(self.type_capacity.size)
+
+    @property
+    def schedule_shape(self) -> tuple[int, ...]:
+        """(n, T) for homogeneous instances, (n, K, T) for typed ones."""
+        if self.type_capacity is None:
+            return (self.num_jobs, self.rounds)
+        return (self.num_jobs, self.num_types, self.rounds)
+
+    @property
+    def runnable(self) -> np.ndarray:
+        """(n, K) booleans: job j can run on type k (positive speed, gang fits the type)."""
+        if self.type_capacity is None:
+            return (self.gang <= self.gpus)[:, None]
+        return (self.speed > 0) & (self.gang[:, None] <= self.type_capacity[None, :])
+
+    def reference_run_s(self, x: np.ndarray) -> np.ndarray:
+        """Reference-type seconds of work each job gets from schedule ``x`` (its own shape),
+        before restart loss."""
+        x = np.asarray(x, dtype=np.float64)
+        if self.type_capacity is None:
+            return self.round_s * x.sum(axis=1)
+        return self.round_s * np.einsum("jkt,jk->j", x, self.speed)
+
+    def round0(self, x: np.ndarray) -> np.ndarray:
+        """(n,) booleans: job j runs in the first planned round of ``x``."""
+        x = np.asarray(x, dtype=bool)
+        return x[:, 0] if self.type_capacity is None else x[:, :, 0].any(axis=1)
 
     @property
     def num_jobs(self) -> int:

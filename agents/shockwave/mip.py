@@ -37,13 +37,15 @@ class ProgramForm(enum.StrEnum):
 class ProgramLayout:
     """Where a planning program's columns are: ``work`` work columns first (x[j, t] in
     row-major order, or counts then round-0 flags), then planned epochs p at ``p``, log
-    utilities z at ``z`` and the max-remaining column m at ``m``."""
+    utilities z at ``z`` and the max-remaining column m at ``m``. ``types`` > 1 for a typed
+    program: x[j, k, t] (or counts n[j, k]) in row-major order."""
 
     form: ProgramForm
     n: int
     rounds: int
     round0: bool
     work: int
+    types: int = 1
 
     @property
     def p(self) -> int:

@@ -35,16 +35,34 @@ class PlanValue:
     feasible: bool
 
 
+def typed_capacity_ok(instance: PlanningInstance, x: np.ndarray) -> bool:
+    """A typed schedule (n, K, T) fits: every type's capacity in every round, at most one
+    type per job and round, and no job on a type it cannot run on."""
+    x = np.asarray(x, dtype=np.float64)
+    load = np.einsum("j,jkt->kt", instance.gang.astype(np.float64), x)
+    fits = bool(np.all(load <= instance.type_capacity[:, None] + 1e-9))
+    one_type = bool(np.all(x.sum(axis=1) <= 1 + 1e-9))
+    runnable = bool(np.all(x[~instance.runnable] == 0))
+    return fits and one_type and runnable
+
+
 def evaluate_plan(instance: PlanningInstance, x: np.ndarray) -> PlanValue:
-    """Objective of the 0/1 schedule ``x`` (n, T) with the best planned epochs for it.
+    """Objective of the 0/1 schedule ``x`` (n, T), or (n, K, T) for a typed instance, with the
+    best planned epochs for it.
 
     More planned epochs never hurt (they raise the utility and lower the remaining time),
-    so p_j = min(E_j - e_j, planned run time / d_j). ``feasible`` is False when capacity or
+    so p_j = min(E_j - e_j, planned run time / d_j) (on a typed instance the run time is in
+    reference-type seconds: each round on type k counts ``speed[j, k]`` rounds). ``feasible`` is False when capacity or
     a ``min_epochs`` bound is violated.
     """
-    x = np.asarray(x, dtype=np.float64).reshape(instance.num_jobs, instance.rounds)
-    capacity_ok = bool(np.all(instance.gang @ x <= instance.gpus + 1e-9))
-    run_s = instance.round_s * x.sum(axis=1) - instance.loss_s * x[:, 0]
+    if instance.typed:
+        x = np.asarray(x, dtype=np.float64).reshape(instance.schedule_shape)
+        capacity_ok = typed_capacity_ok(instance, x)
+        run_s = instance.reference_run_s(x) - instance.loss_s * x[:, :, 0].sum(axis=1)
+    else:
+        x = np.asarray(x, dtype=np.float64).reshape(instance.num_jobs, instance.rounds)
+        capacity_ok = bool(np.all(instance.gang @ x <= instance.gpus + 1e-9))
+        run_s = instance.round_s * x.sum(axis=1) - instance.loss_s * x[:, 0]
     planned = np.minimum(instance.max_epochs, np.maximum(run_s, 0.0) / instance.mean_epoch_s)
     bounds_ok = bool(np.all(planned >= instance.lower_epochs - 1e-7))
     utility = np.clip((instance.epochs_done + planned) / instance.epochs_total, 0.0, 1.0)

@@ -59,6 +59,67 @@ def pack_counts(
     return x
 
 
+def pack_typed_counts(
+    counts: np.ndarray, gang: np.ndarray, capacity: np.ndarray, horizon: int, last_type: np.ndarray | None = None,
+    *, repair_speed: np.ndarray | None = None,
+) -> np.ndarray | None:
+    """A typed (n, K, T) boolean schedule with ``counts[j, k]`` rounds of job j on type k, at
+    most one type per job and round, within every type's ``capacity`` in every round, or
+    None if the greedy finds none.
+
+    Jobs by gang size (largest first), then by total rounds; each job's types by how few
+    rounds could still take it there (the tightest first), each into the rounds where that
+    type has the most free GPUs. A job's planned first round goes, when it can, to the type
+    it ran on last (``last_type``; -1: none), so the plan does not move it for nothing.
+
+    With ``repair_speed`` (n, K; 0 where a job cannot run) the packing never fails: rounds
+    that do not fit on their type go to the job's other types with room, fastest first, and
+    are dropped if none has room (the counts program is a relaxation: per-type capacities
+    that gang sizes do not divide, e.g. 8-GPU gangs on 12 GPUs, can make its counts
+    unpackable).
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    n, kinds = counts.shape
+    x = np.zeros((n, kinds, horizon), dtype=bool)
+    free = np.repeat(np.asarray(capacity, dtype=np.int64)[:, None], horizon, axis=1)
+    used = np.zeros((n, horizon), dtype=bool)
+    if np.any(counts.sum(axis=1) > horizon):
+        return None
+    order = np.lexsort((-counts.sum(axis=1), -np.asarray(gang)))
+    rounds = np.arange(horizon)
+    for j in order.tolist():
+        size = int(gang[j])
+        wanted = np.flatnonzero(counts[j] > 0)
+        room = np.array([int(np.sum(~used[j] & (free[k] >= size))) - counts[j, k] for k in wanted.tolist()])
+        short = 0
+        for k in wanted[np.argsort(room, kind="stable")].tolist():
+            need = int(counts[j, k])
+            fits = rounds[~used[j] & (free[k] >= size)]
+            if fits.size < need:
+                if repair_speed is None:
+                    return None
+                short += need - fits.size
+            _take(x, used, free, j, k, size, fits, need, last_type)
+        if short:
+            for k in np.argsort(-repair_speed[j], kind="stable").tolist():
+                if short == 0 or repair_speed[j, k] <= 0:
+                    break
+                fits = rounds[~used[j] & (free[k] >= size)]
+                short -= _take(x, used, free, j, k, size, fits, short, last_type)
+    return x
+
+
+def _take(x, used, free, j: int, k: int, size: int, fits: np.ndarray, need: int, last_type) -> int:
+    """Put job j on type k in up to ``need`` of the rounds ``fits`` (its last type's first
+    round first, then the rounds with the most free GPUs); the number taken."""
+    sticky = (fits == 0) & (last_type is not None and int(last_type[j]) == k)
+    chosen = fits[np.lexsort((fits, -free[k, fits], ~sticky))][:need]
+    x[j, k, chosen] = True
+    used[j, chosen] = True
+    free[k, chosen] -= size
+    return int(chosen.size)
+
+
 def build_rank_program(
     gang: np.ndarray, schedule: np.ndarray, log_weights: np.ndarray, gpus: int, *,
     keep_round0: bool = False, rel_gap: float = 1e-3, round0_cost: np.ndarray | None = None,

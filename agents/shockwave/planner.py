@@ -18,6 +18,10 @@ finish targets F_j), :meth:`Planner.plan`
 
 Every step's status is recorded in the returned :class:`~.record.PlanOutcome`'s
 :class:`~.record.PlanRecord`.
+
+A typed instance (heterogeneous cluster, ours: docs/HETEROGENEOUS.md) takes the same steps
+with per-type programs (:mod:`.program`), packing, greedy plans and re-ranking; its plan
+also names each job's type in each round (``PlanOutcome.types``).
 """
 
 from __future__ import annotations
@@ -28,12 +32,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from shockwave_agents.shockwave.config import ShockwaveConfig
-from shockwave_agents.shockwave.greedy import greedy_plan
+from shockwave_agents.shockwave.greedy import greedy_plan, typed_greedy_plan, typed_top_up
 from shockwave_agents.shockwave.instance import PlanningInstance
 from shockwave_agents.shockwave.mip import MipProgram, ProgramError, ProgramForm
 from shockwave_agents.shockwave.numerics import effective_relaxed_instance
 from shockwave_agents.shockwave.objective import evaluate_plan
-from shockwave_agents.shockwave.packing import pack_counts
+from shockwave_agents.shockwave.packing import pack_counts, pack_typed_counts
 from shockwave_agents.shockwave.program import (
     build_program,
     counts_from_vector,
@@ -43,7 +47,12 @@ from shockwave_agents.shockwave.program import (
 from shockwave_agents.shockwave.record import PlanOutcome, PlanPath, PlanRecord
 from shockwave_agents.shockwave.reranker import Reranker
 from shockwave_agents.shockwave.results import SolveResult, SolveStatus
+from shockwave_agents.shockwave.typed_polish import polish_typed_plan
 
+#: Typed schedule programs up to this many x[j, k, t] columns are solved (warm-started from
+#: the repaired packing) when the typed counts do not pack and the repaired plan is not within
+#: the gap of the counts bound; larger ones keep the repaired packing.
+TYPED_SCHEDULE_MAX_COLUMNS = 600
 #: Statuses after which the constrained program is relaxed without a warning.
 _EXPECTED_FAILURES = (SolveStatus.INFEASIBLE, SolveStatus.NO_SOLUTION)
 
@@ -120,6 +129,8 @@ class Planner:
         x, used, attempt = self._constrained_path(instance, record)
         if x is None:
             x, used, attempt = self._relaxed_path(instance, record, previous)
+        if used.typed:  # after re-ranking, which moves only jobs planned on one type
+            x = polish_typed_plan(used, x)
         self.last_instance = used
         value = evaluate_plan(used, x)
         record.objective, record.nsw_term, record.makespan_term = value.objective, value.nsw_term, value.makespan_term
@@ -128,6 +139,12 @@ class Planner:
         if record.gap is not None and nsw and abs(nsw) > 1e-9:
             record.gap_share_of_nsw = record.gap / abs(nsw)
         record.total_s = time.perf_counter() - start
+        if instance.typed:
+            running = x.any(axis=1)
+            kind = np.argmax(x, axis=1)
+            rounds = [instance.job_ids[running[:, t]] for t in range(x.shape[2])]
+            types = [kind[running[:, t], t] for t in range(x.shape[2])]
+            return PlanOutcome(rounds, record, types)
         rounds = [instance.job_ids[x[:, t]] for t in range(x.shape[1])]
         return PlanOutcome(rounds, record)
 
@@ -183,7 +200,7 @@ class Planner:
             record.build_s += time.perf_counter() - t0
             return attempt
         record.build_s += time.perf_counter() - t0
-        record.variables = instance.num_jobs * instance.rounds + 2 * instance.num_jobs + 1
+        record.variables = instance.num_jobs * instance.num_types * instance.rounds + 2 * instance.num_jobs + 1
         record.counts_variables = program.num_cols
         if attempt.greedy is not None:
             record.greedy_objective = evaluate_plan(instance, attempt.greedy).objective
@@ -191,11 +208,52 @@ class Planner:
         if not attempt.result.has_solution:
             return attempt
         counts, round0 = counts_from_vector(program, attempt.result.vector)
-        x = pack_counts(counts, instance.gang, instance.gpus, instance.rounds, round0)
+        if instance.typed:
+            x = pack_typed_counts(counts, instance.gang, instance.type_capacity, instance.rounds, instance.last_type)
+            if x is None:
+                return self._repair_typed(instance, attempt, program, counts, record)
+        else:
+            x = pack_counts(counts, instance.gang, instance.gpus, instance.rounds, round0)
         if x is None:
             return self._solve_schedule_form(instance, attempt, record)
         record.form = ProgramForm.COUNTS
         return self._accept(attempt, program, x, record)
+
+    def _repair_typed(self, instance: PlanningInstance, attempt: Attempt, program: MipProgram,
+                      counts: np.ndarray, record: PlanRecord) -> Attempt:
+        """Typed counts that do not pack: packed with repair and topped up
+        (:func:`.packing.pack_typed_counts`, :func:`.greedy.typed_top_up`; the typed greedy
+        plan instead if that is better and meets the fairness bounds) instead of solving
+        the typed schedule program, whose n K T binaries HiGHS does not close in time at
+        cluster scale (small ones, up to :data:`TYPED_SCHEDULE_MAX_COLUMNS` columns, are
+        solved, warm-started from the repaired plan). The counts program's bound still bounds
+        the schedule program, so the recorded gap is the repaired plan's distance from it."""
+        speed = np.where(instance.runnable, instance.speed, 0.0)
+        x = pack_typed_counts(counts, instance.gang, instance.type_capacity, instance.rounds, instance.last_type,
+                              repair_speed=speed)
+        x = typed_top_up(instance, x)
+        greedy = attempt.greedy if attempt.greedy is not None else typed_greedy_plan(instance)
+        values = [evaluate_plan(instance, c) for c in (x, greedy)]
+        if values[1].feasible and (not values[0].feasible or values[1].objective > values[0].objective):
+            x = greedy
+        record.packing_repaired = True
+        columns = instance.num_jobs * instance.num_types * instance.rounds
+        bound = attempt.result.bound
+        short = bound is None or bound - evaluate_plan(instance, x).objective > self._abs_gap(instance)
+        if columns <= TYPED_SCHEDULE_MAX_COLUMNS and short:
+            greedy, counts_result = attempt.greedy, attempt.result
+            if greedy is None or evaluate_plan(instance, x).objective > evaluate_plan(instance, greedy).objective:
+                attempt.greedy = x
+            solved = self._solve_schedule_form(instance, attempt, record)
+            if solved.schedule is not None:
+                solved.greedy = greedy
+                return solved
+            attempt.greedy, attempt.result = greedy, counts_result
+        record.form = ProgramForm.COUNTS
+        self._accept(attempt, program, x, record)
+        if attempt.result.bound is not None:
+            record.gap = max(0.0, float(attempt.result.bound) - evaluate_plan(instance, x).objective)
+        return attempt
 
     def _solve_schedule_form(self, instance: PlanningInstance, attempt: Attempt, record: PlanRecord) -> Attempt:
         """The counts did not pack: solve the schedule program itself."""

@@ -91,6 +91,10 @@ class ShockwavePredictor:
         self.rng = np.random.default_rng(seed)
         self._job_sign: dict[int, float] = {}
 
+    def noisy(self, job_ids: np.ndarray, values_s: np.ndarray) -> np.ndarray:
+        """``values_s`` (predictions for ``job_ids``) with the configured noise applied."""
+        return self._noisy(job_ids, values_s)
+
     def _noisy(self, job_ids: np.ndarray, values_s: np.ndarray) -> np.ndarray:
         if self.noise_mode != "job" or self.noise <= 0:
             return apply_noise(values_s, self.noise, self.noise_mode, self.rng)

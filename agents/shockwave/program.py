@@ -111,6 +111,57 @@ def _counts_work(instance: PlanningInstance, rows: _Rows) -> _Work:
                  np.concatenate([np.arange(n), np.arange(n)]), round0=True)
 
 
+def _typed_schedule_work(instance: PlanningInstance, rows: _Rows) -> _Work:
+    """x[j, k, t] binaries (column (j K + k) T + t): each type's capacity in each round,
+    sum_j g_j x[j, k, t] <= G_k, and at most one type per job and round, sum_k x[j, k, t] <= 1
+    (with one type that row is implied by the bounds and left out). A round on type k gives
+    ``speed[j, k]`` reference rounds of work; x is fixed to 0 where j cannot run on k."""
+    n, kinds, horizon = instance.num_jobs, instance.num_types, instance.rounds
+    nw = n * kinds * horizon
+    job_of_w = np.repeat(np.arange(n), kinds * horizon)
+    type_of_w = np.tile(np.repeat(np.arange(kinds), horizon), n)
+    round_of_w = np.tile(np.arange(horizon), n * kinds)
+    capacity = np.asarray(instance.type_capacity, dtype=np.float64)
+    rows.add([(type_of_w * horizon + round_of_w, np.arange(nw), instance.gang.astype(np.float64)[job_of_w])],
+             [np.repeat(capacity, horizon)])
+    if kinds > 1:
+        start = rows.count
+        rows.add([(start + job_of_w * horizon + round_of_w, np.arange(nw), np.ones(nw))], [np.ones(n * horizon)])
+    progress_coef = -np.asarray(instance.speed, dtype=np.float64)[job_of_w, type_of_w]
+    progress_coef[round_of_w == 0] += instance.loss_s[job_of_w[round_of_w == 0]] / float(instance.round_s)
+    hi = np.where(instance.runnable[job_of_w, type_of_w], 1.0, 0.0)
+    return _Work(np.zeros(nw), hi, progress_coef, job_of_w)
+
+
+def _typed_counts_work(instance: PlanningInstance, rows: _Rows) -> _Work:
+    """n[j, k] in [0, T] (column j K + k): each type's total capacity sum_j g_j n[j, k] <= G_k T,
+    at most T rounds per job over all types, and per type and gang size g the valid cut
+    sum_{j: g_j >= g} n[j, k] <= floor(G_k / g) T (at most that many such gangs fit a round),
+    added only where it is tighter than the capacity row (g does not divide G_k) and can bind
+    (with one type none of the extra rows is added, so the program equals the homogeneous one). No round-0 rows: restart loss is not modelled (see
+    :func:`build_program`)."""
+    n, kinds, horizon = instance.num_jobs, instance.num_types, instance.rounds
+    job_of_w = np.repeat(np.arange(n), kinds)
+    type_of_w = np.tile(np.arange(kinds), n)
+    gang = instance.gang.astype(np.float64)
+    capacity = np.asarray(instance.type_capacity, dtype=np.int64)
+    runnable = instance.runnable[job_of_w, type_of_w]
+    rows.add([(type_of_w, np.arange(n * kinds), gang[job_of_w])], [capacity.astype(np.float64) * horizon])
+    if kinds > 1:
+        start = rows.count
+        rows.add([(start + job_of_w, np.arange(n * kinds), np.ones(n * kinds))], [np.full(n, float(horizon))])
+    for k in range(kinds if kinds > 1 else 0):
+        on_k = runnable & (type_of_w == k)
+        for size in np.unique(instance.gang[job_of_w[on_k]]).tolist():
+            members = np.flatnonzero(on_k & (instance.gang[job_of_w] >= size))
+            fit = int(capacity[k]) // int(size)
+            if members.size > fit and capacity[k] % size != 0:
+                rows.add([(np.full(members.size, rows.count), members, np.ones(members.size))],
+                         [np.array([float(fit * horizon)])])
+    speed = np.asarray(instance.speed, dtype=np.float64)[job_of_w, type_of_w]
+    return _Work(np.zeros(n * kinds), np.where(runnable, float(horizon), 0.0), -speed, job_of_w)
+
+
 def _round0_rows(instance: PlanningInstance, rows: _Rows) -> None:
     """Round-0 flags y_j (columns n..2n-1): sum_j g_j y_j <= G, y_j <= n_j <= y_j + T - 1."""
     n, start = instance.num_jobs, rows.count
@@ -192,8 +243,14 @@ def build_program(instance: PlanningInstance, abs_gap: float = 1e-8, form: Progr
     instance's (unscaled) objective units."""
     form = _checked_form(instance, form)
     n, rows = instance.num_jobs, _Rows()
-    work = _schedule_work(instance, rows) if form is ProgramForm.SCHEDULE else _counts_work(instance, rows)
-    layout = ProgramLayout(form=form, n=n, rounds=instance.rounds, round0=work.round0, work=work.size)
+    if instance.typed:
+        if np.any(instance.loss_s > 0):
+            raise ProgramError("restart loss inside the program (restart_in_program) is not modelled on typed clusters")
+        work = _typed_schedule_work(instance, rows) if form is ProgramForm.SCHEDULE else _typed_counts_work(instance, rows)
+    else:
+        work = _schedule_work(instance, rows) if form is ProgramForm.SCHEDULE else _counts_work(instance, rows)
+    layout = ProgramLayout(form=form, n=n, rounds=instance.rounds, round0=work.round0, work=work.size,
+                           types=instance.num_types)
     _progress_rows(instance, rows, work, layout)
     _hypograph_rows(instance, rows, layout)
     _remaining_rows(instance, rows, layout)
@@ -212,11 +269,13 @@ def build_program(instance: PlanningInstance, abs_gap: float = 1e-8, form: Progr
 
 def program_vector(instance: PlanningInstance, x: np.ndarray, program: MipProgram) -> np.ndarray:
     """A full column vector of ``program`` (either form) for the schedule ``x`` (warm starts)."""
-    x = np.asarray(x, dtype=np.float64).reshape(instance.num_jobs, instance.rounds)
+    x = np.asarray(x, dtype=np.float64).reshape(instance.schedule_shape)
     value = evaluate_plan(instance, x)
     utility = np.clip((instance.epochs_done + value.planned_epochs) / instance.epochs_total, 0.0, 1.0)
     z = np.clip(piecewise_log(instance, utility), math.log(instance.log_zero_floor), 0.0)
-    if program.layout.form is ProgramForm.SCHEDULE:
+    if instance.typed:
+        work = x.ravel() if program.layout.form is ProgramForm.SCHEDULE else x.sum(axis=2).ravel()
+    elif program.layout.form is ProgramForm.SCHEDULE:
         work = x.ravel()
     elif program.layout.round0:
         work = np.concatenate([x.sum(axis=1), x[:, 0]])
@@ -226,14 +285,21 @@ def program_vector(instance: PlanningInstance, x: np.ndarray, program: MipProgra
 
 
 def schedule_from_vector(program: MipProgram, vector: np.ndarray) -> np.ndarray:
-    """The (n, T) boolean schedule in a solution vector of a schedule-form program."""
-    n, horizon = program.layout.n, program.layout.rounds
+    """The (n, T) boolean schedule ((n, K, T) for a typed program) in a solution vector of a
+    schedule-form program."""
+    n, horizon, kinds = program.layout.n, program.layout.rounds, program.layout.types
+    if kinds > 1:
+        return np.asarray(vector[: n * kinds * horizon]).reshape(n, kinds, horizon) > 0.5
     return np.asarray(vector[: n * horizon]).reshape(n, horizon) > 0.5
 
 
 def counts_from_vector(program: MipProgram, vector: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-    """(rounds per job, round-0 membership or None) from a counts-form solution vector."""
+    """(rounds per job, round-0 membership or None) from a counts-form solution vector; for
+    a typed program, rounds per job and type (n, K)."""
     n = program.layout.n
+    if program.layout.types > 1:
+        kinds = program.layout.types
+        return np.round(vector[: n * kinds]).astype(np.int64).reshape(n, kinds), None
     counts = np.round(vector[:n]).astype(np.int64)
     round0 = np.round(vector[n:2 * n]) > 0.5 if program.layout.round0 else None
     return counts, round0

@@ -71,6 +71,31 @@ def rank_terms(
     if movable.size < 2 or span < 2:
         return None
     fixed_load = float(gang[counts >= span].sum())
+    return _terms(gang, counts, movable, first, span, log_weights, np.full(span, gpus - fixed_load), round0_cost)
+
+
+def typed_rank_terms(
+    gang: np.ndarray, schedule: np.ndarray, may_move: np.ndarray, log_weights: np.ndarray, capacity: int, *,
+    keep_round0: bool = False, round0_cost: np.ndarray | None = None,
+) -> RankTerms | None:
+    """The re-ranking terms of one GPU type of a typed plan: ``schedule`` (n, T) is that
+    type's part, ``capacity`` its GPUs. Only jobs with ``may_move`` (those planned on this
+    type alone) move; every other job keeps its rounds and takes capacity in them."""
+    horizon = schedule.shape[1]
+    first = 1 if keep_round0 else 0
+    span = horizon - first
+    counts = schedule[:, first:].sum(axis=1).astype(np.int64)
+    movable = np.flatnonzero(may_move & (counts > 0) & (counts < span))
+    if movable.size < 2 or span < 2:
+        return None
+    pinned = np.ones(counts.size, dtype=bool)
+    pinned[movable] = False
+    load = np.asarray(gang, dtype=np.float64)[pinned] @ schedule[pinned, first:].astype(np.float64)
+    return _terms(gang, counts, movable, first, span, log_weights, float(capacity) - load, round0_cost)
+
+
+def _terms(gang, counts, movable, first: int, span: int, log_weights, capacity: np.ndarray,
+           round0_cost: np.ndarray | None) -> RankTerms:
     w, _ = normalised_coefficients(np.asarray(log_weights, dtype=np.float64)[movable])
     delay = np.broadcast_to(np.arange(span, dtype=np.float64), (movable.size, span)).copy()
     if round0_cost is not None and first == 0:
@@ -78,7 +103,7 @@ def rank_terms(
     raw = (w / counts[movable])[:, None] * delay
     top = float(raw.max()) if raw.size and raw.max() > 0 else 1.0
     return RankTerms(movable, first, counts[movable], np.asarray(gang, dtype=np.int64)[movable],
-                     np.full(span, gpus - fixed_load), raw / top, top)
+                     capacity, raw / top, top)
 
 
 def improve_ranking(terms: RankTerms, start: np.ndarray, max_passes: int = 50) -> np.ndarray:

@@ -39,6 +39,8 @@ class PlanRecord:
     plan. ``gap`` / ``bound`` are the proven absolute gap and bound of the main solve that
     produced the plan; ``gap_share_of_nsw`` is that gap as a share of the NSW term.
     ``solver_fallbacks`` counts solves a licensed solver could not take, solved by HiGHS.
+    ``packing_repaired``: a typed plan whose counts did not pack, packed with repair (None:
+    homogeneous, or packed as solved).
     """
 
     jobs: int
@@ -72,6 +74,7 @@ class PlanRecord:
     objective: float | None = None
     nsw_term: float | None = None
     makespan_term: float | None = None
+    packing_repaired: bool | None = None
 
     def as_dict(self) -> dict:
         """Plain JSON-ready values: enums as their strings, unset fields left out."""
@@ -85,7 +88,9 @@ class PlanRecord:
 
 @dataclass
 class PlanOutcome:
-    """The plan (job ids per future round) and what it took to make it."""
+    """The plan (job ids per future round) and what it took to make it; for a typed plan,
+    ``types`` gives each of those jobs' type index, round by round (None: homogeneous)."""
 
     rounds: list[np.ndarray]
     record: PlanRecord
+    types: list[np.ndarray] | None = None

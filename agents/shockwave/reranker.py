@@ -28,7 +28,12 @@ import numpy as np
 from shockwave_agents.shockwave.config import RANK_METHODS, ShockwaveConfig
 from shockwave_agents.shockwave.packing import rank_greedily, rank_program
 from shockwave_agents.shockwave.rank_rounding import round_relaxation
-from shockwave_agents.shockwave.ranking import RankTerms, improve_ranking, rank_terms
+from shockwave_agents.shockwave.ranking import (
+    RankTerms,
+    improve_ranking,
+    rank_terms,
+    typed_rank_terms,
+)
 from shockwave_agents.shockwave.record import PlanRecord
 from shockwave_agents.shockwave.results import SolveStatus
 
@@ -42,6 +47,8 @@ class Reranker:
 
     def rank(self, instance, x: np.ndarray, log_weights: np.ndarray, record: PlanRecord) -> np.ndarray:
         """The re-ranked ``x`` (n, T) of ``instance``; ``x`` itself if nothing improves it."""
+        if instance.typed:
+            return self._rank_typed(instance, x, log_weights, record)
         t0 = time.perf_counter()
         round0_cost = None
         if self.config.restart_aware and instance.restart_loss_s is not None:
@@ -60,6 +67,33 @@ class Reranker:
             return x
         ranked = x.copy()
         ranked[terms.movable, terms.first:] = block
+        return ranked
+
+    def _rank_typed(self, instance, x: np.ndarray, log_weights: np.ndarray, record: PlanRecord) -> np.ndarray:
+        """A typed plan (n, K, T) re-ranked type by type: on each type, the jobs planned on it
+        alone move (same rounds on it, within its capacity in every round); jobs planned on
+        several types keep their rounds. With ``restart_aware``, running in round 0 on a type
+        other than the job's last costs its restart overhead as delay."""
+        t0 = time.perf_counter()
+        ranked = x.copy()
+        on_types = x.any(axis=2)
+        for k in range(instance.num_types):
+            round0_cost = None
+            if self.config.restart_aware and instance.restart_loss_s is not None:
+                stay = instance.last_type == k if instance.last_type is not None else np.zeros(instance.num_jobs, bool)
+                round0_cost = np.where(stay, 0.0, instance.restart_loss_s) / instance.round_s
+            alone = on_types[:, k] & (on_types.sum(axis=1) == 1)
+            terms = typed_rank_terms(instance.gang, ranked[:, k, :], alone, log_weights,
+                                     int(instance.type_capacity[k]), round0_cost=round0_cost)
+            if terms is None:
+                continue
+            if self.config.rank_method == "mip":
+                block = self._solve(terms, ranked[terms.movable, k, terms.first:], record)
+            else:
+                block = self._local_then_polish(terms, ranked[:, k, :], record)
+            if block is not None:
+                ranked[terms.movable, k, terms.first:] = block
+        record.rank_s += time.perf_counter() - t0
         return ranked
 
     def _local_then_polish(self, terms: RankTerms, x: np.ndarray, record: PlanRecord) -> np.ndarray:

@@ -40,7 +40,7 @@ def summarise_plans(records: list[PlanRecord]) -> dict:
     paths = Counter(r.path for r in records)
     statuses = Counter(r.status.value if r.status is not None else "none" for r in records)
     warnings = [w for r in records for w in r.warnings]
-    return {
+    summary = {
         "plans": len(records),
         "paths": {path.value: paths.get(path, 0) for path in PlanPath},
         "statuses": dict(statuses),
@@ -57,3 +57,7 @@ def summarise_plans(records: list[PlanRecord]) -> dict:
         "warnings": len(warnings),
         "warning_examples": warnings[:MAX_QUOTED_WARNINGS],
     }
+    repaired = [r.packing_repaired for r in records if r.packing_repaired is not None]
+    if repaired:  # typed plans only
+        summary["repaired_packings"] = int(sum(repaired))
+    return summary
