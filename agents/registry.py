@@ -64,6 +64,16 @@ def policy_kinds() -> list[str]:
     return list(_POLICY_KINDS)
 
 
+def weights_sha256(name: str, options: dict) -> str | None:
+    """Content hash of the weight files the built-in learned agent ``name`` would load with
+    ``options`` (:mod:`shockwave_agents.learned.fingerprint`); None for every other agent,
+    a third party's registered factory included."""
+    if name in _EXTRA or (name not in _POLICY_KINDS and not _BUILTIN.get(name, "").startswith("shockwave_agents.learned.")):
+        return None
+    # imported by name, like every built-in agent (listing agents imports none of them)
+    return importlib.import_module("shockwave_agents.learned.fingerprint").weights_sha256(name, options)
+
+
 def is_known(name: str) -> bool:
     """``name`` is an available agent or a policy kind."""
     return name in _POLICY_KINDS or name in available_agents()

@@ -174,7 +174,19 @@ class Cell:
             "throughputs_sha256": self.throughputs_sha256,
             "max_rounds": self.max_rounds,
             "oracle": self.oracle,
+            **self._weights_key(),
         }
+
+    def _weights_key(self) -> dict:
+        """``{"agent_weights_sha256": ...}`` for a built-in learned agent (its weight files'
+        content, so retrained weights under the same name and path are not reused); empty
+        for every other agent, whose key is unchanged."""
+        if self.agent.factory is not None or not self.agent.target or ":" in self.agent.target:
+            return {}
+        from shockwave_agents.registry import weights_sha256
+
+        digest = weights_sha256(self.agent.target, dict(self.agent.options))
+        return {} if digest is None else {"agent_weights_sha256": digest}
 
     @functools.cached_property
     def key_hash(self) -> str:
