@@ -107,6 +107,13 @@ def test_jct_reward_scale_does_not_depend_on_max_jobs():
     assert returns[0] == pytest.approx(returns[1], rel=1e-12)
 
 
+def random_action(rng, max_jobs: int, mode: str) -> np.ndarray:
+    """Uniform scores (priority) or bits set with probability 0.6 (select)."""
+    if mode == "priority":
+        return rng.uniform(-1, 1, max_jobs).astype(np.float32)
+    return (rng.random(max_jobs) < 0.6).astype(np.int8)
+
+
 @pytest.mark.parametrize("mode", ["priority", "select"])
 def test_ftf_returns_are_the_themis_metrics(mode):
     """ftf sums to minus the number of unfair jobs (N x unfair_fraction_themis), ftf_excess
@@ -117,8 +124,7 @@ def test_ftf_returns_are_the_themis_metrics(mode):
     env.reset(seed=1)
     paid = []
     while True:
-        action = (rng.uniform(-1, 1, env.max_jobs).astype(np.float32) if mode == "priority"
-                  else (rng.random(env.max_jobs) < 0.6).astype(np.int8))
+        action = random_action(rng, env.max_jobs, mode)
         before = env.view.active_job_ids.copy()
         _, reward, terminated, truncated, _ = env.step(action)
         done = before[~env.view.is_active[before]]
@@ -141,8 +147,7 @@ def test_ftf_returns_are_the_themis_metrics(mode):
         alone.reset(seed=1)
         rewards = []
         while True:
-            action = (rng.uniform(-1, 1, alone.max_jobs).astype(np.float32) if mode == "priority"
-                      else (rng.random(alone.max_jobs) < 0.6).astype(np.int8))
+            action = random_action(rng, alone.max_jobs, mode)
             _, reward, terminated, truncated, _ = alone.step(action)
             rewards.append(reward)
             if terminated or truncated:

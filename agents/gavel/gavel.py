@@ -32,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from shockwave_agents.gavel.mechanism import GavelRoundAgent
+from shockwave_agents.gavel.typed_lp import typed_blocks
 from shockwave_gym.interface import equal_share_throughput
 from shockwave_gym.view import ClusterView
 
@@ -77,15 +78,9 @@ def hetero_max_min_allocation(
     for j in range(m):
         fair[j, j * num_types:(j + 1) * num_types] = -ratio[j]
         fair[j, n] = weights[j]
-    capacity = np.zeros((num_types, n + 1))
-    for t in range(num_types):
-        capacity[t, t:n:num_types] = gang
-    rows = np.zeros((m, n + 1))
-    for j in range(m):
-        rows[j, j * num_types:(j + 1) * num_types] = 1.0
+    capacity, rows, bounds = typed_blocks(throughput, gang, extra=1)
     a_ub = np.vstack([fair, capacity, rows])
     b_ub = np.concatenate([np.zeros(m), np.asarray(type_gpus, dtype=np.float64), np.ones(m)])
-    bounds = [(0.0, 1.0 if rate > 0 else 0.0) for rate in throughput.ravel()] + [(0.0, None)]
     cost = np.zeros(n + 1)
     cost[n] = -1.0
     first = linprog(cost, A_ub=a_ub, b_ub=b_ub, bounds=bounds, method="highs")

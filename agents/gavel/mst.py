@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from shockwave_agents.gavel.mechanism import GavelRoundAgent
+from shockwave_agents.gavel.typed_lp import typed_blocks
 from shockwave_gym.view import ClusterView
 
 
@@ -59,12 +60,7 @@ def hetero_max_throughput_allocation(throughput: np.ndarray, gang: np.ndarray, t
     m, num_types = throughput.shape
     if m == 0:
         return np.zeros((0, num_types))
-    n = m * num_types
-    capacity = np.zeros((num_types, n))
-    for t in range(num_types):
-        capacity[t, t:n:num_types] = np.asarray(gang, dtype=np.float64)
-    rows = np.kron(np.eye(m), np.ones((1, num_types)))
-    bounds = [(0.0, 1.0 if rate > 0 else 0.0) for rate in throughput.ravel()]
+    capacity, rows, bounds = typed_blocks(throughput, np.asarray(gang, dtype=np.float64))
     result = linprog(-throughput.ravel(), A_ub=np.vstack([capacity, rows]),
                      b_ub=np.concatenate([np.asarray(type_gpus, dtype=np.float64), np.ones(m)]),
                      bounds=bounds, method="highs")

@@ -33,6 +33,7 @@ from shockwave_agents.gavel.mechanism import (
     check_remaining_source,
     remaining_iterations,
 )
+from shockwave_agents.gavel.typed_lp import typed_blocks
 from shockwave_gym.view import ClusterView
 
 MIN_T_S, MAX_T_S, BISECTION_RATIO = 100.0, 1e6, 1.05
@@ -79,6 +80,18 @@ def bisect_duration_bound(is_feasible, min_s: float = MIN_T_S, max_s: float = MA
     return last_feasible
 
 
+def _point_at_last_feasible(is_feasible, solve) -> np.ndarray:
+    """ECOS's point (clipped to [0, 1]) at the last feasible ``T`` of the bisection, with
+    ``solve(T) -> (status, x or None)``. If ECOS has no point there (it cannot happen away
+    from the bound), the bisection is redone with ECOS deciding every step."""
+    bound_s = bisect_duration_bound(is_feasible)
+    status, x = solve(bound_s)
+    if status != "optimal" or x is None:
+        bound_s = bisect_duration_bound(lambda b: solve(b)[0] == "optimal")
+        status, x = solve(bound_s)
+    return np.clip(x, 0.0, 1.0)
+
+
 def min_total_duration_allocation(throughput: np.ndarray, gang: np.ndarray, remaining: np.ndarray, gpus: int) -> np.ndarray:
     """OSSP's ``x`` for jobs in ascending id order."""
     throughput = np.asarray(throughput, dtype=np.float64)
@@ -94,15 +107,7 @@ def min_total_duration_allocation(throughput: np.ndarray, gang: np.ndarray, rema
             return bound_s > need_s
         return solve_min_duration_lp(throughput, gang, remaining, gpus, bound_s)[0] == "optimal"
 
-    bound_s = bisect_duration_bound(is_feasible)
-    status, x = solve_min_duration_lp(throughput, gang, remaining, gpus, bound_s)
-    if status != "optimal" or x is None:
-        # cannot happen away from the bound; fall back to ECOS deciding every step
-        bound_s = bisect_duration_bound(
-            lambda b: solve_min_duration_lp(throughput, gang, remaining, gpus, b)[0] == "optimal"
-        )
-        status, x = solve_min_duration_lp(throughput, gang, remaining, gpus, bound_s)
-    return np.clip(x, 0.0, 1.0)
+    return _point_at_last_feasible(is_feasible, lambda b: solve_min_duration_lp(throughput, gang, remaining, gpus, b))
 
 
 def _typed_duration_lp(throughput, gang, remaining, type_gpus, bound_s):
@@ -138,11 +143,7 @@ def hetero_min_duration_bound(throughput: np.ndarray, gang: np.ndarray, remainin
     for j in range(m):
         meet[j, j * num_types:(j + 1) * num_types] = -throughput[j]
         meet[j, n] = remaining[j]
-    capacity = np.zeros((num_types, n + 1))
-    for t in range(num_types):
-        capacity[t, t:n:num_types] = gang
-    rows = np.hstack([np.kron(np.eye(m), np.ones((1, num_types))), np.zeros((m, 1))])
-    bounds = [(0.0, 1.0 if rate > 0 else 0.0) for rate in throughput.ravel()] + [(0.0, None)]
+    capacity, rows, bounds = typed_blocks(throughput, gang, extra=1)
     cost = np.zeros(n + 1)
     cost[n] = -1.0
     result = linprog(cost, A_ub=np.vstack([meet, capacity, rows]),
@@ -167,14 +168,7 @@ def hetero_min_total_duration_allocation(throughput, gang, remaining, type_gpus)
             return bound_s > need_s
         return _typed_duration_lp(throughput, gang, remaining, type_gpus, bound_s)[0] == "optimal"
 
-    bound_s = bisect_duration_bound(is_feasible)
-    status, x = _typed_duration_lp(throughput, gang, remaining, type_gpus, bound_s)
-    if status != "optimal" or x is None:
-        bound_s = bisect_duration_bound(
-            lambda b: _typed_duration_lp(throughput, gang, remaining, type_gpus, b)[0] == "optimal"
-        )
-        status, x = _typed_duration_lp(throughput, gang, remaining, type_gpus, bound_s)
-    return np.clip(x, 0.0, 1.0)
+    return _point_at_last_feasible(is_feasible, lambda b: _typed_duration_lp(throughput, gang, remaining, type_gpus, b))
 
 
 class OsspAgent(GavelRoundAgent):

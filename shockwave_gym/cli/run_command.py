@@ -22,15 +22,14 @@ RUN_JSON_KEYS = (
 def parse_agent_options(pairs: list[str]) -> dict:
     """``["noise=0.5", "variant=\\"x\\""]`` -> ``{"noise": 0.5, "variant": "x"}`` (JSON values,
     bare words taken as strings)."""
+    from shockwave_gym.harness.agent_specs import option_value
+
     options = {}
     for pair in pairs:
         key, sep, raw = pair.partition("=")
         if not sep or not key:
             raise InputError(f"--agent-opt expects KEY=VALUE, got {pair!r}")
-        try:
-            options[key] = json.loads(raw)
-        except json.JSONDecodeError:
-            options[key] = raw
+        options[key] = option_value(raw)
     return options
 
 

@@ -43,11 +43,17 @@ def parse_options(text: str, spec: str) -> dict:
             raise InputError(f"agent spec {spec!r}: options must be KEY=VALUE pairs separated by commas, got {pair!r}")
         if key in options:
             raise InputError(f"agent spec {spec!r}: option {key!r} given twice")
-        try:
-            options[key] = json.loads(raw)
-        except json.JSONDecodeError:
-            options[key] = raw
+        options[key] = option_value(raw)
     return options
+
+
+def option_value(raw: str):
+    """An option's value: JSON (``1``, ``0.5``, ``true``, ``"x"``, ``[1, 2]``), else the bare
+    word as a string."""
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        return raw
 
 
 def _split_kind(rest: str) -> tuple[str, str]:
