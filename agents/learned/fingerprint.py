@@ -16,7 +16,7 @@ import hashlib
 from pathlib import Path
 
 from shockwave_agents.learned.kinds import POLICY_KINDS
-from shockwave_agents.learned.pretrained import SHIPPED, PRETRAINED_DIR
+from shockwave_agents.learned.pretrained import PRETRAINED_DIR, SHIPPED
 
 #: Registered names that load weights: the shipped policies and the policy kinds.
 LEARNED_NAMES = frozenset(SHIPPED) | frozenset(POLICY_KINDS)
