@@ -28,7 +28,7 @@ import numpy as np
 
 from shockwave_agents.base import Agent
 from shockwave_gym.interface.actions import make_action_mode
-from shockwave_gym.interface.observation import build_observation
+from shockwave_gym.interface.observation import build_observation, job_features_for
 from shockwave_gym.interface.slots import SlotMap
 from shockwave_gym.interface.typed_actions import TypeContext
 from shockwave_gym.placement import Placement
@@ -58,11 +58,21 @@ class PolicyAgent(Agent):
         self.slots = SlotMap(self.max_jobs)
         self.rounds = 0
         self.substeps = 0
+        self._features = self._features_view = None  # the feature buffer of the view's trace
 
     def reset(self, view: ClusterView, seed: int | None = None) -> None:
         self.slots.reset(view.num_jobs)
         self.rounds = 0
         self.substeps = 0
+        self._features = self._features_view = None
+
+    def _observe(self, view: ClusterView, **partial_round) -> dict[str, np.ndarray]:
+        """The env's observation of ``view`` (``picked`` / ``free_gpus`` for a partly built
+        round), reusing one feature buffer per view (built once per episode)."""
+        if self._features_view is not view:
+            self._features = job_features_for(view, self.obs_version, padded=False)
+            self._features_view = view
+        return build_observation(view, self.slots, version=self.obs_version, features=self._features, **partial_round)
 
     def act(self, view: ClusterView) -> np.ndarray:
         slots = self.slots
@@ -73,7 +83,7 @@ class PolicyAgent(Agent):
                                                cluster=view.cluster)
         if self.action_mode == "sequential":
             return self._act_sequential_typed(view) if view.heterogeneous else self._act_sequential(view)
-        out = self.network.outputs(build_observation(view, slots, version=self.obs_version))
+        out = self.network.outputs(self._observe(view))
         if self.action_mode == "priority":
             action = out
         elif self.network.kind == "binary":
@@ -93,7 +103,7 @@ class PolicyAgent(Agent):
             mask = mode.masks(slots)
             if not mask[:-1].any():
                 break
-            obs = build_observation(view, slots, picked=mode.picked, free_gpus=mode.free_gpus, version=self.obs_version)
+            obs = self._observe(view, picked=mode.picked, free_gpus=mode.free_gpus)
             logits = self.network.outputs(obs)
             choice = int(np.argmax(np.where(mask, logits, -np.inf)))
             self.substeps += 1
@@ -112,7 +122,7 @@ class PolicyAgent(Agent):
             if not fits.any():
                 break
             free = mode.free.copy() if self.obs_version == 2 else mode.free_gpus  # v2: per type
-            obs = build_observation(view, slots, picked=mode.picked, free_gpus=free, version=self.obs_version)
+            obs = self._observe(view, picked=mode.picked, free_gpus=free)
             logits = self.network.outputs(obs)[:max_jobs]
             slot = int(np.argmax(np.where(fits, logits, -np.inf)))
             job = int(slots.slot_job[slot])

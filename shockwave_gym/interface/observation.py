@@ -471,6 +471,7 @@ def build_observation(
     free_gpus: int | None = None,
     rho_hat: np.ndarray | None = None,
     version: int = 1,
+    features=None,
 ) -> dict[str, np.ndarray]:
     """The observation of ``view`` in the layout of :func:`observation_space` (``version``).
 
@@ -478,8 +479,14 @@ def build_observation(
     ``free_gpus`` describe a partly built round (sequential mode); by default nothing is
     picked and every GPU is free. ``rho_hat`` may pass :func:`ftf_estimate` already
     computed for this state. Empty slots are all zeros. Fresh arrays every call.
+
+    ``features`` may pass the feature buffer of an earlier call on the same episode
+    (``job_features_for(view, version, padded=False)``, built once per trace): building it
+    costs a per-type throughput lookup for every job and batch size, far more than a fill.
     """
-    features = job_features_for(view, version, padded=False).fill(view, rho_hat)
+    if features is None:
+        features = job_features_for(view, version, padded=False)
+    features = features.fill(view, rho_hat)
     return {
         "jobs": slot_jobs(slots, features),
         "job_valid": (slots.slot_job >= 0).view(np.int8),
