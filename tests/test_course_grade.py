@@ -163,3 +163,23 @@ def test_lab3_refuses_an_allocation_over_capacity():
     code = "import numpy as np\ndef nsw_allocation(instance):\n    return np.asarray(instance.cap) * 0 + instance.rounds\n"
     report = grade_object("markets", run_code(code, "greedy.py").entry("nsw_allocation", "a function"), code=code)
     assert not report.criteria[0].passed and report.score == 0
+
+
+@pytest.mark.parametrize("lab_key, baselines", [("fairness", {"fifo", "themis"}), ("adaptation", {"srtf"})])
+def test_baselines_run_once_for_a_batch_of_submissions(lab_key, baselines, monkeypatch):
+    """Grading several submissions on the same cases runs each baseline once per case."""
+    import shockwave_gym.course.baselines as cached
+
+    monkeypatch.setattr(cached, "_METRICS", {})
+    runs = []
+    real = cached.run_episode
+    monkeypatch.setattr(cached, "run_episode", lambda trace, agent, *a, **k: runs.append(agent.name) or real(trace, agent, *a, **k))
+    lab = next(lab for lab in LABS if lab.key == lab_key)
+    code, reference = _graded(lab, INSTRUCTOR)
+    first = grade_object(lab.key, reference, code=code)
+    after_one = len(runs)
+    second = grade_object(lab.key, reference, code=code)
+    assert first.score == second.score == 100
+    assert set(runs) == baselines
+    assert after_one == len(baselines) * len(lab.module.public_cases())
+    assert len(runs) == after_one  # the second submission reused every baseline run

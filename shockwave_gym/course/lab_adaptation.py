@@ -27,11 +27,11 @@ from shockwave_gym.course.agents_lab import (
     generated_case,
     worst_ratio,
 )
+from shockwave_gym.course.baselines import baseline_metrics
 from shockwave_gym.course.report import Criterion, GradeReport
 from shockwave_gym.course.submission import describe_exception
 from shockwave_gym.interface import predicted_remaining_s
 from shockwave_gym.jobs import DATASET_SIZES, JobSpec
-from shockwave_gym.runner import run_episode
 from shockwave_gym.simulator import Simulator
 from shockwave_gym.traces import Trace
 from shockwave_gym.view import ClusterView
@@ -138,8 +138,7 @@ def grade(estimate, cases, report: GradeReport) -> None:
         report.add(Criterion("scheduling", 50, False, f"SRTF on the estimate: {problem}"))
         return
     jct = {name: m["avg_jct_s"] for name, m in metrics.items()}
-    srtf = {case.name: JCT_FACTOR * run_episode(case.trace, make_agent("srtf"), SimConfig(gpus=case.gpus),
-                                                progress=False).metrics["avg_jct_s"] for case in cases}
+    srtf = {case.name: JCT_FACTOR * baseline_metrics("srtf", case)["avg_jct_s"] for case in cases}
     case, ratio = worst_ratio(jct, srtf)
     report.add(Criterion(
         "scheduling", 50, ratio <= 1.0,
