@@ -129,6 +129,33 @@ def test_every_rank_method_keeps_the_plan_valid_and_improves_it(method, backend)
     assert record.rank_source in expected
 
 
+@pytest.mark.parametrize("proven", [False, True])
+def test_hybrid_polishes_exactly_the_rankings_the_lp_bound_does_not_prove(proven, backend, monkeypatch):
+    """``hybrid`` runs the binary program on the local ranking unless the LP bound proves it
+    within the gap; the polish never makes the ranking worse than the local one."""
+    gang, schedule, log_weights = random_schedule(3, n=20, horizon=8, gpus=10)
+    instance = rank_instance(gang, 10, 8)
+    monkeypatch.setattr(Reranker, "_proven", staticmethod(lambda terms, block, bound: proven))
+    polishes = []
+    real_solve = Reranker._solve
+
+    def solve(self, terms, start, record):
+        polishes.append(terms.objective(start))
+        result = real_solve(self, terms, start, record)
+        if result is not None:
+            assert terms.objective(result) <= terms.objective(start) + 1e-9
+        return result
+
+    monkeypatch.setattr(Reranker, "_solve", solve)
+    record = PlanRecord(jobs=20, solver="highs")
+    ranked = Reranker(ShockwaveConfig(rank_method="hybrid"), backend).rank(instance, schedule, log_weights, record)
+    np.testing.assert_array_equal(ranked.sum(axis=1), schedule.sum(axis=1))
+    if proven:
+        assert polishes == [] and record.rank_source == "local"
+    else:
+        assert polishes and record.rank_source == "mip"
+
+
 def _random_feasible_plan(instance, rng):
     plan = np.zeros((instance.num_jobs, instance.rounds), dtype=bool)
     for t in range(instance.rounds):
