@@ -72,6 +72,25 @@ def test_the_authors_estimate_leaves_out_the_current_epoch(oracle):
     np.testing.assert_allclose(done_scaled, 2.0 * work_done)
 
 
+def test_the_authors_oracle_estimate_by_hand():
+    """With true remaining times, the authors' estimate is the epochs after the current one:
+    for a static job (every epoch as long as the current) (E - e - 1) epochs of its current
+    duration, and 0 for a job in its last epoch."""
+    view = played(6, oracle=True).view
+    jobs = np.asarray(view.active_job_ids)
+    remaining, _ = whole_epoch_estimates(view, jobs, np.ones(jobs.size))
+    by_job = dict(zip(jobs.tolist(), remaining.tolist(), strict=True))
+    static = [j for j in jobs.tolist() if view.spec(j).mode == "static"]
+    assert {5, 7} <= set(static)
+    for j in static:
+        expected = (view.num_epochs[j] - view.epochs_done[j] - 1) * view.current_epoch_duration_s[j]
+        assert by_job[j] == pytest.approx(expected, rel=1e-9)
+    last = [j for j in jobs.tolist() if view.epochs_done[j] == view.num_epochs[j] - 1]
+    assert 1 in last  # teaching-12's job 1: 2 epochs, the second under way
+    for j in last:
+        assert by_job[j] == pytest.approx(0.0, abs=1e-6)
+
+
 def test_the_predictor_hands_the_authors_estimates_to_the_planner_and_noise_still_applies():
     view = played(6).view
     jobs = np.asarray(view.active_job_ids)
