@@ -26,30 +26,35 @@ if AVAILABLE:
     _inline = numba.njit(cache=True, error_model="numpy", nogil=True, inline="always")
     pairwise_sum = core_jit.pairwise_sum
 
-    @_jit
-    def derive_rows(num_jobs, pos, seg_end, first, num_epochs, work, status, packed, prior, duration_at, time_s,
-                    arrival, gpus, ran_last, active_code, done_code,
-                    progress_out, remaining_out, rho_out, mean_out, batch_out, rate_out, num_active_out, rows):
-        """Per job: ClusterView._derived, RemainingTimePredictor.remaining_s and ftf_estimate
-        (the mean epoch duration already falls back on the current epoch's). ``packed`` is
-        the bank's per-epoch table (EpochBank.packed). Only clusters in ``rows`` are written
-        (the others' outputs keep what the caller put there)."""
-        clusters = pos.shape[0]
+    @_inline
+    def derive_one(k, num_jobs, pos, seg_end, first, num_epochs, work, status, packed, prior, duration_at, time_s,
+                   arrival, gpus, ran_last, active_code, done_code, progress_out, remaining_out, rho_out, mean_out,
+                   batch_out, rate_out, num_active_out, rounds_run, derived, derived_rounds):
+        """Cluster ``k``'s ClusterView._derived, RemainingTimePredictor.remaining_s and
+        ftf_estimate per job (the mean epoch duration already falls back on the current
+        epoch's). ``packed`` is the bank's per-epoch table (EpochBank.packed).
+
+        Incremental: a job's progress, batch size, rate, mean epoch duration and remaining
+        time depend only on its work and epoch, which change only when it runs, so they are
+        recomputed only for jobs that ran since they were last computed (``rounds_run`` differs
+        from ``derived_rounds``) or were never computed (``derived`` False: cleared when the
+        cluster resets); rho-hat, which reads the clock and the number of active jobs, is
+        recomputed for every job read."""
         sizes = prior.shape[2]
-        for k in range(clusters):
-            if not rows[k]:
+        n = num_jobs[k]
+        active = 0
+        for j in range(n):
+            if status[k, j] == active_code:
+                active += 1
+        num_active_out[k] = active
+        c = max(1.0, active / gpus[k])
+        for j in range(n):
+            # only active jobs and those that just completed are ever read
+            if status[k, j] != active_code and not (status[k, j] == done_code and ran_last[k, j]):
                 continue
-            n = num_jobs[k]
-            active = 0
-            for j in range(n):
-                if status[k, j] == active_code:
-                    active += 1
-            num_active_out[k] = active
-            c = max(1.0, active / gpus[k])
-            for j in range(n):
-                # only active jobs and those that just completed are ever read
-                if status[k, j] != active_code and not (status[k, j] == done_code and ran_last[k, j]):
-                    continue
+            if not derived[k, j] or derived_rounds[k, j] != rounds_run[k, j]:
+                derived[k, j] = True
+                derived_rounds[k, j] = rounds_run[k, j]
                 p = pos[k, j]
                 current = min(p, seg_end[k, j] - 1)
                 if current < 0:
@@ -80,10 +85,23 @@ if AVAILABLE:
                         total += weight
                 expected = weighted / total
                 future = max(num_epochs[k, j] - done - 1, 0)
-                remaining = (1.0 - fraction) * duration + future * expected
-                remaining_out[k, j] = remaining
-                age = time_s[k] - arrival[k, j]
-                rho_out[k, j] = (age + c * remaining) / max(c * (work[k, j] + remaining), 1e-9)
+                remaining_out[k, j] = (1.0 - fraction) * duration + future * expected
+            remaining = remaining_out[k, j]
+            age = time_s[k] - arrival[k, j]
+            rho_out[k, j] = (age + c * remaining) / max(c * (work[k, j] + remaining), 1e-9)
+
+    @_jit
+    def derive_rows(num_jobs, pos, seg_end, first, num_epochs, work, status, packed, prior, duration_at, time_s,
+                    arrival, gpus, ran_last, active_code, done_code,
+                    progress_out, remaining_out, rho_out, mean_out, batch_out, rate_out, num_active_out, rows,
+                    rounds_run, derived, derived_rounds):
+        """:func:`derive_one` for the clusters in ``rows`` (the others' outputs are kept)."""
+        for k in range(pos.shape[0]):
+            if rows[k]:
+                derive_one(k, num_jobs, pos, seg_end, first, num_epochs, work, status, packed, prior, duration_at,
+                           time_s, arrival, gpus, ran_last, active_code, done_code, progress_out, remaining_out,
+                           rho_out, mean_out, batch_out, rate_out, num_active_out, rounds_run, derived,
+                           derived_rounds)
 
     @_jit
     def slot_raw_features(slot_job, gang, gpus, progress, num_epochs, batch, initial, rate, mean, round_s,
@@ -132,36 +150,40 @@ if AVAILABLE:
                 value = row[i] * scale if f >= 2 else row[i]
                 flat[place[i] + f] = np.float32(max(min(value, high[f]), low[f]))
 
+    @_inline
+    def slots_one(k, num_jobs, status, gang, active_code, slot_job, job_slot, queued, demand):
+        """BatchSlotMap.update for cluster ``k``."""
+        slots = slot_job.shape[1]
+        n = num_jobs[k]
+        total = 0
+        for j in range(n):
+            if status[k, j] == active_code:
+                total += gang[k, j]
+        demand[k] = total
+        for s in range(slots):
+            j = slot_job[k, s]
+            if j >= 0 and status[k, j] != active_code:
+                job_slot[k, j] = -1
+                slot_job[k, s] = -1
+        s = 0
+        for j in range(n):
+            queued[k, j] = False
+            if status[k, j] != active_code or job_slot[k, j] >= 0:
+                continue
+            while s < slots and slot_job[k, s] >= 0:
+                s += 1
+            if s < slots:
+                slot_job[k, s] = j
+                job_slot[k, j] = s
+            else:
+                queued[k, j] = True
+
     @_jit
     def update_slots(rows, num_jobs, status, gang, active_code, slot_job, job_slot, queued, demand):
         """BatchSlotMap.update for ``rows``."""
-        slots = slot_job.shape[1]
         for k in range(rows.size):
-            if not rows[k]:
-                continue
-            n = num_jobs[k]
-            total = 0
-            for j in range(n):
-                if status[k, j] == active_code:
-                    total += gang[k, j]
-            demand[k] = total
-            for s in range(slots):
-                j = slot_job[k, s]
-                if j >= 0 and status[k, j] != active_code:
-                    job_slot[k, j] = -1
-                    slot_job[k, s] = -1
-            s = 0
-            for j in range(n):
-                queued[k, j] = False
-                if status[k, j] != active_code or job_slot[k, j] >= 0:
-                    continue
-                while s < slots and slot_job[k, s] >= 0:
-                    s += 1
-                if s < slots:
-                    slot_job[k, s] = j
-                    job_slot[k, j] = s
-                else:
-                    queued[k, j] = True
+            if rows[k]:
+                slots_one(k, num_jobs, status, gang, active_code, slot_job, job_slot, queued, demand)
 
     @_inline
     def _scan(k, order, count, gang, gpus, sel):
@@ -198,11 +220,59 @@ if AVAILABLE:
             heap[i], heap[child] = c, p
             i = child
 
+    @_inline
+    def priority_one(k, scores, slot_job, queued, gang, gpus, sel, keys, ids, heap, waiting):
+        """PriorityMode.choose for cluster ``k``: descending score (ties by arrival), queue
+        last, packed; the scan pops jobs from a heap until the GPUs are full. ``keys``,
+        ``ids``, ``heap`` (slots) and ``waiting`` (gpus.max() + 2) are scratch."""
+        slots = slot_job.shape[1]
+        size = 0
+        waiting[:] = 0
+        for s in range(slots):
+            j = slot_job[k, s]
+            if j >= 0:
+                keys[size] = -np.float64(scores[k, s])
+                ids[size] = j
+                heap[size] = size
+                size += 1
+                waiting[gang[k, j]] += 1
+        for i in range(size // 2 - 1, -1, -1):
+            _sift_down(heap, size, i, keys, ids)
+        free = gpus[k]
+        smallest = 1  # smallest gang among unpopped jobs (or beyond gpus when none)
+        while smallest < waiting.size - 1 and waiting[smallest] == 0:
+            smallest += 1
+        while size > 0 and free >= smallest:  # once nothing left fits, the rest is skipped
+            j = ids[heap[0]]
+            size -= 1
+            heap[0] = heap[size]
+            _sift_down(heap, size, 0, keys, ids)
+            g = gang[k, j]
+            waiting[g] -= 1
+            while smallest < waiting.size - 1 and waiting[smallest] == 0:
+                smallest += 1
+            if g <= free:
+                free -= g
+                sel[k, j] = True
+        for j in range(queued.shape[1]):
+            if free == 0:
+                break
+            if queued[k, j] and gang[k, j] <= free:
+                free -= gang[k, j]
+                sel[k, j] = True
+
+    @_inline
+    def scores_finite(k, scores, slot_job):
+        """Whether every occupied slot of cluster ``k`` has a finite score."""
+        for s in range(slot_job.shape[1]):
+            if slot_job[k, s] >= 0 and not np.isfinite(np.float64(scores[k, s])):
+                return False
+        return True
+
     @_jit
     def choose_priority(rows, scores, slot_job, queued, gang, gpus, sel, bad):
-        """PriorityMode.choose for ``rows``: descending score (ties by arrival), queue last,
-        packed; the scan pops jobs from a heap until the GPUs are full. Rows with a NaN or
-        infinite score of an occupied slot are flagged in ``bad``."""
+        """:func:`priority_one` for ``rows``. Rows with a NaN or infinite score of an occupied
+        slot are flagged in ``bad``."""
         slots = slot_job.shape[1]
         keys = np.empty(slots)
         ids = np.empty(slots, np.int64)
@@ -211,63 +281,34 @@ if AVAILABLE:
         for k in range(rows.size):
             if not rows[k]:
                 continue
-            size = 0
-            waiting[:] = 0
-            for s in range(slots):
-                j = slot_job[k, s]
-                if j >= 0:
-                    score = np.float64(scores[k, s])
-                    if not np.isfinite(score):
-                        bad[k] = True
-                    keys[size] = -score
-                    ids[size] = j
-                    heap[size] = size
-                    size += 1
-                    waiting[gang[k, j]] += 1
-            for i in range(size // 2 - 1, -1, -1):
-                _sift_down(heap, size, i, keys, ids)
-            free = gpus[k]
-            smallest = 1  # smallest gang among unpopped jobs (or beyond gpus when none)
-            while smallest < waiting.size - 1 and waiting[smallest] == 0:
-                smallest += 1
-            while size > 0 and free >= smallest:  # once nothing left fits, the rest is skipped
-                j = ids[heap[0]]
-                size -= 1
-                heap[0] = heap[size]
-                _sift_down(heap, size, 0, keys, ids)
-                g = gang[k, j]
-                waiting[g] -= 1
-                while smallest < waiting.size - 1 and waiting[smallest] == 0:
-                    smallest += 1
-                if g <= free:
-                    free -= g
-                    sel[k, j] = True
-            for j in range(queued.shape[1]):
-                if free == 0:
-                    break
-                if queued[k, j] and gang[k, j] <= free:
-                    free -= gang[k, j]
-                    sel[k, j] = True
+            if not scores_finite(k, scores, slot_job):
+                bad[k] = True
+            priority_one(k, scores, slot_job, queued, gang, gpus, sel, keys, ids, heap, waiting)
+
+    @_inline
+    def select_one(k, wanted, slot_job, job_slot, gang, gpus, sel, order):
+        """SelectMode.choose for cluster ``k``: wanted slotted jobs in arrival order, packed;
+        returns the repairs (bits dropped). ``order`` is scratch of the jobs' width."""
+        slots = slot_job.shape[1]
+        absent = 0
+        for s in range(slots):
+            if wanted[k, s] and slot_job[k, s] < 0:
+                absent += 1
+        count = 0
+        for j in range(job_slot.shape[1]):
+            s = job_slot[k, j]
+            if s >= 0 and wanted[k, s]:
+                order[count] = j
+                count += 1
+        return absent + count - _scan(k, order, count, gang, gpus, sel)
 
     @_jit
     def choose_select(rows, wanted, slot_job, job_slot, gang, gpus, sel, repairs):
-        """SelectMode.choose for ``rows``: wanted slotted jobs in arrival order, packed."""
-        slots = slot_job.shape[1]
+        """:func:`select_one` for ``rows``."""
         order = np.empty(job_slot.shape[1], np.int64)
         for k in range(rows.size):
-            if not rows[k]:
-                continue
-            absent = 0
-            for s in range(slots):
-                if wanted[k, s] and slot_job[k, s] < 0:
-                    absent += 1
-            count = 0
-            for j in range(job_slot.shape[1]):
-                s = job_slot[k, j]
-                if s >= 0 and wanted[k, s]:
-                    order[count] = j
-                    count += 1
-            repairs[k] = absent + count - _scan(k, order, count, gang, gpus, sel)
+            if rows[k]:
+                repairs[k] = select_one(k, wanted, slot_job, job_slot, gang, gpus, sel, order)
 
     @_jit
     def masked_sums(values, mask, out, counts):

@@ -1,0 +1,289 @@
+"""The compiled vector env's step in three passes: :func:`advance` (decode the actions, run
+the rounds, admit arrivals, derive the estimates, pay the rewards, seat jobs, skip the rounds
+without a decision), then :func:`job_rows_v2` and :func:`scatter_v2` around numpy's
+logarithms for the observation.
+
+The per-cluster helpers are the ones :mod:`~shockwave_gym.batch.jit` and
+:mod:`~shockwave_gym.env.vector.jit` loop over, so every value is computed by the same float64
+operations as there, in the same order; only the Python between them is gone (a step of the
+``priority`` and ``select`` modes is one compiled call instead of dozens of array calls).
+
+The observation is incremental: a job's features other than its age and rho-hat change only
+when it runs (or stops running), so each job's finished float32 features are kept per cluster
+and recomputed only for the jobs that ran since they were computed (``rounds_run`` or
+``ran_last_round`` differ from the stored ones) or were never computed (cleared on reset);
+age and rho-hat are recomputed for every slotted job at every observation. numpy applies the
+logarithms to whatever entries are recomputed, as for the whole block (its results do not
+depend on an entry's place in the array).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from shockwave_gym.batch import jit as core_jit
+from shockwave_gym.env.vector import jit as vec_jit
+
+AVAILABLE = core_jit.AVAILABLE
+
+#: Reward term codes of :func:`advance`'s ``term_code`` (-1 ends a cluster's list).
+JCT, MAKESPAN, FTF, FTF_EXCESS = 0, 1, 2, 3
+#: Version 2 job features recomputed at every observation: age and rho-hat.
+V2_AGE, V2_RHO = 7, 10
+
+if AVAILABLE:
+    import numba
+
+    _jit = numba.njit(cache=True, error_model="numpy", nogil=True)
+    _inline = numba.njit(cache=True, error_model="numpy", nogil=True, inline="always")
+    _step_one = core_jit.step_one
+    _admit_one = core_jit.admit_one
+    _pairwise_sum = core_jit.pairwise_sum
+    _derive_one = vec_jit.derive_one
+    _slots_one = vec_jit.slots_one
+    _priority_one = vec_jit.priority_one
+    _select_one = vec_jit.select_one
+    _scores_finite = vec_jit.scores_finite
+    _area = vec_jit._area
+
+    @_inline
+    def _reward(k, start, end, completed, finished, term_code, term_weight, jct_norm, round_s, arrival,
+                completion, work, num_jobs, gpus, unfair, buffer, excess):
+        """The weighted reward of the interval [start, end] of cluster ``k``, the jobs
+        ``completed[:finished]`` having completed in it (rewards.BatchReward per cluster)."""
+        total = 0.0
+        rhos_done = False
+        unfair_count = 0
+        n = num_jobs[k]
+        for t in range(term_code.shape[1]):
+            code = term_code[k, t]
+            if code < 0:
+                break
+            if code == 0:  # jct
+                value = -_area(arrival, completion, k, n, start, end, buffer) / jct_norm[k]
+            elif code == 1:  # makespan
+                value = -(end - start) / round_s[k]
+            else:
+                if not rhos_done:  # rewards.themis_rho of the jobs that completed
+                    rhos_done = True
+                    for i in range(finished):
+                        j = completed[i]
+                        a = arrival[k, j]
+                        c = completion[k, j]
+                        life = c - a
+                        area = _area(arrival, completion, k, n, a, c, buffer)
+                        contention = area / life if life > 0 else 1.0
+                        rho = life / (work[k, j] * max(1.0, contention / gpus[k]))
+                        if rho > unfair:
+                            unfair_count += 1
+                        excess[i] = np.maximum(rho - 1.0, 0.0)
+                if code == 2:  # ftf
+                    value = -np.float64(unfair_count)
+                else:  # ftf_excess
+                    value = -_pairwise_sum(excess, finished) if finished > 0 else 0.0
+            total = total + term_weight[k, t] * value
+        return total
+
+    @_jit
+    def _round(k, sel, num_jobs, iso, work, ran_last, round_index, round_s, threshold, overhead_s, gang,
+               completion, status, run_time, rounds_run, last_run, last_overhead, time_s, num_done, overhead_gpu_s,
+               exact_overhead, job_base, pos, seg_end, span, end_global, arrival, next_arrival, round_start, round_end,
+               round_busy, first, num_epochs, packed, gpus, prior, duration_at, progress, remaining, rho, mean, batch,
+               rate, num_active, derived, derived_rounds, slot_job, job_slot, queued, demand, term_code, term_weight,
+               jct_norm, unfair, active_code, done_code, paid, completed, buffer, excess):
+        """One round of ``sel[k]`` in cluster ``k``, then what the env does after a round:
+        record it, admit arrivals, derive the estimates, seat jobs; returns its reward."""
+        at = round_index[k]
+        start, end, busy, finished = _step_one(
+            k, sel, num_jobs, iso, work, ran_last, round_index, round_s, threshold, overhead_s, gang, completion,
+            status, run_time, rounds_run, last_run, last_overhead, time_s, num_done, overhead_gpu_s, exact_overhead,
+            job_base, pos, seg_end, span, end_global, done_code, paid, completed)
+        round_start[k, at] = start
+        round_end[k, at] = end
+        round_busy[k, at] = busy
+        if num_done[k] < num_jobs[k]:
+            _admit_one(k, arrival, time_s, next_arrival, num_done, num_jobs, status, active_code)
+        _derive_one(k, num_jobs, pos, seg_end, first, num_epochs, work, status, packed, prior, duration_at, time_s,
+                    arrival, gpus, ran_last, active_code, done_code, progress, remaining, rho, mean, batch, rate,
+                    num_active, rounds_run, derived, derived_rounds)
+        value = _reward(k, start, time_s[k], completed, finished, term_code, term_weight, jct_norm, round_s, arrival,
+                        completion, work, num_jobs, gpus, unfair, buffer, excess)
+        _slots_one(k, num_jobs, status, gang, active_code, slot_job, job_slot, queued, demand)
+        return value
+
+    @_jit
+    def advance(acting, fresh, resume, skip, select, capacity, scores, wanted, num_jobs, iso, work, ran_last,
+                round_index, round_s, threshold, overhead_s, gang, completion, status, run_time, rounds_run, last_run,
+                last_overhead, time_s, num_done, overhead_gpu_s, exact_overhead, job_base, pos, seg_end, span,
+                end_global, arrival, next_arrival, round_start, round_end, round_busy, first, num_epochs, packed, gpus,
+                max_rounds, prior, duration_at, progress, remaining, rho, mean, batch, rate, num_active, derived,
+                derived_rounds, slot_job, job_slot, queued, demand, term_code, term_weight, jct_norm, unfair,
+                active_code, done_code, sel, reward, rounds, repairs, bad, pending):
+        """One env step of the ``priority`` (``scores``) or ``select`` (``wanted``) mode in
+        every cluster of ``acting``: decode, run the round, then with ``skip`` the rounds no
+        action could change (ClusterVectorEnv._forced_rounds), adding their rewards to
+        ``reward`` and counting them in ``rounds``. Clusters in ``fresh`` (just reset) are
+        only derived and seated. With ``resume``, only the skipping continues (after the
+        caller grew the round records, ``capacity`` rounds per cluster: a cluster that would
+        need more stops and is flagged in ``pending``). A non-finite score of an occupied
+        slot flags its cluster in ``bad`` and nothing is run."""
+        clusters = acting.size
+        width = sel.shape[1]
+        slots = slot_job.shape[1]
+        if not select and not resume:
+            any_bad = False
+            for k in range(clusters):
+                if acting[k] and not _scores_finite(k, scores, slot_job):
+                    bad[k] = True
+                    any_bad = True
+            if any_bad:
+                return
+        keys = np.empty(slots)
+        ids = np.empty(slots, np.int64)
+        heap = np.empty(slots, np.int64)
+        waiting = np.zeros(gpus.max() + 2, np.int64)
+        order = np.empty(width, np.int64)
+        paid = np.empty(width)
+        completed = np.empty(width, np.int64)
+        buffer = np.empty(width)
+        excess = np.empty(width)
+        for k in range(clusters):
+            if acting[k]:
+                if not resume:
+                    for j in range(width):
+                        sel[k, j] = False
+                    if select:
+                        repairs[k] = _select_one(k, wanted, slot_job, job_slot, gang, gpus, sel, order)
+                    else:
+                        _priority_one(k, scores, slot_job, queued, gang, gpus, sel, keys, ids, heap, waiting)
+                    reward[k] = _round(
+                        k, sel, num_jobs, iso, work, ran_last, round_index, round_s, threshold, overhead_s, gang,
+                        completion, status, run_time, rounds_run, last_run, last_overhead, time_s, num_done,
+                        overhead_gpu_s, exact_overhead, job_base, pos, seg_end, span, end_global, arrival,
+                        next_arrival, round_start, round_end, round_busy, first, num_epochs, packed, gpus, prior,
+                        duration_at, progress, remaining, rho, mean, batch, rate, num_active, derived,
+                        derived_rounds, slot_job, job_slot, queued, demand, term_code, term_weight, jct_norm, unfair,
+                        active_code, done_code, paid, completed, buffer, excess)
+                    rounds[k] = 1
+                if not skip:
+                    continue
+                while num_done[k] < num_jobs[k] and round_index[k] < max_rounds[k]:
+                    if demand[k] > gpus[k]:
+                        break
+                    if select:
+                        waiting_jobs = False
+                        for j in range(num_jobs[k]):
+                            if queued[k, j]:
+                                waiting_jobs = True
+                                break
+                        if waiting_jobs:
+                            break
+                    if round_index[k] >= capacity:
+                        pending[k] = True
+                        break
+                    for j in range(width):
+                        sel[k, j] = status[k, j] == active_code
+                    reward[k] = reward[k] + _round(
+                        k, sel, num_jobs, iso, work, ran_last, round_index, round_s, threshold, overhead_s, gang,
+                        completion, status, run_time, rounds_run, last_run, last_overhead, time_s, num_done,
+                        overhead_gpu_s, exact_overhead, job_base, pos, seg_end, span, end_global, arrival,
+                        next_arrival, round_start, round_end, round_busy, first, num_epochs, packed, gpus, prior,
+                        duration_at, progress, remaining, rho, mean, batch, rate, num_active, derived,
+                        derived_rounds, slot_job, job_slot, queued, demand, term_code, term_weight, jct_norm, unfair,
+                        active_code, done_code, paid, completed, buffer, excess)
+                    rounds[k] += 1
+            elif fresh[k]:
+                _derive_one(k, num_jobs, pos, seg_end, first, num_epochs, work, status, packed, prior, duration_at,
+                            time_s, arrival, gpus, ran_last, active_code, done_code, progress, remaining, rho, mean,
+                            batch, rate, num_active, rounds_run, derived, derived_rounds)
+                _slots_one(k, num_jobs, status, gang, active_code, slot_job, job_slot, queued, demand)
+
+    @_jit
+    def job_rows_v2(slot_job, gang, gpus, progress, num_epochs, batch, initial, rate, mean, remaining, time_s,
+                    arrival, run_time, ran_last, rho, type_sizes, type_rel, scale_in, rounds_run, cached,
+                    cached_rounds, cached_ran, features):
+        """The raw (pre-logarithm) version 2 features to recompute: ``full`` (features,
+        jobs to recompute whole) as jit.slot_raw_features_v2, ``dynamic`` (2, other slotted
+        jobs) their age and rho-hat rows; ``plan`` (K, slots): -1 empty, i >= 0 column i of
+        ``full``, -2 - i column i of ``dynamic``. Marks the recomputed jobs as stored."""
+        clusters, slots = slot_job.shape
+        plan = np.empty((clusters, slots), np.int64)
+        whole = 0
+        partial = 0
+        for k in range(clusters):
+            for s in range(slots):
+                j = slot_job[k, s]
+                if j < 0:
+                    plan[k, s] = -1
+                elif cached[k, j] and cached_rounds[k, j] == rounds_run[k, j] and cached_ran[k, j] == ran_last[k, j]:
+                    plan[k, s] = -2 - partial
+                    partial += 1
+                else:
+                    plan[k, s] = whole
+                    whole += 1
+        full = np.empty((features, whole))
+        dynamic = np.empty((2, partial))
+        widths = type_sizes.shape[2]
+        types = type_rel.shape[3]
+        for k in range(clusters):
+            for s in range(slots):
+                i = plan[k, s]
+                if i == -1:
+                    continue
+                j = slot_job[k, s]
+                if i < -1:
+                    i = -2 - i
+                    dynamic[0, i] = max((time_s[k] - arrival[k, j]) * scale_in[3], 0.0)
+                    dynamic[1, i] = max(rho[k, j] * scale_in[6], 0.0)
+                    continue
+                cached[k, j] = True
+                cached_rounds[k, j] = rounds_run[k, j]
+                cached_ran[k, j] = ran_last[k, j]
+                b = batch[k, j]
+                full[0, i] = gang[k, j] / gpus[k]
+                full[1, i] = progress[k, j] / num_epochs[k, j]
+                full[2, i] = np.float64(gang[k, j])
+                full[3, i] = b / initial[k, j]
+                full[4, i] = max((rate[k, j] * b) * scale_in[0], 0.0)
+                full[5, i] = max(mean[k, j] * scale_in[1], 0.0)
+                full[6, i] = max(remaining[k, j] * scale_in[2], 0.0)
+                full[7, i] = max((time_s[k] - arrival[k, j]) * scale_in[3], 0.0)
+                full[8, i] = max((run_time[k, j] * gang[k, j]) * scale_in[4], 0.0)
+                full[9, i] = max((1.0 if ran_last[k, j] else 0.0) * scale_in[5], 0.0)
+                full[10, i] = max(rho[k, j] * scale_in[6], 0.0)
+                for t in range(types):
+                    full[11 + t, i] = 0.0
+                for w in range(widths):
+                    if type_sizes[k, j, w] == b:
+                        for t in range(types):
+                            full[11 + t, i] = type_rel[k, j, w, t]
+                        break
+        return full, dynamic, plan
+
+    @_jit
+    def scatter_v2(plan, slot_job, full, dynamic, scale_out, low, high, store, out):
+        """(K, slots, features) float32 ``out`` from the logarithms (jit.scatter_scaled's
+        scaling and clipping): recomputed jobs from ``full`` (also written to ``store``, the
+        kept features per job), the others from ``store`` with age and rho-hat from
+        ``dynamic``; zeros for empty slots."""
+        clusters, slots = plan.shape
+        features = out.shape[2]
+        for k in range(clusters):
+            for s in range(slots):
+                i = plan[k, s]
+                if i == -1:
+                    for f in range(features):
+                        out[k, s, f] = 0.0
+                    continue
+                j = slot_job[k, s]
+                if i >= 0:
+                    for f in range(features):
+                        value = np.float32(max(min(full[f, i] * scale_out[f], high[f]), low[f]))
+                        store[k, j, f] = value
+                        out[k, s, f] = value
+                    continue
+                i = -2 - i
+                store[k, j, 7] = np.float32(max(min(dynamic[0, i] * scale_out[7], high[7]), low[7]))
+                store[k, j, 10] = np.float32(max(min(dynamic[1, i] * scale_out[10], high[10]), low[10]))
+                for f in range(features):
+                    out[k, s, f] = store[k, j, f]
