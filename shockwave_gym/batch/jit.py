@@ -51,6 +51,8 @@ if AVAILABLE:
     @_jit
     def pairwise_sum(a, n):
         """``np.sum(a[:n])`` bit for bit (numpy's pairwise order, blocks of 128)."""
+        if n <= 128:  # one block: what the loop below computes, without its stacks
+            return _pairwise_block(a, 0, n)
         # iterative form of numpy's recursion: split while longer than 128
         stack_lo = np.empty(64, np.int64)
         stack_n = np.empty(64, np.int64)

@@ -45,6 +45,7 @@ if AVAILABLE:
     _select_one = vec_jit.select_one
     _scores_finite = vec_jit.scores_finite
     _area = vec_jit._area
+    _cluster_one_v2 = vec_jit.cluster_one_v2
 
     @_inline
     def _reward(k, start, end, completed, finished, term_code, term_weight, jct_norm, round_s, arrival,
@@ -85,38 +86,11 @@ if AVAILABLE:
         return total
 
     @_jit
-    def _round(k, sel, num_jobs, iso, work, ran_last, round_index, round_s, threshold, overhead_s, gang,
-               completion, status, run_time, rounds_run, last_run, last_overhead, time_s, num_done, overhead_gpu_s,
-               exact_overhead, job_base, pos, seg_end, span, end_global, arrival, next_arrival, round_start, round_end,
-               round_busy, first, num_epochs, packed, gpus, prior, duration_at, progress, remaining, rho, mean, batch,
-               rate, num_active, derived, derived_rounds, slot_job, job_slot, queued, demand, term_code, term_weight,
-               jct_norm, unfair, active_code, done_code, paid, completed, buffer, excess):
-        """One round of ``sel[k]`` in cluster ``k``, then what the env does after a round:
-        record it, admit arrivals, derive the estimates, seat jobs; returns its reward."""
-        at = round_index[k]
-        start, end, busy, finished = _step_one(
-            k, sel, num_jobs, iso, work, ran_last, round_index, round_s, threshold, overhead_s, gang, completion,
-            status, run_time, rounds_run, last_run, last_overhead, time_s, num_done, overhead_gpu_s, exact_overhead,
-            job_base, pos, seg_end, span, end_global, done_code, paid, completed)
-        round_start[k, at] = start
-        round_end[k, at] = end
-        round_busy[k, at] = busy
-        if num_done[k] < num_jobs[k]:
-            _admit_one(k, arrival, time_s, next_arrival, num_done, num_jobs, status, active_code)
-        _derive_one(k, num_jobs, pos, seg_end, first, num_epochs, work, status, packed, prior, duration_at, time_s,
-                    arrival, gpus, ran_last, active_code, done_code, progress, remaining, rho, mean, batch, rate,
-                    num_active, rounds_run, derived, derived_rounds)
-        value = _reward(k, start, time_s[k], completed, finished, term_code, term_weight, jct_norm, round_s, arrival,
-                        completion, work, num_jobs, gpus, unfair, buffer, excess)
-        _slots_one(k, num_jobs, status, gang, active_code, slot_job, job_slot, queued, demand)
-        return value
-
-    @_jit
     def advance(acting, fresh, resume, skip, select, capacity, scores, wanted, num_jobs, iso, work, ran_last,
                 round_index, round_s, threshold, overhead_s, gang, completion, status, run_time, rounds_run, last_run,
                 last_overhead, time_s, num_done, overhead_gpu_s, exact_overhead, job_base, pos, seg_end, span,
-                end_global, arrival, next_arrival, round_start, round_end, round_busy, first, num_epochs, packed, gpus,
-                max_rounds, prior, duration_at, progress, remaining, rho, mean, batch, rate, num_active, derived,
+                end_global, arrival, next_arrival, round_start, round_end, round_busy, first_epoch, num_epochs, packed,
+                gpus, max_rounds, prior, duration_at, progress, remaining, rho, mean, batch, rate, num_active, derived,
                 derived_rounds, slot_job, job_slot, queued, demand, term_code, term_weight, jct_norm, unfair,
                 active_code, done_code, sel, reward, rounds, repairs, bad, pending):
         """One env step of the ``priority`` (``scores``) or ``select`` (``wanted``) mode in
@@ -149,64 +123,79 @@ if AVAILABLE:
         excess = np.empty(width)
         for k in range(clusters):
             if acting[k]:
-                if not resume:
+                first = not resume  # the agent's round; then the skipped ones
+                if first:
                     for j in range(width):
                         sel[k, j] = False
                     if select:
                         repairs[k] = _select_one(k, wanted, slot_job, job_slot, gang, gpus, sel, order)
                     else:
                         _priority_one(k, scores, slot_job, queued, gang, gpus, sel, keys, ids, heap, waiting)
-                    reward[k] = _round(
-                        k, sel, num_jobs, iso, work, ran_last, round_index, round_s, threshold, overhead_s, gang,
-                        completion, status, run_time, rounds_run, last_run, last_overhead, time_s, num_done,
-                        overhead_gpu_s, exact_overhead, job_base, pos, seg_end, span, end_global, arrival,
-                        next_arrival, round_start, round_end, round_busy, first, num_epochs, packed, gpus, prior,
-                        duration_at, progress, remaining, rho, mean, batch, rate, num_active, derived,
-                        derived_rounds, slot_job, job_slot, queued, demand, term_code, term_weight, jct_norm, unfair,
-                        active_code, done_code, paid, completed, buffer, excess)
-                    rounds[k] = 1
-                if not skip:
-                    continue
-                while num_done[k] < num_jobs[k] and round_index[k] < max_rounds[k]:
-                    if demand[k] > gpus[k]:
-                        break
-                    if select:
-                        waiting_jobs = False
-                        for j in range(num_jobs[k]):
-                            if queued[k, j]:
-                                waiting_jobs = True
-                                break
-                        if waiting_jobs:
+                while True:
+                    if not first:  # skip_trivial: the next round if no action could change it
+                        if num_done[k] >= num_jobs[k] or round_index[k] >= max_rounds[k] or demand[k] > gpus[k]:
                             break
-                    if round_index[k] >= capacity:
-                        pending[k] = True
-                        break
-                    for j in range(width):
-                        sel[k, j] = status[k, j] == active_code
-                    reward[k] = reward[k] + _round(
+                        if select:
+                            waiting_jobs = False
+                            for j in range(num_jobs[k]):
+                                if queued[k, j]:
+                                    waiting_jobs = True
+                                    break
+                            if waiting_jobs:
+                                break
+                        if round_index[k] >= capacity:
+                            pending[k] = True
+                            break
+                        for j in range(width):
+                            sel[k, j] = status[k, j] == active_code
+                    # the round, then what the env does after a round: record it, admit
+                    # arrivals, derive the estimates, pay the reward, seat jobs
+                    at = round_index[k]
+                    start, end, busy, finished = _step_one(
                         k, sel, num_jobs, iso, work, ran_last, round_index, round_s, threshold, overhead_s, gang,
                         completion, status, run_time, rounds_run, last_run, last_overhead, time_s, num_done,
-                        overhead_gpu_s, exact_overhead, job_base, pos, seg_end, span, end_global, arrival,
-                        next_arrival, round_start, round_end, round_busy, first, num_epochs, packed, gpus, prior,
-                        duration_at, progress, remaining, rho, mean, batch, rate, num_active, derived,
-                        derived_rounds, slot_job, job_slot, queued, demand, term_code, term_weight, jct_norm, unfair,
-                        active_code, done_code, paid, completed, buffer, excess)
-                    rounds[k] += 1
+                        overhead_gpu_s, exact_overhead, job_base, pos, seg_end, span, end_global, done_code, paid,
+                        completed)
+                    round_start[k, at] = start
+                    round_end[k, at] = end
+                    round_busy[k, at] = busy
+                    if num_done[k] < num_jobs[k]:
+                        _admit_one(k, arrival, time_s, next_arrival, num_done, num_jobs, status, active_code)
+                    _derive_one(k, num_jobs, pos, seg_end, first_epoch, num_epochs, work, status, packed, prior,
+                                duration_at, time_s, arrival, gpus, ran_last, active_code, done_code, progress,
+                                remaining, rho, mean, batch, rate, num_active, rounds_run, derived, derived_rounds)
+                    value = _reward(k, start, time_s[k], completed, finished, term_code, term_weight, jct_norm,
+                                    round_s, arrival, completion, work, num_jobs, gpus, unfair, buffer, excess)
+                    _slots_one(k, num_jobs, status, gang, active_code, slot_job, job_slot, queued, demand)
+                    if first:
+                        reward[k] = value
+                        rounds[k] = 1
+                    else:
+                        reward[k] = reward[k] + value
+                        rounds[k] += 1
+                    first = False
+                    if not skip:
+                        break
             elif fresh[k]:
-                _derive_one(k, num_jobs, pos, seg_end, first, num_epochs, work, status, packed, prior, duration_at,
-                            time_s, arrival, gpus, ran_last, active_code, done_code, progress, remaining, rho, mean,
-                            batch, rate, num_active, rounds_run, derived, derived_rounds)
+                _derive_one(k, num_jobs, pos, seg_end, first_epoch, num_epochs, work, status, packed, prior,
+                            duration_at, time_s, arrival, gpus, ran_last, active_code, done_code, progress, remaining,
+                            rho, mean, batch, rate, num_active, rounds_run, derived, derived_rounds)
                 _slots_one(k, num_jobs, status, gang, active_code, slot_job, job_slot, queued, demand)
 
     @_jit
     def job_rows_v2(slot_job, gang, gpus, progress, num_epochs, batch, initial, rate, mean, remaining, time_s,
                     arrival, run_time, ran_last, rho, type_sizes, type_rel, scale_in, rounds_run, cached,
-                    cached_rounds, cached_ran, features):
+                    cached_rounds, cached_ran, features, num_jobs, num_active, queued, demand, free, types, time_unit,
+                    log_time, cluster_low, cluster_high, cluster_out):
         """The raw (pre-logarithm) version 2 features to recompute: ``full`` (features,
         jobs to recompute whole) as jit.slot_raw_features_v2, ``dynamic`` (2, other slotted
         jobs) their age and rho-hat rows; ``plan`` (K, slots): -1 empty, i >= 0 column i of
-        ``full``, -2 - i column i of ``dynamic``. Marks the recomputed jobs as stored."""
+        ``full``, -2 - i column i of ``dynamic``. Marks the recomputed jobs as stored. Also
+        writes the cluster features to ``cluster_out`` (jit.cluster_one_v2)."""
         clusters, slots = slot_job.shape
+        for k in range(clusters):
+            _cluster_one_v2(k, gpus, gang, ran_last, num_jobs, num_active, queued, demand, free, types, time_s,
+                            time_unit, log_time, cluster_low, cluster_high, cluster_out)
         plan = np.empty((clusters, slots), np.int64)
         whole = 0
         partial = 0

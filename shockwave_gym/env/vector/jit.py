@@ -201,7 +201,7 @@ if AVAILABLE:
             taken += 1
         return taken
 
-    @_jit
+    @_inline
     def _sift_down(heap, size, i, keys, ids):
         """Restore the heap below ``i``: smaller key (higher score) first, ties by lower id."""
         while True:
@@ -467,6 +467,32 @@ if AVAILABLE:
             )
             for f in range(5):
                 out[k, types + f] = np.float32(min(max(values[f], low[types + f]), high[types + f]))
+
+    @_inline
+    def cluster_one_v2(k, gpus, gang, ran_last, num_jobs, num_active, queued, demand, free, types, time_s, time_unit,
+                       log_time, low, high, out):
+        """cluster_rows_v2 for cluster ``k`` of a homogeneous batch, its free capacity per type
+        being free_capacity_rows's: free / GPUs for the first type, 0 for the others."""
+        g = gpus[k]
+        busy = 0
+        queue = 0
+        for j in range(num_jobs[k]):
+            if ran_last[k, j]:
+                busy += gang[k, j]
+            if queued[k, j]:
+                queue += 1
+        for t in range(types):
+            capacity = free[k] / g if t == 0 else 0.0
+            out[k, t] = np.float32(min(max(capacity, low[t]), high[t]))
+        values = (
+            busy / g,
+            math.log2(1.0 + num_active[k] / g),
+            math.log2(1.0 + queue / g),
+            math.log2(1.0 + demand[k] / g),
+            math.log1p(time_s[k] / time_unit) / log_time,
+        )
+        for f in range(5):
+            out[k, types + f] = np.float32(min(max(values[f], low[types + f]), high[types + f]))
 
     @_inline
     def _area(arrival, completion, k, n, start, end, buffer):

@@ -25,6 +25,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from shockwave_gym.batch import BatchSimulator
+from shockwave_gym.cluster import TYPE_ORDER
 from shockwave_gym.env.cluster_env import ClusterEnv
 from shockwave_gym.env.vector import fused, jit, numpy_loops
 from shockwave_gym.env.vector.actions import BATCH_MODES, _rows_error
@@ -49,7 +50,13 @@ from shockwave_gym.env.vector.estimates import (
 from shockwave_gym.env.vector.rewards import BatchReward, BatchTransition, term_codes
 from shockwave_gym.env.vector.slots import BatchSlotMap
 from shockwave_gym.errors import InputError, InvalidActionError
-from shockwave_gym.interface.observation import type_throughput_table
+from shockwave_gym.interface.observation import (
+    _LOG_TIME,
+    TIME_UNIT_S,
+    V2_CLUSTER_HIGH,
+    V2_CLUSTER_LOW,
+    type_throughput_table,
+)
 from shockwave_gym.interface.predictor import RemainingTimePredictor
 from shockwave_gym.metrics import UNFAIR_THRESHOLD, compute_metrics
 from shockwave_gym.simulator import Simulator
@@ -237,7 +244,7 @@ class ClusterVectorEnv(VectorEnv):
         self._repairs_total += repairs
         self._rounds_repaired += repairs > 0
         infos = self._infos(closing, repairs, rounds, sim.time_s - start_s)
-        for i in np.flatnonzero(ended_by_sim).tolist():
+        for i in np.flatnonzero(ended_by_sim).tolist() if ended_by_sim.any() else ():
             metrics = compute_metrics(sim.result(i))
             metrics["restart_overhead_gpu_s"] = float(sim.overhead_gpu_s[i])  # job sets are not kept per round
             infos = self._add_info(infos, {"metrics": {key: (math.nan if v is None else v) for key, v in metrics.items()}}, i)
@@ -463,11 +470,16 @@ class ClusterVectorEnv(VectorEnv):
         mean, batch, rate = state.extra
         sequential = self.action_mode == "sequential"
         free = self.mode.free_gpus if sequential else sim.gpus
-        occupied = int(np.count_nonzero(slots.slot_job >= 0))
         if self.obs_version == 2 and self.compiled:
-            jobs = self._jobs_v2()
-            cluster = cluster_features_v2(sim, state.num_active, slots, free)
-        elif self.obs_version == 2:
+            jobs, cluster = self._jobs_v2(free)
+            return {
+                "jobs": jobs,
+                "job_valid": (slots.slot_job >= 0).view(np.int8),
+                "picked": self.mode.picked.astype(np.int8) if sequential else np.zeros(slots.slot_job.shape, np.int8),
+                "cluster": cluster,
+            }
+        occupied = int(np.count_nonzero(slots.slot_job >= 0))
+        if self.obs_version == 2:
             raw = np.empty((V2_FEATURES, occupied))
             self._loops.slot_raw_features_v2(
                 slots.slot_job, sim.gang, sim.gpus, state.progress, sim.num_epochs, batch, sim.initial_batch_size,
@@ -494,36 +506,40 @@ class ClusterVectorEnv(VectorEnv):
             "cluster": cluster,
         }
 
-    def _jobs_v2(self) -> np.ndarray:
+    def _jobs_v2(self, free) -> tuple[np.ndarray, np.ndarray]:
         """(K, max_jobs, features) float32 version 2 job features, recomputing only the jobs
-        that ran since they were computed (fused.job_rows_v2)."""
+        that ran since they were computed (fused.job_rows_v2), and the cluster features."""
         sim, state, slots = self.sim, self._state, self.slots
         store = self._features
         if store is None or store.cached.shape != sim.pos.shape:
             self._features = store = _Features(sim.pos.shape, V2_FEATURES)
         mean, batch, rate = state.extra
+        cluster = np.empty((self.num_envs, V2_CLUSTER_LOW.size), np.float32)
         full, dynamic, plan = fused.job_rows_v2(
             slots.slot_job, sim.gang, sim.gpus, state.progress, sim.num_epochs, batch, sim.initial_batch_size, rate,
             mean, state.remaining, sim.time_s, sim.arrival_s, sim.run_time_s, sim.ran_last_round, state.rho,
             self.type_table.sizes, self.type_table.relative, V2_IN, sim.rounds_run, store.cached, store.rounds,
-            store.ran, V2_FEATURES,
+            store.ran, V2_FEATURES, sim.num_jobs, state.num_active, slots.queued, slots.demand_gpus,
+            np.asarray(free, np.int64), len(TYPE_ORDER), TIME_UNIT_S, _LOG_TIME, V2_CLUSTER_LOW, V2_CLUSTER_HIGH, cluster,
         )
         take_logarithms_v2(full)
         np.log1p(dynamic, out=dynamic)
         jobs = np.empty((self.num_envs, self.max_jobs, V2_FEATURES), np.float32)
         fused.scatter_v2(plan, slots.slot_job, full, dynamic, V2_OUT, V2_LOW, V2_HIGH, store.values, jobs)
-        return jobs
+        return jobs, cluster
 
     def _infos(self, closed: np.ndarray, repairs: np.ndarray, rounds: np.ndarray, elapsed_s: np.ndarray) -> dict:
         sim, slots, k = self.sim, self.slots, self.num_envs
         queued = self._no_queues.copy()
-        for i in np.flatnonzero(slots.queued.any(axis=1)).tolist():
-            queued[i] = tuple(np.flatnonzero(slots.queued[i]).tolist())
+        queue_length = slots.queue_length
+        if queue_length.any():
+            for i in np.flatnonzero(queue_length).tolist():
+                queued[i] = tuple(np.flatnonzero(slots.queued[i]).tolist())
         infos = {
             "round_index": sim.round_index.copy(),
             "time_s": sim.time_s.copy(),
             "num_active": self._state.num_active.copy(),
-            "queue_length": slots.queue_length,
+            "queue_length": queue_length,
             "queued_job_ids": queued,
             "slot_job_ids": slots.slot_job.copy(),
             "round_closed": closed.copy(),
@@ -535,7 +551,9 @@ class ClusterVectorEnv(VectorEnv):
             "rounds_skipped_total": self._rounds_skipped_total.copy(),
         }
         every = np.ones(k, bool)
-        return {**infos, **{f"_{key}": every.copy() for key in infos}}
+        for key in _INFO_KEYS:
+            infos[key] = every.copy()
+        return infos
 
 
 class _State:
@@ -562,6 +580,10 @@ class _Features:
         self.ran = np.zeros(shape, bool)
 
 
+#: The masks of the per-step info keys (all True: every sub-env reports every key).
+_INFO_KEYS = tuple(f"_{key}" for key in (
+    "round_index", "time_s", "num_active", "queue_length", "queued_job_ids", "slot_job_ids", "round_closed",
+    "action_repairs", "action_repairs_total", "rounds_repaired", "rounds_elapsed", "elapsed_s", "rounds_skipped_total"))
 _NO_SCORES = np.zeros((1, 1))
 _NO_WANTED = np.zeros((1, 1), bool)
 
