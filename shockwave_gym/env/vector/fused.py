@@ -114,7 +114,6 @@ if AVAILABLE:
                 return
         keys = np.empty(slots)
         ids = np.empty(slots, np.int64)
-        heap = np.empty(slots, np.int64)
         waiting = np.zeros(gpus.max() + 2, np.int64)
         order = np.empty(width, np.int64)
         paid = np.empty(width)
@@ -130,7 +129,7 @@ if AVAILABLE:
                     if select:
                         repairs[k] = _select_one(k, wanted, slot_job, job_slot, gang, gpus, sel, order)
                     else:
-                        _priority_one(k, scores, slot_job, queued, gang, gpus, sel, keys, ids, heap, waiting)
+                        _priority_one(k, scores, slot_job, queued, gang, gpus, sel, keys, ids, waiting)
                 while True:
                     if not first:  # skip_trivial: the next round if no action could change it
                         if num_done[k] >= num_jobs[k] or round_index[k] >= max_rounds[k] or demand[k] > gpus[k]:

@@ -202,29 +202,58 @@ if AVAILABLE:
         return taken
 
     @_inline
-    def _sift_down(heap, size, i, keys, ids):
-        """Restore the heap below ``i``: smaller key (higher score) first, ties by lower id."""
-        while True:
-            left = 2 * i + 1
-            if left >= size:
-                return
-            child = left
-            right = left + 1
-            if right < size:
-                a, b = heap[right], heap[left]
-                if keys[a] < keys[b] or (keys[a] == keys[b] and ids[a] < ids[b]):
-                    child = right
-            c, p = heap[child], heap[i]
-            if not (keys[c] < keys[p] or (keys[c] == keys[p] and ids[c] < ids[p])):
-                return
-            heap[i], heap[child] = c, p
-            i = child
+    def _before(key_a, id_a, key_b, id_b):
+        """Heap order: smaller key (higher score) first, ties by lower id."""
+        return key_a < key_b or (key_a == key_b and id_a < id_b)
 
     @_inline
-    def priority_one(k, scores, slot_job, queued, gang, gpus, sel, keys, ids, heap, waiting):
+    def _sift_down(keys, ids, size, i):
+        """Restore the heap (``keys``, ``ids`` stored in the nodes) below node ``i``."""
+        key, job = keys[i], ids[i]
+        hole = i
+        while True:
+            child = 2 * hole + 1
+            if child >= size:
+                break
+            if child + 1 < size and _before(keys[child + 1], ids[child + 1], keys[child], ids[child]):
+                child += 1
+            if not _before(keys[child], ids[child], key, job):
+                break
+            keys[hole], ids[hole] = keys[child], ids[child]
+            hole = child
+        keys[hole], ids[hole] = key, job
+
+    @_inline
+    def _pop(keys, ids, size):
+        """Remove the first node of a heap of ``size`` nodes (Floyd's bottom-up deletion: the
+        hole goes down to a leaf, then the last node climbs back from there); returns its id."""
+        top = ids[0]
+        size -= 1
+        key, job = keys[size], ids[size]
+        hole = 0
+        while True:
+            child = 2 * hole + 1
+            if child >= size:
+                break
+            if child + 1 < size and _before(keys[child + 1], ids[child + 1], keys[child], ids[child]):
+                child += 1
+            keys[hole], ids[hole] = keys[child], ids[child]
+            hole = child
+        while hole > 0:
+            parent = (hole - 1) >> 1
+            if not _before(key, job, keys[parent], ids[parent]):
+                break
+            keys[hole], ids[hole] = keys[parent], ids[parent]
+            hole = parent
+        keys[hole], ids[hole] = key, job
+        return top
+
+    @_inline
+    def priority_one(k, scores, slot_job, queued, gang, gpus, sel, keys, ids, waiting):
         """PriorityMode.choose for cluster ``k``: descending score (ties by arrival), queue
-        last, packed; the scan pops jobs from a heap until the GPUs are full. ``keys``,
-        ``ids``, ``heap`` (slots) and ``waiting`` (gpus.max() + 2) are scratch."""
+        last, packed; the scan pops jobs from a heap until the GPUs are full (the pops come in
+        the order of a full sort: keys and ids are unique pairs). ``keys``, ``ids`` (slots)
+        and ``waiting`` (gpus.max() + 2) are scratch."""
         slots = slot_job.shape[1]
         size = 0
         waiting[:] = 0
@@ -233,20 +262,17 @@ if AVAILABLE:
             if j >= 0:
                 keys[size] = -np.float64(scores[k, s])
                 ids[size] = j
-                heap[size] = size
                 size += 1
                 waiting[gang[k, j]] += 1
         for i in range(size // 2 - 1, -1, -1):
-            _sift_down(heap, size, i, keys, ids)
+            _sift_down(keys, ids, size, i)
         free = gpus[k]
         smallest = 1  # smallest gang among unpopped jobs (or beyond gpus when none)
         while smallest < waiting.size - 1 and waiting[smallest] == 0:
             smallest += 1
         while size > 0 and free >= smallest:  # once nothing left fits, the rest is skipped
-            j = ids[heap[0]]
+            j = _pop(keys, ids, size)
             size -= 1
-            heap[0] = heap[size]
-            _sift_down(heap, size, 0, keys, ids)
             g = gang[k, j]
             waiting[g] -= 1
             while smallest < waiting.size - 1 and waiting[smallest] == 0:
@@ -276,14 +302,13 @@ if AVAILABLE:
         slots = slot_job.shape[1]
         keys = np.empty(slots)
         ids = np.empty(slots, np.int64)
-        heap = np.empty(slots, np.int64)
         waiting = np.zeros(gpus.max() + 2, np.int64)  # unpopped jobs per gang size
         for k in range(rows.size):
             if not rows[k]:
                 continue
             if not scores_finite(k, scores, slot_job):
                 bad[k] = True
-            priority_one(k, scores, slot_job, queued, gang, gpus, sel, keys, ids, heap, waiting)
+            priority_one(k, scores, slot_job, queued, gang, gpus, sel, keys, ids, waiting)
 
     @_inline
     def select_one(k, wanted, slot_job, job_slot, gang, gpus, sel, order):
