@@ -295,7 +295,7 @@ class ClusterVectorEnv(VectorEnv):
             scores = self.mode._shaped(actions, shape)
             if scores.dtype.kind not in "iuf":
                 raise InvalidActionError(f"priority scores must be numbers (integer or float), got dtype {scores.dtype}")
-            scores = np.ascontiguousarray(scores, dtype=np.float64)
+            scores = np.ascontiguousarray(scores)  # read as float64 per entry, as PriorityMode does
             wanted = _NO_WANTED
         sim.reserve_rounds(int(sim.round_index.max()) + 1)
         start_s = sim.time_s.copy()
