@@ -8,11 +8,12 @@ The per-cluster helpers are the ones :mod:`~shockwave_gym.batch.jit` and
 operations as there, in the same order; only the Python between them is gone (a step of the
 ``priority`` and ``select`` modes is one compiled call instead of dozens of array calls).
 
-The observation is incremental: a job's features other than its age and rho-hat change only
-when it runs (or stops running), so each job's finished float32 features are kept per cluster
-and recomputed only for the jobs that ran since they were computed (``rounds_run`` or
-``ran_last_round`` differ from the stored ones) or were never computed (cleared on reset);
-age and rho-hat are recomputed for every slotted job at every observation. numpy applies the
+The observation is incremental: a job's features other than its age and rho-hat (features 7
+and 10) change only when it runs (or stops running), so each slot's finished float32 features
+are kept and recomputed whole only when the slot's job changed or ran since they were
+computed (its ``rounds_run`` or ``ran_last_round`` differ from the kept ones; everything is
+recomputed after a reset); age and rho-hat are recomputed for every occupied slot at every
+observation. numpy applies the
 logarithms to whatever entries are recomputed, as for the whole block (its results do not
 depend on an entry's place in the array).
 """
@@ -28,8 +29,6 @@ AVAILABLE = core_jit.AVAILABLE
 
 #: Reward term codes of :func:`advance`'s ``term_code`` (-1 ends a cluster's list).
 JCT, MAKESPAN, FTF, FTF_EXCESS = 0, 1, 2, 3
-#: Version 2 job features recomputed at every observation: age and rho-hat.
-V2_AGE, V2_RHO = 7, 10
 
 if AVAILABLE:
     import numba
@@ -183,14 +182,17 @@ if AVAILABLE:
 
     @_jit
     def job_rows_v2(slot_job, gang, gpus, progress, num_epochs, batch, initial, rate, mean, remaining, time_s,
-                    arrival, run_time, ran_last, rho, type_sizes, type_rel, scale_in, rounds_run, cached,
-                    cached_rounds, cached_ran, features, num_jobs, num_active, queued, demand, free, types, time_unit,
+                    arrival, run_time, ran_last, rho, type_sizes, type_rel, scale_in, rounds_run, kept_job,
+                    kept_rounds, kept_ran, features, num_jobs, num_active, queued, demand, free, types, time_unit,
                     log_time, cluster_low, cluster_high, cluster_out):
         """The raw (pre-logarithm) version 2 features to recompute: ``full`` (features,
-        jobs to recompute whole) as jit.slot_raw_features_v2, ``dynamic`` (2, other slotted
-        jobs) their age and rho-hat rows; ``plan`` (K, slots): -1 empty, i >= 0 column i of
-        ``full``, -2 - i column i of ``dynamic``. Marks the recomputed jobs as stored. Also
-        writes the cluster features to ``cluster_out`` (jit.cluster_one_v2)."""
+        slots to recompute whole) as jit.slot_raw_features_v2, ``dynamic`` (2, other occupied
+        slots) their age and rho-hat rows; ``plan`` (K, slots): -1 nothing to write (an empty
+        slot already zero), -2 zero the slot, i >= 0 column i of ``full``, -3 - i column i of
+        ``dynamic``. A slot's kept features are current when it holds the same job, at the same
+        rounds run and ran-last flag, as when they were computed (``kept_job``, -1 for a zeroed
+        slot, -2 for unknown); these are updated for the slots recomputed. Also writes the
+        cluster features to ``cluster_out`` (jit.cluster_one_v2)."""
         clusters, slots = slot_job.shape
         for k in range(clusters):
             _cluster_one_v2(k, gpus, gang, ran_last, num_jobs, num_active, queued, demand, free, types, time_s,
@@ -202,31 +204,32 @@ if AVAILABLE:
             for s in range(slots):
                 j = slot_job[k, s]
                 if j < 0:
-                    plan[k, s] = -1
-                elif cached[k, j] and cached_rounds[k, j] == rounds_run[k, j] and cached_ran[k, j] == ran_last[k, j]:
-                    plan[k, s] = -2 - partial
+                    plan[k, s] = -1 if kept_job[k, s] == -1 else -2
+                    kept_job[k, s] = -1
+                elif kept_job[k, s] == j and kept_rounds[k, s] == rounds_run[k, j] and kept_ran[k, s] == ran_last[k, j]:
+                    plan[k, s] = -3 - partial
                     partial += 1
                 else:
                     plan[k, s] = whole
                     whole += 1
+                    kept_job[k, s] = j
+                    kept_rounds[k, s] = rounds_run[k, j]
+                    kept_ran[k, s] = ran_last[k, j]
         full = np.empty((features, whole))
         dynamic = np.empty((2, partial))
         widths = type_sizes.shape[2]
-        types = type_rel.shape[3]
+        type_count = type_rel.shape[3]
         for k in range(clusters):
             for s in range(slots):
                 i = plan[k, s]
-                if i == -1:
+                if i == -1 or i == -2:
                     continue
                 j = slot_job[k, s]
-                if i < -1:
-                    i = -2 - i
+                if i < 0:
+                    i = -3 - i
                     dynamic[0, i] = max((time_s[k] - arrival[k, j]) * scale_in[3], 0.0)
                     dynamic[1, i] = max(rho[k, j] * scale_in[6], 0.0)
                     continue
-                cached[k, j] = True
-                cached_rounds[k, j] = rounds_run[k, j]
-                cached_ran[k, j] = ran_last[k, j]
                 b = batch[k, j]
                 full[0, i] = gang[k, j] / gpus[k]
                 full[1, i] = progress[k, j] / num_epochs[k, j]
@@ -239,39 +242,34 @@ if AVAILABLE:
                 full[8, i] = max((run_time[k, j] * gang[k, j]) * scale_in[4], 0.0)
                 full[9, i] = max((1.0 if ran_last[k, j] else 0.0) * scale_in[5], 0.0)
                 full[10, i] = max(rho[k, j] * scale_in[6], 0.0)
-                for t in range(types):
+                for t in range(type_count):
                     full[11 + t, i] = 0.0
                 for w in range(widths):
                     if type_sizes[k, j, w] == b:
-                        for t in range(types):
+                        for t in range(type_count):
                             full[11 + t, i] = type_rel[k, j, w, t]
                         break
         return full, dynamic, plan
 
     @_jit
-    def scatter_v2(plan, slot_job, full, dynamic, scale_out, low, high, store, out):
-        """(K, slots, features) float32 ``out`` from the logarithms (jit.scatter_scaled's
-        scaling and clipping): recomputed jobs from ``full`` (also written to ``store``, the
-        kept features per job), the others from ``store`` with age and rho-hat from
-        ``dynamic``; zeros for empty slots."""
+    def scatter_v2(plan, full, dynamic, scale_out, low, high, kept):
+        """The kept (K, slots, features) float32 features brought up to date from the
+        logarithms (jit.scatter_scaled's scaling and clipping): recomputed slots from
+        ``full``, age and rho-hat of the others from ``dynamic``, vacated slots zeroed."""
         clusters, slots = plan.shape
-        features = out.shape[2]
+        features = kept.shape[2]
         for k in range(clusters):
             for s in range(slots):
                 i = plan[k, s]
                 if i == -1:
-                    for f in range(features):
-                        out[k, s, f] = 0.0
                     continue
-                j = slot_job[k, s]
-                if i >= 0:
+                if i == -2:
                     for f in range(features):
-                        value = np.float32(max(min(full[f, i] * scale_out[f], high[f]), low[f]))
-                        store[k, j, f] = value
-                        out[k, s, f] = value
-                    continue
-                i = -2 - i
-                store[k, j, 7] = np.float32(max(min(dynamic[0, i] * scale_out[7], high[7]), low[7]))
-                store[k, j, 10] = np.float32(max(min(dynamic[1, i] * scale_out[10], high[10]), low[10]))
-                for f in range(features):
-                    out[k, s, f] = store[k, j, f]
+                        kept[k, s, f] = 0.0
+                elif i >= 0:
+                    for f in range(features):
+                        kept[k, s, f] = np.float32(max(min(full[f, i] * scale_out[f], high[f]), low[f]))
+                else:
+                    i = -3 - i
+                    kept[k, s, 7] = np.float32(max(min(dynamic[0, i] * scale_out[7], high[7]), low[7]))
+                    kept[k, s, 10] = np.float32(max(min(dynamic[1, i] * scale_out[10], high[10]), low[10]))

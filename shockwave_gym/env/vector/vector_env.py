@@ -399,7 +399,7 @@ class ClusterVectorEnv(VectorEnv):
         if self._state is not None and self._state.derived is not None:
             self._state.derived[i] = False
         if self._features is not None:
-            self._features.cached[i] = False
+            self._features.job[i] = -2
         self._steps[i] = 0
         self._repairs_total[i] = 0
         self._rounds_repaired[i] = 0
@@ -511,21 +511,21 @@ class ClusterVectorEnv(VectorEnv):
         that ran since they were computed (fused.job_rows_v2), and the cluster features."""
         sim, state, slots = self.sim, self._state, self.slots
         store = self._features
-        if store is None or store.cached.shape != sim.pos.shape:
-            self._features = store = _Features(sim.pos.shape, V2_FEATURES)
+        if store is None:
+            self._features = store = _Features(self.num_envs, self.max_jobs, V2_FEATURES)
         mean, batch, rate = state.extra
         cluster = np.empty((self.num_envs, V2_CLUSTER_LOW.size), np.float32)
         full, dynamic, plan = fused.job_rows_v2(
             slots.slot_job, sim.gang, sim.gpus, state.progress, sim.num_epochs, batch, sim.initial_batch_size, rate,
             mean, state.remaining, sim.time_s, sim.arrival_s, sim.run_time_s, sim.ran_last_round, state.rho,
-            self.type_table.sizes, self.type_table.relative, V2_IN, sim.rounds_run, store.cached, store.rounds,
+            self.type_table.sizes, self.type_table.relative, V2_IN, sim.rounds_run, store.job, store.rounds,
             store.ran, V2_FEATURES, sim.num_jobs, state.num_active, slots.queued, slots.demand_gpus,
             np.asarray(free, np.int64), len(TYPE_ORDER), TIME_UNIT_S, _LOG_TIME, V2_CLUSTER_LOW, V2_CLUSTER_HIGH, cluster,
         )
         take_logarithms_v2(full)
         np.log1p(dynamic, out=dynamic)
-        jobs = np.empty((self.num_envs, self.max_jobs, V2_FEATURES), np.float32)
-        fused.scatter_v2(plan, slots.slot_job, full, dynamic, V2_OUT, V2_LOW, V2_HIGH, store.values, jobs)
+        fused.scatter_v2(plan, full, dynamic, V2_OUT, V2_LOW, V2_HIGH, store.values)
+        jobs = store.values.copy()
         return jobs, cluster
 
     def _infos(self, closed: np.ndarray, repairs: np.ndarray, rounds: np.ndarray, elapsed_s: np.ndarray) -> dict:
@@ -570,14 +570,15 @@ class _State:
 
 
 class _Features:
-    """The compiled path's kept version 2 job features per (cluster, job): the float32
-    values and, per job, whether they are stored and its rounds run and ran-last flag then."""
+    """The compiled path's kept version 2 job features per (cluster, slot): the float32
+    values and, per slot, the job they describe (-1 none: zeros, -2 unknown), its rounds run
+    and ran-last flag then."""
 
-    def __init__(self, shape: tuple, features: int):
-        self.values = np.zeros((*shape, features), np.float32)
-        self.cached = np.zeros(shape, bool)
-        self.rounds = np.zeros(shape, np.int64)
-        self.ran = np.zeros(shape, bool)
+    def __init__(self, num_clusters: int, slots: int, features: int):
+        self.values = np.zeros((num_clusters, slots, features), np.float32)
+        self.job = np.full((num_clusters, slots), -2, np.int64)
+        self.rounds = np.zeros((num_clusters, slots), np.int64)
+        self.ran = np.zeros((num_clusters, slots), bool)
 
 
 #: The masks of the per-step info keys (all True: every sub-env reports every key).
