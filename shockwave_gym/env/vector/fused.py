@@ -188,8 +188,9 @@ if AVAILABLE:
         """The raw (pre-logarithm) version 2 features to recompute: ``full`` (features,
         slots to recompute whole) as jit.slot_raw_features_v2, ``dynamic`` (2, other occupied
         slots) their age and rho-hat rows; ``plan`` (K, slots): -1 nothing to write (an empty
-        slot already zero), -2 zero the slot, i >= 0 column i of ``full``, -3 - i column i of
-        ``dynamic``. A slot's kept features are current when it holds the same job, at the same
+        slot already zero), -2 zero the slot, i >= 0 column i of ``full``, -3 - 2 i column i of
+        ``dynamic``, -4 - 2 i the same and the job's ran-last flag turned off (it cannot turn
+        on without the job running). A slot's kept features are current when it holds the same job, at the same
         rounds run and ran-last flag, as when they were computed (``kept_job``, -1 for a zeroed
         slot, -2 for unknown); these are updated for the slots recomputed. Also writes the
         cluster features to ``cluster_out`` (jit.cluster_one_v2)."""
@@ -206,8 +207,10 @@ if AVAILABLE:
                 if j < 0:
                     plan[k, s] = -1 if kept_job[k, s] == -1 else -2
                     kept_job[k, s] = -1
-                elif kept_job[k, s] == j and kept_rounds[k, s] == rounds_run[k, j] and kept_ran[k, s] == ran_last[k, j]:
-                    plan[k, s] = -3 - partial
+                elif kept_job[k, s] == j and kept_rounds[k, s] == rounds_run[k, j]:
+                    # not run since: age and rho-hat change; ran-last too if it ran the round before
+                    plan[k, s] = -3 - 2 * partial - (1 if kept_ran[k, s] != ran_last[k, j] else 0)
+                    kept_ran[k, s] = ran_last[k, j]
                     partial += 1
                 else:
                     plan[k, s] = whole
@@ -226,7 +229,7 @@ if AVAILABLE:
                     continue
                 j = slot_job[k, s]
                 if i < 0:
-                    i = -3 - i
+                    i = (-3 - i) >> 1
                     dynamic[0, i] = max((time_s[k] - arrival[k, j]) * scale_in[3], 0.0)
                     dynamic[1, i] = max(rho[k, j] * scale_in[6], 0.0)
                     continue
@@ -270,6 +273,9 @@ if AVAILABLE:
                     for f in range(features):
                         kept[k, s, f] = np.float32(max(min(full[f, i] * scale_out[f], high[f]), low[f]))
                 else:
-                    i = -3 - i
+                    code = -3 - i
+                    i = code >> 1
+                    if code & 1:  # ran last round no more: raw 0 (see job_rows_v2), log1p(0) = 0
+                        kept[k, s, 9] = np.float32(max(min(0.0 * scale_out[9], high[9]), low[9]))
                     kept[k, s, 7] = np.float32(max(min(dynamic[0, i] * scale_out[7], high[7]), low[7]))
                     kept[k, s, 10] = np.float32(max(min(dynamic[1, i] * scale_out[10], high[10]), low[10]))
