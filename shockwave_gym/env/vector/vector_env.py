@@ -198,7 +198,6 @@ class ClusterVectorEnv(VectorEnv):
     def step(self, actions):
         if self._fused:
             return self._finish_step(*self._advance_fused(actions))
-        k = self.num_envs
         sim = self.sim
         resetting = self._autoreset  # next-step autoreset: these clusters reset and ignore their action
         if resetting.any():
