@@ -17,6 +17,7 @@ from gymnasium.vector import AutoresetMode, SyncVectorEnv
 import shockwave_gym  # noqa: F401  (registers the ids)
 from shockwave_gym.batch import EpochBank
 from shockwave_gym.batch import jit as batch_jit
+from shockwave_gym.env.vector.estimates import TraceJobTables
 from shockwave_gym.env.vector.vector_env import ClusterVectorEnv
 from shockwave_gym.errors import InputError, InvalidActionError
 from shockwave_gym.interface.actions import ACTION_MODES
@@ -162,6 +163,7 @@ def test_time_limit_truncation_and_same_step_autoreset_match(compiled):
 @pytest.mark.parametrize("compiled", BACKENDS)
 def test_epoch_bank_compaction_keeps_trajectories(monkeypatch, compiled):
     monkeypatch.setattr(EpochBank, "min_dead_epochs", 0)  # rebuild the bank at every chance
+    monkeypatch.setattr(TraceJobTables, "slack_rows", 0)  # and the per-trace job tables
     kwargs = [{"trace": generated(12, s), "gpus": 6, "max_jobs": 12, "action_mode": "priority"} for s in range(3)]
     assert compare_rollouts(kwargs, "priority", 200, compiled=compiled) >= 3
 
@@ -259,3 +261,27 @@ def test_skipped_rounds_that_outgrow_the_round_records_match(mode, compiled):
         assert_same(got, want, f"step {t}")
         most = max(most, int(got[4]["rounds_elapsed"].max()))
     assert most > 64, most  # some step ran more rounds than the records first hold
+
+
+@pytest.mark.skipif(not batch_jit.AVAILABLE, reason="numba missing")
+def test_per_trace_job_tables_are_shared_and_rebuilt(monkeypatch):
+    """Clusters on one trace share its rows; once fresh traces pile up, only the tables some
+    cluster runs are kept, and every cluster still reads its own trace's values."""
+    monkeypatch.setattr(TraceJobTables, "slack_rows", 0)
+    kwargs = [{"trace": "teaching-12", "max_jobs": 12}] * 2 + [{"trace": generated(12, 9), "gpus": 6, "max_jobs": 12}]
+    native = ClusterVectorEnv.from_env_kwargs(kwargs, compiled=True)
+    native.reset(seed=0)
+    tables = native.job_tables
+    assert tables.row0[0] == tables.row0[1] != tables.row0[2]
+    for _ in range(6):  # new generated traces for cluster 2
+        native.reset(seed=None, options={"reset_mask": np.array([False, False, True])})
+        assert tables.size <= 2 * (12 + int(native.sim.num_jobs[2]))
+        for k in range(3):
+            predictor = native._tables[k][2]
+            n = predictor.prior.shape[0]
+            rows = slice(tables.row0[k], tables.row0[k] + n)
+            assert np.array_equal(tables.prior[rows, : predictor.prior.shape[1]], predictor.prior)
+            assert np.array_equal(tables.duration_at_s[rows, : predictor.prior.shape[1]], predictor.duration_at_s)
+            sizes, relative = native._tables[k][3]
+            assert np.array_equal(tables.type_sizes[rows, : sizes.shape[1]], sizes)
+            assert np.array_equal(tables.type_relative[rows, : sizes.shape[1]], relative)

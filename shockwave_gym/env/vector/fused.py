@@ -89,7 +89,7 @@ if AVAILABLE:
                 round_index, round_s, threshold, overhead_s, gang, completion, status, run_time, rounds_run, last_run,
                 last_overhead, time_s, num_done, overhead_gpu_s, exact_overhead, job_base, pos, seg_end, span,
                 end_global, arrival, next_arrival, round_start, round_end, round_busy, first_epoch, num_epochs, packed,
-                gpus, max_rounds, prior, duration_at, progress, remaining, rho, mean, batch, rate, num_active, derived,
+                gpus, max_rounds, prior, duration_at, row0, progress, remaining, rho, mean, batch, rate, num_active, derived,
                 derived_rounds, slot_job, job_slot, queued, demand, term_code, term_weight, jct_norm, unfair,
                 active_code, done_code, sel, reward, rounds, repairs, bad, pending):
         """One env step of the ``priority`` (``scores``) or ``select`` (``wanted``) mode in
@@ -160,7 +160,7 @@ if AVAILABLE:
                     if num_done[k] < num_jobs[k]:
                         _admit_one(k, arrival, time_s, next_arrival, num_done, num_jobs, status, active_code)
                     _derive_one(k, num_jobs, pos, seg_end, first_epoch, num_epochs, work, status, packed, prior,
-                                duration_at, time_s, arrival, gpus, ran_last, active_code, done_code, progress,
+                                duration_at, row0, time_s, arrival, gpus, ran_last, active_code, done_code, progress,
                                 remaining, rho, mean, batch, rate, num_active, rounds_run, derived, derived_rounds)
                     value = _reward(k, start, time_s[k], completed, finished, term_code, term_weight, jct_norm,
                                     round_s, arrival, completion, work, num_jobs, gpus, unfair, buffer, excess)
@@ -176,13 +176,13 @@ if AVAILABLE:
                         break
             elif fresh[k]:
                 _derive_one(k, num_jobs, pos, seg_end, first_epoch, num_epochs, work, status, packed, prior,
-                            duration_at, time_s, arrival, gpus, ran_last, active_code, done_code, progress, remaining,
+                            duration_at, row0, time_s, arrival, gpus, ran_last, active_code, done_code, progress, remaining,
                             rho, mean, batch, rate, num_active, rounds_run, derived, derived_rounds)
                 _slots_one(k, num_jobs, status, gang, active_code, slot_job, job_slot, queued, demand)
 
     @_jit
     def job_rows_v2(slot_job, gang, gpus, progress, num_epochs, batch, initial, rate, mean, remaining, time_s,
-                    arrival, run_time, ran_last, rho, type_sizes, type_rel, scale_in, rounds_run, kept_job,
+                    arrival, run_time, ran_last, rho, type_sizes, type_rel, row0, scale_in, rounds_run, kept_job,
                     kept_rounds, kept_ran, features, num_jobs, num_active, queued, demand, free, types, time_unit,
                     log_time, cluster_low, cluster_high, cluster_out):
         """The raw (pre-logarithm) version 2 features to recompute: ``full`` (features,
@@ -220,8 +220,8 @@ if AVAILABLE:
                     kept_ran[k, s] = ran_last[k, j]
         full = np.empty((features, whole))
         dynamic = np.empty((2, partial))
-        widths = type_sizes.shape[2]
-        type_count = type_rel.shape[3]
+        widths = type_sizes.shape[1]
+        type_count = type_rel.shape[2]
         for k in range(clusters):
             for s in range(slots):
                 i = plan[k, s]
@@ -247,10 +247,11 @@ if AVAILABLE:
                 full[10, i] = max(rho[k, j] * scale_in[6], 0.0)
                 for t in range(type_count):
                     full[11 + t, i] = 0.0
+                r = row0[k] + j  # the job's row of the per-trace tables (TraceJobTables)
                 for w in range(widths):
-                    if type_sizes[k, j, w] == b:
+                    if type_sizes[r, w] == b:
                         for t in range(type_count):
-                            full[11 + t, i] = type_rel[k, j, w, t]
+                            full[11 + t, i] = type_rel[r, w, t]
                         break
         return full, dynamic, plan
 

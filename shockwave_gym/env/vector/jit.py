@@ -27,12 +27,14 @@ if AVAILABLE:
     pairwise_sum = core_jit.pairwise_sum
 
     @_inline
-    def derive_one(k, num_jobs, pos, seg_end, first, num_epochs, work, status, packed, prior, duration_at, time_s,
-                   arrival, gpus, ran_last, active_code, done_code, progress_out, remaining_out, rho_out, mean_out,
-                   batch_out, rate_out, num_active_out, rounds_run, derived, derived_rounds):
+    def derive_one(k, num_jobs, pos, seg_end, first, num_epochs, work, status, packed, prior, duration_at, row0,
+                   time_s, arrival, gpus, ran_last, active_code, done_code, progress_out, remaining_out, rho_out,
+                   mean_out, batch_out, rate_out, num_active_out, rounds_run, derived, derived_rounds):
         """Cluster ``k``'s ClusterView._derived, RemainingTimePredictor.remaining_s and
         ftf_estimate per job (the mean epoch duration already falls back on the current
-        epoch's). ``packed`` is the bank's per-epoch table (EpochBank.packed).
+        epoch's). ``packed`` is the bank's per-epoch table (EpochBank.packed); job ``j``'s
+        prior and durations are row ``row0[k] + j`` of ``prior`` and ``duration_at``
+        (TraceJobTables).
 
         Incremental: a job's progress, batch size, rate, mean epoch duration and remaining
         time depend only on its work and epoch, which change only when it runs, so they are
@@ -40,8 +42,9 @@ if AVAILABLE:
         from ``derived_rounds``) or were never computed (``derived`` False: cleared when the
         cluster resets); rho-hat, which reads the clock and the number of active jobs, is
         recomputed for every job read."""
-        sizes = prior.shape[2]
+        sizes = prior.shape[1]
         n = num_jobs[k]
+        base = row0[k]
         active = 0
         for j in range(n):
             if status[k, j] == active_code:
@@ -74,14 +77,14 @@ if AVAILABLE:
                     last = p - 1  # = first + done - 1, the last completed epoch
                     mean_out[k, j] = packed[last, 4] / done
                     for w in range(sizes):
-                        weight = prior[k, j, w] + packed[last, 5 + w]
-                        weighted += weight * duration_at[k, j, w]
+                        weight = prior[base + j, w] + packed[last, 5 + w]
+                        weighted += weight * duration_at[base + j, w]
                         total += weight
                 else:
                     mean_out[k, j] = duration
                     for w in range(sizes):
-                        weight = prior[k, j, w] + 0.0
-                        weighted += weight * duration_at[k, j, w]
+                        weight = prior[base + j, w] + 0.0
+                        weighted += weight * duration_at[base + j, w]
                         total += weight
                 expected = weighted / total
                 future = max(num_epochs[k, j] - done - 1, 0)
@@ -91,15 +94,15 @@ if AVAILABLE:
             rho_out[k, j] = (age + c * remaining) / max(c * (work[k, j] + remaining), 1e-9)
 
     @_jit
-    def derive_rows(num_jobs, pos, seg_end, first, num_epochs, work, status, packed, prior, duration_at, time_s,
-                    arrival, gpus, ran_last, active_code, done_code,
+    def derive_rows(num_jobs, pos, seg_end, first, num_epochs, work, status, packed, prior, duration_at, row0,
+                    time_s, arrival, gpus, ran_last, active_code, done_code,
                     progress_out, remaining_out, rho_out, mean_out, batch_out, rate_out, num_active_out, rows,
                     rounds_run, derived, derived_rounds):
         """:func:`derive_one` for the clusters in ``rows`` (the others' outputs are kept)."""
         for k in range(pos.shape[0]):
             if rows[k]:
                 derive_one(k, num_jobs, pos, seg_end, first, num_epochs, work, status, packed, prior, duration_at,
-                           time_s, arrival, gpus, ran_last, active_code, done_code, progress_out, remaining_out,
+                           row0, time_s, arrival, gpus, ran_last, active_code, done_code, progress_out, remaining_out,
                            rho_out, mean_out, batch_out, rate_out, num_active_out, rounds_run, derived,
                            derived_rounds)
 

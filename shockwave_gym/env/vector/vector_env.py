@@ -41,6 +41,7 @@ from shockwave_gym.env.vector.estimates import (
     V2_OUT,
     BatchPredictor,
     BatchTypeTable,
+    TraceJobTables,
     active_mask,
     cluster_features,
     cluster_features_v2,
@@ -144,8 +145,10 @@ class ClusterVectorEnv(VectorEnv):
         self._loops = jit if self.compiled else numpy_loops
         self.obs_version = first.obs_version
         self.skip_trivial = first.skip_trivial
-        self.predictor = BatchPredictor(k)
-        self.type_table = BatchTypeTable(k)
+        # per-cluster tables for the numpy path, per-trace rows for the compiled one
+        self.predictor = None if self.compiled else BatchPredictor(k)
+        self.type_table = None if self.compiled else BatchTypeTable(k)
+        self.job_tables = TraceJobTables(k) if self.compiled else None
         self.slots = BatchSlotMap(k, self.max_jobs, compiled=self.compiled)
         self.mode = BATCH_MODES[self.action_mode](k, self.max_jobs, compiled=self.compiled,
                                                   idle_allowed=first.idle_allowed)
@@ -316,7 +319,7 @@ class ClusterVectorEnv(VectorEnv):
                 sim.overhead_gpu_s, sim.exact_overhead, sim.job_base_s, sim.pos, sim.seg_end, sim.span,
                 sim.bank.end_global, sim.arrival_s, sim.next_arrival, sim.round_start_s, sim.round_end_s,
                 sim.round_gpus_busy, sim.first, sim.num_epochs, sim.bank.packed, sim.gpus, self.max_rounds,
-                self.predictor.prior, self.predictor.duration_at_s, state.progress, state.remaining, state.rho,
+                self.job_tables.prior, self.job_tables.duration_at_s, self.job_tables.row0, state.progress, state.remaining, state.rho,
                 state.extra[0], state.extra[1], state.extra[2], state.num_active, state.derived, state.derived_rounds,
                 slots.slot_job, slots.job_slot, slots.queued, slots.demand_gpus, self._term_code, self._term_weight,
                 self.jct_normaliser_s, UNFAIR_THRESHOLD, ACTIVE, DONE, self._sel, rewards, rounds, repairs, bad, pending,
@@ -391,9 +394,12 @@ class ClusterVectorEnv(VectorEnv):
             _, simulator, predictor, type_table = tables
             self.sim.load(i, simulator.static, simulator.config, trace.name)
             self.slots.widen(self.sim.width)
-            self.predictor.load(i, predictor, self.sim.width, self.sim.bank.width)
-            if type_table is not None:
-                self.type_table.load(i, type_table)
+            if self.compiled:
+                self.job_tables.load(i, predictor, type_table)
+            else:
+                self.predictor.load(i, predictor, self.sim.width, self.sim.bank.width)
+                if type_table is not None:
+                    self.type_table.load(i, type_table)
         self.slots.reset(i)
         if self._state is not None and self._state.derived is not None:
             self._state.derived[i] = False
@@ -432,8 +438,8 @@ class ClusterVectorEnv(VectorEnv):
             mean, batch, rate = old.extra
             jit.derive_rows(
                 sim.num_jobs, sim.pos, sim.seg_end, sim.first, sim.num_epochs, sim.work_done_s, sim.status,
-                sim.bank.packed, self.predictor.prior, self.predictor.duration_at_s, sim.time_s, sim.arrival_s,
-                sim.gpus, sim.ran_last_round, ACTIVE, DONE, old.progress, old.remaining, old.rho, mean, batch, rate,
+                sim.bank.packed, self.job_tables.prior, self.job_tables.duration_at_s, self.job_tables.row0,
+                sim.time_s, sim.arrival_s, sim.gpus, sim.ran_last_round, ACTIVE, DONE, old.progress, old.remaining, old.rho, mean, batch, rate,
                 old.num_active, rows, sim.rounds_run, old.derived, old.derived_rounds,
             )
             old.active = active_mask(sim)
@@ -517,7 +523,8 @@ class ClusterVectorEnv(VectorEnv):
         full, dynamic, plan = fused.job_rows_v2(
             slots.slot_job, sim.gang, sim.gpus, state.progress, sim.num_epochs, batch, sim.initial_batch_size, rate,
             mean, state.remaining, sim.time_s, sim.arrival_s, sim.run_time_s, sim.ran_last_round, state.rho,
-            self.type_table.sizes, self.type_table.relative, V2_IN, sim.rounds_run, store.job, store.rounds,
+            self.job_tables.type_sizes, self.job_tables.type_relative, self.job_tables.row0, V2_IN, sim.rounds_run,
+            store.job, store.rounds,
             store.ran, V2_FEATURES, sim.num_jobs, state.num_active, slots.queued, slots.demand_gpus,
             np.asarray(free, np.int64), len(TYPE_ORDER), TIME_UNIT_S, _LOG_TIME, V2_CLUSTER_LOW, V2_CLUSTER_HIGH, cluster,
         )
