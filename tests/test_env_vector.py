@@ -285,3 +285,35 @@ def test_per_trace_job_tables_are_shared_and_rebuilt(monkeypatch):
             sizes, relative = native._tables[k][3]
             assert np.array_equal(tables.type_sizes[rows, : sizes.shape[1]], sizes)
             assert np.array_equal(tables.type_relative[rows, : sizes.shape[1]], relative)
+
+
+@pytest.mark.parametrize("compiled", BACKENDS)
+def test_refused_actions_leave_the_clusters_as_they_were(compiled):
+    """Non-finite priority scores and select entries other than 0 and 1 (in any dtype) are
+    refused before any cluster runs a round; bool, integer and float 0/1 selects agree."""
+    priority = ClusterVectorEnv(2, trace="teaching-12", compiled=compiled)
+    reference = ClusterVectorEnv(2, trace="teaching-12", compiled=compiled)
+    priority.reset(seed=0)
+    reference.reset(seed=0)
+    scores = np.zeros((2, 12), np.float32)
+    for bad in (np.nan, np.inf):
+        scores[1, 0] = bad
+        with pytest.raises(InvalidActionError, match=r"sub-env\(s\) \[1\]: priority scores must be finite"):
+            priority.step(scores)
+    scores[1, 0] = 0.5
+    assert_same(priority.step(scores), reference.step(scores), "after refused scores")
+    select = ClusterVectorEnv(2, trace="teaching-12", action_mode="select", compiled=compiled)
+    select.reset(seed=0)
+    for bad in (np.full((2, 12), 2, np.int64), np.full((2, 12), 0.5), np.full((2, 12), np.nan),
+                np.full((2, 12), "1")):
+        with pytest.raises(InvalidActionError, match="only 0 and 1"):
+            select.step(bad)
+    bits = np.random.default_rng(0).random((2, 12)) < 0.5
+    results = []
+    for dtype in (bool, np.int8, np.int64, np.float32):
+        envs = ClusterVectorEnv(2, trace="teaching-12", action_mode="select", compiled=compiled)
+        envs.reset(seed=0)
+        results.append(envs.step(bits.astype(dtype)))
+    results.append(select.step(bits))  # the refused actions left it at its reset state
+    for other in results[1:]:
+        assert_same(other, results[0], "select dtypes")

@@ -99,14 +99,21 @@ if AVAILABLE:
         only derived and seated. With ``resume``, only the skipping continues (after the
         caller grew the round records, ``capacity`` rounds per cluster: a cluster that would
         need more stops and is flagged in ``pending``). A non-finite score of an occupied
-        slot flags its cluster in ``bad`` and nothing is run."""
+        slot, or a ``select`` entry other than 0 and 1 in any row, flags its cluster in
+        ``bad`` and nothing is run (``wanted`` may be bool, integer or float)."""
         clusters = acting.size
         width = sel.shape[1]
         slots = slot_job.shape[1]
-        if not select and not resume:
+        if not resume:
             any_bad = False
             for k in range(clusters):
-                if acting[k] and not _scores_finite(k, scores, slot_job):
+                if select:
+                    for s in range(slots):
+                        value = wanted[k, s]
+                        if not (value == 0 or value == 1):
+                            bad[k] = True
+                            any_bad = True
+                elif acting[k] and not _scores_finite(k, scores, slot_job):
                     bad[k] = True
                     any_bad = True
             if any_bad:

@@ -287,11 +287,9 @@ class ClusterVectorEnv(VectorEnv):
         select = self.action_mode == "select"
         if select:
             wanted = self.mode._shaped(actions, shape)
-            if wanted.dtype != bool:
-                if wanted.dtype.kind not in "iuf" or not np.all((wanted == 0) | (wanted == 1)):
-                    raise InvalidActionError("select actions must hold only 0 and 1 (bool, integer or float)")
-                wanted = wanted.astype(bool)
-            wanted = np.ascontiguousarray(wanted)
+            if wanted.dtype != bool and wanted.dtype.kind not in "iuf":
+                raise InvalidActionError(_SELECT_VALUES)
+            wanted = np.ascontiguousarray(wanted)  # its values are checked in the compiled pass
             scores = _NO_SCORES
         else:
             scores = self.mode._shaped(actions, shape)
@@ -325,7 +323,7 @@ class ClusterVectorEnv(VectorEnv):
                 self.jct_normaliser_s, UNFAIR_THRESHOLD, ACTIVE, DONE, self._sel, rewards, rounds, repairs, bad, pending,
             )
             if bad.any():
-                raise _rows_error(bad, "priority scores must be finite")
+                raise InvalidActionError(_SELECT_VALUES) if select else _rows_error(bad, "priority scores must be finite")
             if not pending.any():
                 break
             sim.reserve_rounds(sim.round_start_s.shape[1] + 1)  # the skipped rounds outgrew the records
@@ -591,6 +589,7 @@ class _Features:
 _INFO_KEYS = tuple(f"_{key}" for key in (
     "round_index", "time_s", "num_active", "queue_length", "queued_job_ids", "slot_job_ids", "round_closed",
     "action_repairs", "action_repairs_total", "rounds_repaired", "rounds_elapsed", "elapsed_s", "rounds_skipped_total"))
+_SELECT_VALUES = "select actions must hold only 0 and 1 (bool, integer or float)"
 _NO_SCORES = np.zeros((1, 1))
 _NO_WANTED = np.zeros((1, 1), bool)
 
