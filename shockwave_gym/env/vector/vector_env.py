@@ -164,6 +164,7 @@ class ClusterVectorEnv(VectorEnv):
         self._autoreset = np.zeros(k, bool)
         self._state = None
         self._sel = None
+        self._fused_args = None
         self._no_queues = np.empty(k, dtype=object)
         for i in range(k):
             self._no_queues[i] = ()
@@ -297,42 +298,54 @@ class ClusterVectorEnv(VectorEnv):
                 raise InvalidActionError(f"priority scores must be numbers (integer or float), got dtype {scores.dtype}")
             scores = np.ascontiguousarray(scores)  # read as float64 per entry, as PriorityMode does
             wanted = _NO_WANTED
-        sim.reserve_rounds(int(sim.round_index.max()) + 1)
+        capacity = sim.round_start_s.shape[1]
+        if sim.round_index.max() >= capacity:  # the agent's round needs a record
+            sim.reserve_rounds(int(sim.round_index.max()) + 1)
+            self._fused_args = None
         start_s = sim.time_s.copy()
         rewards = np.zeros(k)
         rounds = np.zeros(k, np.int64)
         repairs = np.zeros(k, np.int64)
         bad = np.zeros(k, bool)
         pending = np.zeros(k, bool)
-        if self._sel is None or self._sel.shape != sim.pos.shape:
-            self._sel = np.zeros(sim.pos.shape, bool)
         resume = False
         rows = acting
         while True:
-            fused.advance(
-                rows, fresh, resume, self.skip_trivial, select, sim.round_start_s.shape[1], scores, wanted,
-                sim.num_jobs, sim.isolated_time_s, sim.work_done_s, sim.ran_last_round, sim.round_index, sim.round_s,
-                sim.restart_threshold_s, sim.restart_overhead_s, sim.gang, sim.completion_s, sim.status,
-                sim.run_time_s, sim.rounds_run, sim.last_run_s, sim.last_overhead_s, sim.time_s, sim.num_done,
-                sim.overhead_gpu_s, sim.exact_overhead, sim.job_base_s, sim.pos, sim.seg_end, sim.span,
-                sim.bank.end_global, sim.arrival_s, sim.next_arrival, sim.round_start_s, sim.round_end_s,
-                sim.round_gpus_busy, sim.first, sim.num_epochs, sim.bank.packed, sim.gpus, self.max_rounds,
-                self.job_tables.prior, self.job_tables.duration_at_s, self.job_tables.row0, state.progress, state.remaining, state.rho,
-                state.extra[0], state.extra[1], state.extra[2], state.num_active, state.derived, state.derived_rounds,
-                slots.slot_job, slots.job_slot, slots.queued, slots.demand_gpus, self._term_code, self._term_weight,
-                self.jct_normaliser_s, UNFAIR_THRESHOLD, ACTIVE, DONE, self._sel, rewards, rounds, repairs, bad, pending,
-            )
+            args = self._fused_args or self._fused_arrays()
+            fused.advance(rows, fresh, resume, self.skip_trivial, select, sim.round_start_s.shape[1], scores, wanted,
+                          *args, rewards, rounds, repairs, bad, pending)
             if bad.any():
                 raise InvalidActionError(_SELECT_VALUES) if select else _rows_error(bad, "priority scores must be finite")
             if not pending.any():
                 break
             sim.reserve_rounds(sim.round_start_s.shape[1] + 1)  # the skipped rounds outgrew the records
+            self._fused_args = None
             rows, pending = pending, np.zeros(k, bool)
             fresh = np.zeros(k, bool)
             resume = True
         if self.skip_trivial:
             self._rounds_skipped_total += np.maximum(rounds - 1, 0)
         return acting, acting, repairs, rounds, rewards, start_s
+
+    def _fused_arrays(self) -> tuple:
+        """fused.advance's state arguments, kept until an array is replaced (a reset, which
+        may load a trace and widen the arrays, or more round records)."""
+        sim, slots, state, tables = self.sim, self.slots, self._state, self.job_tables
+        if self._sel is None or self._sel.shape != sim.pos.shape:
+            self._sel = np.zeros(sim.pos.shape, bool)
+        self._fused_args = (
+            sim.num_jobs, sim.isolated_time_s, sim.work_done_s, sim.ran_last_round, sim.round_index, sim.round_s,
+            sim.restart_threshold_s, sim.restart_overhead_s, sim.gang, sim.completion_s, sim.status,
+            sim.run_time_s, sim.rounds_run, sim.last_run_s, sim.last_overhead_s, sim.time_s, sim.num_done,
+            sim.overhead_gpu_s, sim.exact_overhead, sim.job_base_s, sim.pos, sim.seg_end, sim.span,
+            sim.bank.end_global, sim.arrival_s, sim.next_arrival, sim.round_start_s, sim.round_end_s,
+            sim.round_gpus_busy, sim.first, sim.num_epochs, sim.bank.packed, sim.gpus, self.max_rounds,
+            tables.prior, tables.duration_at_s, tables.row0, state.progress, state.remaining, state.rho,
+            state.extra[0], state.extra[1], state.extra[2], state.num_active, state.derived, state.derived_rounds,
+            slots.slot_job, slots.job_slot, slots.queued, slots.demand_gpus, self._term_code, self._term_weight,
+            self.jct_normaliser_s, UNFAIR_THRESHOLD, ACTIVE, DONE, self._sel,
+        )
+        return self._fused_args
 
     def _run_rounds(self, sel: np.ndarray, rows: np.ndarray, *, refresh_all: bool = False) -> np.ndarray:
         """Run one round of ``sel`` in ``rows``, refresh (every cluster with ``refresh_all``:
@@ -379,6 +392,7 @@ class ClusterVectorEnv(VectorEnv):
     # --- per-cluster resets ----------------------------------------------------------------
 
     def _reset_cluster(self, i: int, seed: int | None) -> None:
+        self._fused_args = None  # arrays may be replaced below
         template = self.templates[i]
         if seed is not None or self._np_random[i] is None:
             self._np_random[i], _ = seeding.np_random(seed)
@@ -456,6 +470,7 @@ class ClusterVectorEnv(VectorEnv):
     def _new_state(self) -> _State:
         """The compiled path's state arrays (nothing derived yet), installed as the state."""
         shape = self.sim.pos.shape
+        self._fused_args = None
         self._state = state = _State(np.zeros(shape), None, np.zeros(self.num_envs, np.int64), np.zeros(shape),
                                      np.zeros(shape), (np.zeros(shape), np.ones(shape, np.int64), np.zeros(shape)))
         state.derived = np.zeros(shape, bool)
