@@ -128,7 +128,11 @@ class BatchSimulator:
         self.overhead_gpu_s[k] = 0.0
         rows = np.zeros(self.num_clusters, bool)
         rows[k] = True
-        self._admit_and_skip_idle(rows)
+        if self.compiled:  # the loop the compiled step admits with
+            jit.admit_rows(rows, self.arrival_s, self.time_s, self.next_arrival, self.num_done, self.num_jobs,
+                           self.status, ACTIVE)
+        else:
+            self._admit_and_skip_idle(rows)
 
     # --- dynamics --------------------------------------------------------------------------
 
