@@ -90,7 +90,7 @@ if AVAILABLE:
                 last_overhead, time_s, num_done, overhead_gpu_s, exact_overhead, job_base, pos, seg_end, span,
                 end_global, arrival, next_arrival, round_start, round_end, round_busy, first_epoch, num_epochs, packed,
                 gpus, max_rounds, prior, duration_at, row0, progress, remaining, rho, mean, batch, rate, num_active, derived,
-                derived_rounds, slot_job, job_slot, queued, demand, term_code, term_weight, jct_norm, unfair,
+                derived_rounds, slot_job, job_slot, queued, demand, queue_count, term_code, term_weight, jct_norm, unfair,
                 active_code, done_code, sel, reward, rounds, repairs, bad, pending):
         """One env step of the ``priority`` (``scores``) or ``select`` (``wanted``) mode in
         every cluster of ``acting``: decode, run the round, then with ``skip`` the rounds no
@@ -140,14 +140,8 @@ if AVAILABLE:
                     if not first:  # skip_trivial: the next round if no action could change it
                         if num_done[k] >= num_jobs[k] or round_index[k] >= max_rounds[k] or demand[k] > gpus[k]:
                             break
-                        if select:
-                            waiting_jobs = False
-                            for j in range(num_jobs[k]):
-                                if queued[k, j]:
-                                    waiting_jobs = True
-                                    break
-                            if waiting_jobs:
-                                break
+                        if select and queue_count[k] > 0:
+                            break
                         if round_index[k] >= capacity:
                             pending[k] = True
                             break
@@ -171,7 +165,8 @@ if AVAILABLE:
                                 remaining, rho, mean, batch, rate, num_active, rounds_run, derived, derived_rounds)
                     value = _reward(k, start, time_s[k], completed, finished, term_code, term_weight, jct_norm,
                                     round_s, arrival, completion, work, num_jobs, gpus, unfair, buffer, excess)
-                    _slots_one(k, num_jobs, status, gang, active_code, slot_job, job_slot, queued, demand)
+                    _slots_one(k, num_jobs, status, gang, active_code, slot_job, job_slot, queued, demand,
+                               queue_count)
                     if first:
                         reward[k] = value
                         rounds[k] = 1
@@ -185,7 +180,8 @@ if AVAILABLE:
                 _derive_one(k, num_jobs, pos, seg_end, first_epoch, num_epochs, work, status, packed, prior,
                             duration_at, row0, time_s, arrival, gpus, ran_last, active_code, done_code, progress, remaining,
                             rho, mean, batch, rate, num_active, rounds_run, derived, derived_rounds)
-                _slots_one(k, num_jobs, status, gang, active_code, slot_job, job_slot, queued, demand)
+                _slots_one(k, num_jobs, status, gang, active_code, slot_job, job_slot, queued, demand,
+                           queue_count)
 
     @_jit
     def job_rows_v2(slot_job, gang, gpus, progress, num_epochs, batch, initial, rate, mean, remaining, time_s,

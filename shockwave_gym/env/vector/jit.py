@@ -154,8 +154,8 @@ if AVAILABLE:
                 flat[place[i] + f] = np.float32(max(min(value, high[f]), low[f]))
 
     @_inline
-    def slots_one(k, num_jobs, status, gang, active_code, slot_job, job_slot, queued, demand):
-        """BatchSlotMap.update for cluster ``k``."""
+    def slots_one(k, num_jobs, status, gang, active_code, slot_job, job_slot, queued, demand, queue_count):
+        """BatchSlotMap.update for cluster ``k`` (and its queue length)."""
         slots = slot_job.shape[1]
         n = num_jobs[k]
         total = 0
@@ -169,6 +169,7 @@ if AVAILABLE:
                 job_slot[k, j] = -1
                 slot_job[k, s] = -1
         s = 0
+        waiting = 0
         for j in range(n):
             queued[k, j] = False
             if status[k, j] != active_code or job_slot[k, j] >= 0:
@@ -180,13 +181,15 @@ if AVAILABLE:
                 job_slot[k, j] = s
             else:
                 queued[k, j] = True
+                waiting += 1
+        queue_count[k] = waiting
 
     @_jit
-    def update_slots(rows, num_jobs, status, gang, active_code, slot_job, job_slot, queued, demand):
+    def update_slots(rows, num_jobs, status, gang, active_code, slot_job, job_slot, queued, demand, queue_count):
         """BatchSlotMap.update for ``rows``."""
         for k in range(rows.size):
             if rows[k]:
-                slots_one(k, num_jobs, status, gang, active_code, slot_job, job_slot, queued, demand)
+                slots_one(k, num_jobs, status, gang, active_code, slot_job, job_slot, queued, demand, queue_count)
 
     @_inline
     def _scan(k, order, count, gang, gpus, sel):

@@ -342,7 +342,8 @@ class ClusterVectorEnv(VectorEnv):
             sim.round_gpus_busy, sim.first, sim.num_epochs, sim.bank.packed, sim.gpus, self.max_rounds,
             tables.prior, tables.duration_at_s, tables.row0, state.progress, state.remaining, state.rho,
             state.extra[0], state.extra[1], state.extra[2], state.num_active, state.derived, state.derived_rounds,
-            slots.slot_job, slots.job_slot, slots.queued, slots.demand_gpus, self._term_code, self._term_weight,
+            slots.slot_job, slots.job_slot, slots.queued, slots.demand_gpus, slots.queue_count, self._term_code,
+            self._term_weight,
             self.jct_normaliser_s, UNFAIR_THRESHOLD, ACTIVE, DONE, self._sel,
         )
         return self._fused_args
