@@ -17,6 +17,7 @@ from gymnasium.vector import AutoresetMode, SyncVectorEnv
 import shockwave_gym  # noqa: F401  (registers the ids)
 from shockwave_gym.batch import EpochBank
 from shockwave_gym.batch import jit as batch_jit
+from shockwave_gym.env.vector.estimates import TraceJobTables
 from shockwave_gym.env.vector.vector_env import ClusterVectorEnv
 from shockwave_gym.errors import InputError, InvalidActionError
 from shockwave_gym.interface.actions import ACTION_MODES
@@ -162,6 +163,7 @@ def test_time_limit_truncation_and_same_step_autoreset_match(compiled):
 @pytest.mark.parametrize("compiled", BACKENDS)
 def test_epoch_bank_compaction_keeps_trajectories(monkeypatch, compiled):
     monkeypatch.setattr(EpochBank, "min_dead_epochs", 0)  # rebuild the bank at every chance
+    monkeypatch.setattr(TraceJobTables, "slack_rows", 0)  # and the per-trace job tables
     kwargs = [{"trace": generated(12, s), "gpus": 6, "max_jobs": 12, "action_mode": "priority"} for s in range(3)]
     assert compare_rollouts(kwargs, "priority", 200, compiled=compiled) >= 3
 
@@ -235,3 +237,83 @@ def test_bad_arguments_and_actions_are_refused():
         envs.step(scores)
     with pytest.raises(InvalidActionError, match="shape"):
         envs.step(np.zeros((2, 11), np.float32))
+
+
+@pytest.mark.parametrize("compiled", BACKENDS)
+@pytest.mark.parametrize("mode", ["priority", "select"])
+def test_skipped_rounds_that_outgrow_the_round_records_match(mode, compiled):
+    """Clusters large enough that every round is forced: a whole episode of long jobs runs in
+    one step, past the simulator's initial 64 round records (the compiled step stops, grows
+    them and resumes), with the same rounds, rewards and metrics as the single envs."""
+    long_jobs = GeneratedTraceSource(GeneratorConfig(num_jobs=6, seed=7, min_duration_h=3.0, max_duration_h=6.0,
+                                                     arrival_rate_per_hour=20.0, name="long"),
+                                     num_jobs_range=(4, 6))
+    kwargs = [{"trace": long_jobs, "gpus": 64, "max_jobs": 6, "action_mode": mode, "skip_trivial": True},
+              {"trace": "teaching-12", "max_jobs": 6, "action_mode": mode, "skip_trivial": True}]
+    reference = SyncVectorEnv([lambda kw=kw: gym.make(ENV_ID, **kw) for kw in kwargs])
+    native = ClusterVectorEnv.from_env_kwargs(kwargs, max_episode_steps=10_000, compiled=compiled)
+    assert_same(native.reset(seed=2), reference.reset(seed=2), "reset")
+    rng = np.random.default_rng(1)
+    most = 0
+    for t in range(30):
+        actions = random_actions(mode, native.action_masks(), rng)
+        got, want = native.step(actions), reference.step(actions)
+        assert_same(got, want, f"step {t}")
+        most = max(most, int(got[4]["rounds_elapsed"].max()))
+    assert most > 64, most  # some step ran more rounds than the records first hold
+
+
+@pytest.mark.skipif(not batch_jit.AVAILABLE, reason="numba missing")
+def test_per_trace_job_tables_are_shared_and_rebuilt(monkeypatch):
+    """Clusters on one trace share its rows; once fresh traces pile up, only the tables some
+    cluster runs are kept, and every cluster still reads its own trace's values."""
+    monkeypatch.setattr(TraceJobTables, "slack_rows", 0)
+    kwargs = [{"trace": "teaching-12", "max_jobs": 12}] * 2 + [{"trace": generated(12, 9), "gpus": 6, "max_jobs": 12}]
+    native = ClusterVectorEnv.from_env_kwargs(kwargs, compiled=True)
+    native.reset(seed=0)
+    tables = native.job_tables
+    assert tables.row0[0] == tables.row0[1] != tables.row0[2]
+    for _ in range(6):  # new generated traces for cluster 2
+        native.reset(seed=None, options={"reset_mask": np.array([False, False, True])})
+        assert tables.size <= 2 * (12 + int(native.sim.num_jobs[2]))
+        for k in range(3):
+            predictor = native._tables[k][2]
+            n = predictor.prior.shape[0]
+            rows = slice(tables.row0[k], tables.row0[k] + n)
+            assert np.array_equal(tables.prior[rows, : predictor.prior.shape[1]], predictor.prior)
+            assert np.array_equal(tables.duration_at_s[rows, : predictor.prior.shape[1]], predictor.duration_at_s)
+            sizes, relative = native._tables[k][3]
+            assert np.array_equal(tables.type_sizes[rows, : sizes.shape[1]], sizes)
+            assert np.array_equal(tables.type_relative[rows, : sizes.shape[1]], relative)
+
+
+@pytest.mark.parametrize("compiled", BACKENDS)
+def test_refused_actions_leave_the_clusters_as_they_were(compiled):
+    """Non-finite priority scores and select entries other than 0 and 1 (in any dtype) are
+    refused before any cluster runs a round; bool, integer and float 0/1 selects agree."""
+    priority = ClusterVectorEnv(2, trace="teaching-12", compiled=compiled)
+    reference = ClusterVectorEnv(2, trace="teaching-12", compiled=compiled)
+    priority.reset(seed=0)
+    reference.reset(seed=0)
+    scores = np.zeros((2, 12), np.float32)
+    for bad in (np.nan, np.inf):
+        scores[1, 0] = bad
+        with pytest.raises(InvalidActionError, match=r"sub-env\(s\) \[1\]: priority scores must be finite"):
+            priority.step(scores)
+    scores[1, 0] = 0.5
+    assert_same(priority.step(scores), reference.step(scores), "after refused scores")
+    select = ClusterVectorEnv(2, trace="teaching-12", action_mode="select", compiled=compiled)
+    select.reset(seed=0)
+    for bad in (np.full((2, 12), 2, np.int64), np.full((2, 12), 0.5), np.full((2, 12), np.nan),
+                np.full((2, 12), "1")):
+        with pytest.raises(InvalidActionError, match="only 0 and 1"):
+            select.step(bad)
+    bits = np.random.default_rng(0).random((2, 12)) < 0.5
+    results = []
+    for dtype in (bool, np.int8, np.int64, np.float32):
+        envs = ClusterVectorEnv(2, trace="teaching-12", action_mode="select", compiled=compiled)
+        envs.reset(seed=0)
+        results.append(envs.step(bits.astype(dtype)))
+    results.append(select.step(bits))  # the refused actions left it at its reset state
+    for other in results[1:]:
+        assert_same(other, results[0], "select dtypes")

@@ -128,7 +128,11 @@ class BatchSimulator:
         self.overhead_gpu_s[k] = 0.0
         rows = np.zeros(self.num_clusters, bool)
         rows[k] = True
-        self._admit_and_skip_idle(rows)
+        if self.compiled:  # the loop the compiled step admits with
+            jit.admit_rows(rows, self.arrival_s, self.time_s, self.next_arrival, self.num_done, self.num_jobs,
+                           self.status, ACTIVE)
+        else:
+            self._admit_and_skip_idle(rows)
 
     # --- dynamics --------------------------------------------------------------------------
 
@@ -216,18 +220,24 @@ class BatchSimulator:
 
     def _record(self, rows: np.ndarray, start: np.ndarray, end: np.ndarray, busy: np.ndarray, at: np.ndarray) -> None:
         """Store the rounds just run, at round indices ``at``."""
-        capacity = self.round_start_s.shape[1]
-        if int(at.max()) >= capacity:
-            for name in ("round_start_s", "round_end_s", "round_gpus_busy"):
-                old = getattr(self, name)
-                grown = np.zeros((old.shape[0], 2 * capacity), old.dtype)
-                grown[:, :capacity] = old
-                setattr(self, name, grown)
+        self.reserve_rounds(int(at.max()) + 1)
         index = np.flatnonzero(rows)
         at = at[index]
         self.round_start_s[index, at] = start[index]
         self.round_end_s[index, at] = end[index]
         self.round_gpus_busy[index, at] = busy[index]
+
+    def reserve_rounds(self, rounds: int) -> None:
+        """Room for ``rounds`` round records per cluster (doubling the capacity as needed)."""
+        capacity = self.round_start_s.shape[1]
+        if rounds > capacity:
+            while rounds > capacity:
+                capacity *= 2
+            for name in ("round_start_s", "round_end_s", "round_gpus_busy"):
+                old = getattr(self, name)
+                grown = np.zeros((old.shape[0], capacity), old.dtype)
+                grown[:, : old.shape[1]] = old
+                setattr(self, name, grown)
 
     def _exact_overhead(self) -> bool:
         """Integral restart losses: their GPU-second sums are exact in any order."""

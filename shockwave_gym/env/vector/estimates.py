@@ -99,6 +99,81 @@ class BatchTypeTable:
         self.relative[k, :n, :w] = relative
 
 
+class TraceJobTables:
+    """The compiled path's per-job tables (the predictor's duration at each reachable size and
+    Dirichlet prior, the observation's per-type rates), each trace's stored once however many
+    clusters run it: job ``j`` of cluster ``k`` is row ``row0[k] + j``. Rows are copied from
+    the same per-trace tables as :class:`BatchPredictor` and :class:`BatchTypeTable`'s and
+    padded alike (prior and durations 0, sizes -1, rates 0), so every lookup gives the same
+    value; clusters sharing a trace share its rows, which keeps them in cache."""
+
+    #: Stored rows tolerated beyond twice the live ones before a rebuild.
+    slack_rows = 4096
+
+    def __init__(self, num_clusters: int):
+        self.row0 = np.zeros(num_clusters, np.int64)
+        self.prior = np.zeros((0, 1))
+        self.duration_at_s = np.zeros((0, 1))
+        self.type_sizes = np.full((0, 1), -1, np.int64)
+        self.type_relative = np.zeros((0, 1, len(TYPE_ORDER)))
+        self.size = 0
+        self._entries: dict[int, tuple[int, RemainingTimePredictor, tuple | None]] = {}
+        self._owners: list[tuple | None] = [None] * num_clusters  # (predictor, type table) per cluster
+
+    def load(self, k: int, predictor: RemainingTimePredictor, type_table: tuple | None) -> None:
+        """Point cluster ``k`` at ``predictor``'s (and ``type_table``'s) rows, storing them on
+        first sight (dropping the tables no cluster runs any more when they pile up)."""
+        if predictor.prior.shape[1] > _MAX_SIZES:
+            raise InputError(f"the vector env supports at most {_MAX_SIZES} reachable batch sizes per job, "
+                             f"got {predictor.prior.shape[1]}")
+        self._owners[k] = (predictor, type_table)
+        if id(predictor) not in self._entries:
+            live = sum(o[0].prior.shape[0] for o in {id(o[0]): o for o in self._owners if o is not None}.values())
+            if self.size + predictor.prior.shape[0] > 2 * live + self.slack_rows:
+                self._rebuild()
+            if id(predictor) not in self._entries:
+                self._entries[id(predictor)] = (self._append(predictor, type_table), predictor, type_table)
+        self.row0[k] = self._entries[id(predictor)][0]
+
+    def _append(self, predictor: RemainingTimePredictor, type_table: tuple | None) -> int:
+        n, w = predictor.prior.shape
+        sizes, relative = type_table if type_table is not None else (np.full((n, 1), -1, np.int64), None)
+        width = max(self.prior.shape[1], w)
+        type_width = max(self.type_sizes.shape[1], sizes.shape[1])
+        start = self.size
+        needed = start + n
+        if needed > self.prior.shape[0] or width > self.prior.shape[1] or type_width > self.type_sizes.shape[1]:
+            capacity = max(needed, 2 * self.prior.shape[0], 256)
+            for name, fill, tail in (("prior", 0.0, ()), ("duration_at_s", 0.0, ()), ("type_sizes", -1, ()),
+                                     ("type_relative", 0.0, (len(TYPE_ORDER),))):
+                old = getattr(self, name)
+                grown = np.full((capacity, type_width if name.startswith("type") else width, *tail), fill, old.dtype)
+                grown[: self.size, : old.shape[1]] = old[: self.size]
+                setattr(self, name, grown)
+        self.prior[start:needed] = 0.0
+        self.prior[start:needed, :w] = predictor.prior
+        self.duration_at_s[start:needed] = 0.0
+        self.duration_at_s[start:needed, :w] = predictor.duration_at_s
+        self.type_sizes[start:needed] = -1
+        self.type_sizes[start:needed, : sizes.shape[1]] = sizes
+        self.type_relative[start:needed] = 0.0
+        if relative is not None:
+            self.type_relative[start:needed, : relative.shape[1]] = relative
+        self.size = needed
+        return start
+
+    def _rebuild(self) -> None:
+        """Store again only the tables some cluster runs, and point every cluster at them."""
+        owners = {id(o[0]): o for o in self._owners if o is not None}
+        self._entries = {}
+        self.size = 0
+        for key, (predictor, type_table) in owners.items():
+            self._entries[key] = (self._append(predictor, type_table), predictor, type_table)
+        for k, owner in enumerate(self._owners):
+            if owner is not None:
+                self.row0[k] = self._entries[id(owner[0])][0]
+
+
 def free_capacity_rows(gpus: np.ndarray, free_gpus: np.ndarray) -> np.ndarray:
     """(K, types) free GPUs of each type / GPUs, for every cluster: the batched
     :func:`~shockwave_gym.interface.observation.free_capacity_by_type` (homogeneous

@@ -26,30 +26,38 @@ if AVAILABLE:
     _inline = numba.njit(cache=True, error_model="numpy", nogil=True, inline="always")
     pairwise_sum = core_jit.pairwise_sum
 
-    @_jit
-    def derive_rows(num_jobs, pos, seg_end, first, num_epochs, work, status, packed, prior, duration_at, time_s,
-                    arrival, gpus, ran_last, active_code, done_code,
-                    progress_out, remaining_out, rho_out, mean_out, batch_out, rate_out, num_active_out, rows):
-        """Per job: ClusterView._derived, RemainingTimePredictor.remaining_s and ftf_estimate
-        (the mean epoch duration already falls back on the current epoch's). ``packed`` is
-        the bank's per-epoch table (EpochBank.packed). Only clusters in ``rows`` are written
-        (the others' outputs keep what the caller put there)."""
-        clusters = pos.shape[0]
-        sizes = prior.shape[2]
-        for k in range(clusters):
-            if not rows[k]:
+    @_inline
+    def derive_one(k, num_jobs, pos, seg_end, first, num_epochs, work, status, packed, prior, duration_at, row0,
+                   time_s, arrival, gpus, ran_last, active_code, done_code, progress_out, remaining_out, rho_out,
+                   mean_out, batch_out, rate_out, num_active_out, rounds_run, derived, derived_rounds):
+        """Cluster ``k``'s ClusterView._derived, RemainingTimePredictor.remaining_s and
+        ftf_estimate per job (the mean epoch duration already falls back on the current
+        epoch's). ``packed`` is the bank's per-epoch table (EpochBank.packed); job ``j``'s
+        prior and durations are row ``row0[k] + j`` of ``prior`` and ``duration_at``
+        (TraceJobTables).
+
+        Incremental: a job's progress, batch size, rate, mean epoch duration and remaining
+        time depend only on its work and epoch, which change only when it runs, so they are
+        recomputed only for jobs that ran since they were last computed (``rounds_run`` differs
+        from ``derived_rounds``) or were never computed (``derived`` False: cleared when the
+        cluster resets); rho-hat, which reads the clock and the number of active jobs, is
+        recomputed for every job read."""
+        sizes = prior.shape[1]
+        n = num_jobs[k]
+        base = row0[k]
+        active = 0
+        for j in range(n):
+            if status[k, j] == active_code:
+                active += 1
+        num_active_out[k] = active
+        c = max(1.0, active / gpus[k])
+        for j in range(n):
+            # only active jobs and those that just completed are ever read
+            if status[k, j] != active_code and not (status[k, j] == done_code and ran_last[k, j]):
                 continue
-            n = num_jobs[k]
-            active = 0
-            for j in range(n):
-                if status[k, j] == active_code:
-                    active += 1
-            num_active_out[k] = active
-            c = max(1.0, active / gpus[k])
-            for j in range(n):
-                # only active jobs and those that just completed are ever read
-                if status[k, j] != active_code and not (status[k, j] == done_code and ran_last[k, j]):
-                    continue
+            if not derived[k, j] or derived_rounds[k, j] != rounds_run[k, j]:
+                derived[k, j] = True
+                derived_rounds[k, j] = rounds_run[k, j]
                 p = pos[k, j]
                 current = min(p, seg_end[k, j] - 1)
                 if current < 0:
@@ -69,21 +77,34 @@ if AVAILABLE:
                     last = p - 1  # = first + done - 1, the last completed epoch
                     mean_out[k, j] = packed[last, 4] / done
                     for w in range(sizes):
-                        weight = prior[k, j, w] + packed[last, 5 + w]
-                        weighted += weight * duration_at[k, j, w]
+                        weight = prior[base + j, w] + packed[last, 5 + w]
+                        weighted += weight * duration_at[base + j, w]
                         total += weight
                 else:
                     mean_out[k, j] = duration
                     for w in range(sizes):
-                        weight = prior[k, j, w] + 0.0
-                        weighted += weight * duration_at[k, j, w]
+                        weight = prior[base + j, w] + 0.0
+                        weighted += weight * duration_at[base + j, w]
                         total += weight
                 expected = weighted / total
                 future = max(num_epochs[k, j] - done - 1, 0)
-                remaining = (1.0 - fraction) * duration + future * expected
-                remaining_out[k, j] = remaining
-                age = time_s[k] - arrival[k, j]
-                rho_out[k, j] = (age + c * remaining) / max(c * (work[k, j] + remaining), 1e-9)
+                remaining_out[k, j] = (1.0 - fraction) * duration + future * expected
+            remaining = remaining_out[k, j]
+            age = time_s[k] - arrival[k, j]
+            rho_out[k, j] = (age + c * remaining) / max(c * (work[k, j] + remaining), 1e-9)
+
+    @_jit
+    def derive_rows(num_jobs, pos, seg_end, first, num_epochs, work, status, packed, prior, duration_at, row0,
+                    time_s, arrival, gpus, ran_last, active_code, done_code,
+                    progress_out, remaining_out, rho_out, mean_out, batch_out, rate_out, num_active_out, rows,
+                    rounds_run, derived, derived_rounds):
+        """:func:`derive_one` for the clusters in ``rows`` (the others' outputs are kept)."""
+        for k in range(pos.shape[0]):
+            if rows[k]:
+                derive_one(k, num_jobs, pos, seg_end, first, num_epochs, work, status, packed, prior, duration_at,
+                           row0, time_s, arrival, gpus, ran_last, active_code, done_code, progress_out, remaining_out,
+                           rho_out, mean_out, batch_out, rate_out, num_active_out, rounds_run, derived,
+                           derived_rounds)
 
     @_jit
     def slot_raw_features(slot_job, gang, gpus, progress, num_epochs, batch, initial, rate, mean, round_s,
@@ -132,36 +153,43 @@ if AVAILABLE:
                 value = row[i] * scale if f >= 2 else row[i]
                 flat[place[i] + f] = np.float32(max(min(value, high[f]), low[f]))
 
-    @_jit
-    def update_slots(rows, num_jobs, status, gang, active_code, slot_job, job_slot, queued, demand):
-        """BatchSlotMap.update for ``rows``."""
+    @_inline
+    def slots_one(k, num_jobs, status, gang, active_code, slot_job, job_slot, queued, demand, queue_count):
+        """BatchSlotMap.update for cluster ``k`` (and its queue length)."""
         slots = slot_job.shape[1]
-        for k in range(rows.size):
-            if not rows[k]:
+        n = num_jobs[k]
+        total = 0
+        for j in range(n):
+            if status[k, j] == active_code:
+                total += gang[k, j]
+        demand[k] = total
+        for s in range(slots):
+            j = slot_job[k, s]
+            if j >= 0 and status[k, j] != active_code:
+                job_slot[k, j] = -1
+                slot_job[k, s] = -1
+        s = 0
+        waiting = 0
+        for j in range(n):
+            queued[k, j] = False
+            if status[k, j] != active_code or job_slot[k, j] >= 0:
                 continue
-            n = num_jobs[k]
-            total = 0
-            for j in range(n):
-                if status[k, j] == active_code:
-                    total += gang[k, j]
-            demand[k] = total
-            for s in range(slots):
-                j = slot_job[k, s]
-                if j >= 0 and status[k, j] != active_code:
-                    job_slot[k, j] = -1
-                    slot_job[k, s] = -1
-            s = 0
-            for j in range(n):
-                queued[k, j] = False
-                if status[k, j] != active_code or job_slot[k, j] >= 0:
-                    continue
-                while s < slots and slot_job[k, s] >= 0:
-                    s += 1
-                if s < slots:
-                    slot_job[k, s] = j
-                    job_slot[k, j] = s
-                else:
-                    queued[k, j] = True
+            while s < slots and slot_job[k, s] >= 0:
+                s += 1
+            if s < slots:
+                slot_job[k, s] = j
+                job_slot[k, j] = s
+            else:
+                queued[k, j] = True
+                waiting += 1
+        queue_count[k] = waiting
+
+    @_jit
+    def update_slots(rows, num_jobs, status, gang, active_code, slot_job, job_slot, queued, demand, queue_count):
+        """BatchSlotMap.update for ``rows``."""
+        for k in range(rows.size):
+            if rows[k]:
+                slots_one(k, num_jobs, status, gang, active_code, slot_job, job_slot, queued, demand, queue_count)
 
     @_inline
     def _scan(k, order, count, gang, gpus, sel):
@@ -179,95 +207,139 @@ if AVAILABLE:
             taken += 1
         return taken
 
-    @_jit
-    def _sift_down(heap, size, i, keys, ids):
-        """Restore the heap below ``i``: smaller key (higher score) first, ties by lower id."""
+    @_inline
+    def _before(key_a, id_a, key_b, id_b):
+        """Heap order: smaller key (higher score) first, ties by lower id."""
+        return key_a < key_b or (key_a == key_b and id_a < id_b)
+
+    @_inline
+    def _sift_down(keys, ids, size, i):
+        """Restore the heap (``keys``, ``ids`` stored in the nodes) below node ``i``."""
+        key, job = keys[i], ids[i]
+        hole = i
         while True:
-            left = 2 * i + 1
-            if left >= size:
-                return
-            child = left
-            right = left + 1
-            if right < size:
-                a, b = heap[right], heap[left]
-                if keys[a] < keys[b] or (keys[a] == keys[b] and ids[a] < ids[b]):
-                    child = right
-            c, p = heap[child], heap[i]
-            if not (keys[c] < keys[p] or (keys[c] == keys[p] and ids[c] < ids[p])):
-                return
-            heap[i], heap[child] = c, p
-            i = child
+            child = 2 * hole + 1
+            if child >= size:
+                break
+            if child + 1 < size and _before(keys[child + 1], ids[child + 1], keys[child], ids[child]):
+                child += 1
+            if not _before(keys[child], ids[child], key, job):
+                break
+            keys[hole], ids[hole] = keys[child], ids[child]
+            hole = child
+        keys[hole], ids[hole] = key, job
+
+    @_inline
+    def _pop(keys, ids, size):
+        """Remove the first node of a heap of ``size`` nodes (Floyd's bottom-up deletion: the
+        hole goes down to a leaf, then the last node climbs back from there); returns its id."""
+        top = ids[0]
+        size -= 1
+        key, job = keys[size], ids[size]
+        hole = 0
+        while True:
+            child = 2 * hole + 1
+            if child >= size:
+                break
+            if child + 1 < size and _before(keys[child + 1], ids[child + 1], keys[child], ids[child]):
+                child += 1
+            keys[hole], ids[hole] = keys[child], ids[child]
+            hole = child
+        while hole > 0:
+            parent = (hole - 1) >> 1
+            if not _before(key, job, keys[parent], ids[parent]):
+                break
+            keys[hole], ids[hole] = keys[parent], ids[parent]
+            hole = parent
+        keys[hole], ids[hole] = key, job
+        return top
+
+    @_inline
+    def priority_one(k, scores, slot_job, queued, gang, gpus, sel, keys, ids, waiting):
+        """PriorityMode.choose for cluster ``k``: descending score (ties by arrival), queue
+        last, packed; the scan pops jobs from a heap until the GPUs are full (the pops come in
+        the order of a full sort: keys and ids are unique pairs). ``keys``, ``ids`` (slots)
+        and ``waiting`` (gpus.max() + 2) are scratch."""
+        slots = slot_job.shape[1]
+        size = 0
+        waiting[:] = 0
+        for s in range(slots):
+            j = slot_job[k, s]
+            if j >= 0:
+                keys[size] = -np.float64(scores[k, s])
+                ids[size] = j
+                size += 1
+                waiting[gang[k, j]] += 1
+        for i in range(size // 2 - 1, -1, -1):
+            _sift_down(keys, ids, size, i)
+        free = gpus[k]
+        smallest = 1  # smallest gang among unpopped jobs (or beyond gpus when none)
+        while smallest < waiting.size - 1 and waiting[smallest] == 0:
+            smallest += 1
+        while size > 0 and free >= smallest:  # once nothing left fits, the rest is skipped
+            j = _pop(keys, ids, size)
+            size -= 1
+            g = gang[k, j]
+            waiting[g] -= 1
+            while smallest < waiting.size - 1 and waiting[smallest] == 0:
+                smallest += 1
+            if g <= free:
+                free -= g
+                sel[k, j] = True
+        for j in range(queued.shape[1]):
+            if free == 0:
+                break
+            if queued[k, j] and gang[k, j] <= free:
+                free -= gang[k, j]
+                sel[k, j] = True
+
+    @_inline
+    def scores_finite(k, scores, slot_job):
+        """Whether every occupied slot of cluster ``k`` has a finite score."""
+        for s in range(slot_job.shape[1]):
+            if slot_job[k, s] >= 0 and not np.isfinite(np.float64(scores[k, s])):
+                return False
+        return True
 
     @_jit
     def choose_priority(rows, scores, slot_job, queued, gang, gpus, sel, bad):
-        """PriorityMode.choose for ``rows``: descending score (ties by arrival), queue last,
-        packed; the scan pops jobs from a heap until the GPUs are full. Rows with a NaN or
-        infinite score of an occupied slot are flagged in ``bad``."""
+        """:func:`priority_one` for ``rows``. Rows with a NaN or infinite score of an occupied
+        slot are flagged in ``bad``."""
         slots = slot_job.shape[1]
         keys = np.empty(slots)
         ids = np.empty(slots, np.int64)
-        heap = np.empty(slots, np.int64)
         waiting = np.zeros(gpus.max() + 2, np.int64)  # unpopped jobs per gang size
         for k in range(rows.size):
             if not rows[k]:
                 continue
-            size = 0
-            waiting[:] = 0
-            for s in range(slots):
-                j = slot_job[k, s]
-                if j >= 0:
-                    score = np.float64(scores[k, s])
-                    if not np.isfinite(score):
-                        bad[k] = True
-                    keys[size] = -score
-                    ids[size] = j
-                    heap[size] = size
-                    size += 1
-                    waiting[gang[k, j]] += 1
-            for i in range(size // 2 - 1, -1, -1):
-                _sift_down(heap, size, i, keys, ids)
-            free = gpus[k]
-            smallest = 1  # smallest gang among unpopped jobs (or beyond gpus when none)
-            while smallest < waiting.size - 1 and waiting[smallest] == 0:
-                smallest += 1
-            while size > 0 and free >= smallest:  # once nothing left fits, the rest is skipped
-                j = ids[heap[0]]
-                size -= 1
-                heap[0] = heap[size]
-                _sift_down(heap, size, 0, keys, ids)
-                g = gang[k, j]
-                waiting[g] -= 1
-                while smallest < waiting.size - 1 and waiting[smallest] == 0:
-                    smallest += 1
-                if g <= free:
-                    free -= g
-                    sel[k, j] = True
-            for j in range(queued.shape[1]):
-                if free == 0:
-                    break
-                if queued[k, j] and gang[k, j] <= free:
-                    free -= gang[k, j]
-                    sel[k, j] = True
+            if not scores_finite(k, scores, slot_job):
+                bad[k] = True
+            priority_one(k, scores, slot_job, queued, gang, gpus, sel, keys, ids, waiting)
+
+    @_inline
+    def select_one(k, wanted, slot_job, job_slot, gang, gpus, sel, order):
+        """SelectMode.choose for cluster ``k``: wanted slotted jobs in arrival order, packed;
+        returns the repairs (bits dropped). ``order`` is scratch of the jobs' width."""
+        slots = slot_job.shape[1]
+        absent = 0
+        for s in range(slots):
+            if wanted[k, s] and slot_job[k, s] < 0:
+                absent += 1
+        count = 0
+        for j in range(job_slot.shape[1]):
+            s = job_slot[k, j]
+            if s >= 0 and wanted[k, s]:
+                order[count] = j
+                count += 1
+        return absent + count - _scan(k, order, count, gang, gpus, sel)
 
     @_jit
     def choose_select(rows, wanted, slot_job, job_slot, gang, gpus, sel, repairs):
-        """SelectMode.choose for ``rows``: wanted slotted jobs in arrival order, packed."""
-        slots = slot_job.shape[1]
+        """:func:`select_one` for ``rows``."""
         order = np.empty(job_slot.shape[1], np.int64)
         for k in range(rows.size):
-            if not rows[k]:
-                continue
-            absent = 0
-            for s in range(slots):
-                if wanted[k, s] and slot_job[k, s] < 0:
-                    absent += 1
-            count = 0
-            for j in range(job_slot.shape[1]):
-                s = job_slot[k, j]
-                if s >= 0 and wanted[k, s]:
-                    order[count] = j
-                    count += 1
-            repairs[k] = absent + count - _scan(k, order, count, gang, gpus, sel)
+            if rows[k]:
+                repairs[k] = select_one(k, wanted, slot_job, job_slot, gang, gpus, sel, order)
 
     @_jit
     def masked_sums(values, mask, out, counts):
@@ -426,6 +498,32 @@ if AVAILABLE:
             )
             for f in range(5):
                 out[k, types + f] = np.float32(min(max(values[f], low[types + f]), high[types + f]))
+
+    @_inline
+    def cluster_one_v2(k, gpus, gang, ran_last, num_jobs, num_active, queued, demand, free, types, time_s, time_unit,
+                       log_time, low, high, out):
+        """cluster_rows_v2 for cluster ``k`` of a homogeneous batch, its free capacity per type
+        being free_capacity_rows's: free / GPUs for the first type, 0 for the others."""
+        g = gpus[k]
+        busy = 0
+        queue = 0
+        for j in range(num_jobs[k]):
+            if ran_last[k, j]:
+                busy += gang[k, j]
+            if queued[k, j]:
+                queue += 1
+        for t in range(types):
+            capacity = free[k] / g if t == 0 else 0.0
+            out[k, t] = np.float32(min(max(capacity, low[t]), high[t]))
+        values = (
+            busy / g,
+            math.log2(1.0 + num_active[k] / g),
+            math.log2(1.0 + queue / g),
+            math.log2(1.0 + demand[k] / g),
+            math.log1p(time_s[k] / time_unit) / log_time,
+        )
+        for f in range(5):
+            out[k, types + f] = np.float32(min(max(values[f], low[types + f]), high[types + f]))
 
     @_inline
     def _area(arrival, completion, k, n, start, end, buffer):

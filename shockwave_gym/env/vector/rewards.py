@@ -29,8 +29,6 @@ class BatchTransition:
     start_s: np.ndarray
     end_s: np.ndarray
     active_before: np.ndarray
-    epoch_progress_before: np.ndarray
-    epoch_progress: np.ndarray
     active: np.ndarray
     rho_hat: np.ndarray
     max_jobs: int
@@ -95,6 +93,15 @@ def ftf_excess_terms(t: BatchTransition) -> np.ndarray:
 
 _BATCHED = {REWARDS["jct"]: jct_terms, REWARDS["makespan"]: makespan_terms, REWARDS["ftf"]: ftf_terms,
             REWARDS["ftf_excess"]: ftf_excess_terms}
+
+
+def term_codes(reward: BatchReward) -> tuple[list[int], list[float]]:
+    """The terms of ``reward`` as the compiled step's codes (fused.JCT, ...) and weights."""
+    from shockwave_gym.env.vector import fused
+
+    codes = {jct_terms: fused.JCT, makespan_terms: fused.MAKESPAN, ftf_terms: fused.FTF,
+             ftf_excess_terms: fused.FTF_EXCESS}
+    return [codes[fn] for fn, _ in reward.terms], [float(weight) for _, weight in reward.terms]
 
 
 class BatchReward:

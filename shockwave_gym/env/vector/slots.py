@@ -24,6 +24,8 @@ class BatchSlotMap:
         self.job_slot = np.full((num_clusters, 0), -1, np.int64)
         self.queued = np.zeros((num_clusters, 0), bool)
         self.demand_gpus = np.zeros(num_clusters, np.int64)
+        #: the compiled path's queue length per cluster, kept by its slot update
+        self.queue_count = np.zeros(num_clusters, np.int64)
 
     def widen(self, width: int) -> None:
         extra = width - self.job_slot.shape[1]
@@ -37,6 +39,7 @@ class BatchSlotMap:
         self.job_slot[k] = -1
         self.queued[k] = False
         self.demand_gpus[k] = 0
+        self.queue_count[k] = 0
 
     @property
     def valid(self) -> np.ndarray:
@@ -44,13 +47,15 @@ class BatchSlotMap:
 
     @property
     def queue_length(self) -> np.ndarray:
+        if self.compiled:
+            return self.queue_count.copy()
         return np.count_nonzero(self.queued, axis=1)
 
     def update(self, sim, rows: np.ndarray) -> None:
         """Free the slots of jobs no longer active, then seat waiting jobs, in ``rows``."""
         if self.compiled:
             jit.update_slots(rows, sim.num_jobs, sim.status, sim.gang, ACTIVE, self.slot_job, self.job_slot,
-                             self.queued, self.demand_gpus)
+                             self.queued, self.demand_gpus, self.queue_count)
             return
         active, gang = sim.status == ACTIVE, sim.gang
         row = rows[:, None]

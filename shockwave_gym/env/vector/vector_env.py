@@ -25,9 +25,10 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from shockwave_gym.batch import BatchSimulator
+from shockwave_gym.cluster import TYPE_ORDER
 from shockwave_gym.env.cluster_env import ClusterEnv
-from shockwave_gym.env.vector import jit, numpy_loops
-from shockwave_gym.env.vector.actions import BATCH_MODES
+from shockwave_gym.env.vector import fused, jit, numpy_loops
+from shockwave_gym.env.vector.actions import BATCH_MODES, _rows_error
 from shockwave_gym.env.vector.estimates import (
     JOB_HIGH,
     JOB_LOW,
@@ -40,18 +41,25 @@ from shockwave_gym.env.vector.estimates import (
     V2_OUT,
     BatchPredictor,
     BatchTypeTable,
+    TraceJobTables,
     active_mask,
     cluster_features,
     cluster_features_v2,
     take_logarithms,
     take_logarithms_v2,
 )
-from shockwave_gym.env.vector.rewards import BatchReward, BatchTransition
+from shockwave_gym.env.vector.rewards import BatchReward, BatchTransition, term_codes
 from shockwave_gym.env.vector.slots import BatchSlotMap
-from shockwave_gym.errors import InputError
-from shockwave_gym.interface.observation import type_throughput_table
+from shockwave_gym.errors import InputError, InvalidActionError
+from shockwave_gym.interface.observation import (
+    _LOG_TIME,
+    TIME_UNIT_S,
+    V2_CLUSTER_HIGH,
+    V2_CLUSTER_LOW,
+    type_throughput_table,
+)
 from shockwave_gym.interface.predictor import RemainingTimePredictor
-from shockwave_gym.metrics import compute_metrics
+from shockwave_gym.metrics import UNFAIR_THRESHOLD, compute_metrics
 from shockwave_gym.simulator import Simulator
 from shockwave_gym.state import ACTIVE, DONE
 
@@ -106,10 +114,17 @@ class ClusterVectorEnv(VectorEnv):
         for i, t in enumerate(self.templates):  # keyed by the exact terms, not their rounded repr
             groups.setdefault(tuple((name, weight) for name, _, weight in t.reward_fn.terms), []).append(i)
         self._rewards = []
+        terms = max(len(t.reward_fn.terms) for t in self.templates)
+        self._term_code = np.full((len(self.templates), terms), -1, np.int64)  # the fused step's reward tables
+        self._term_weight = np.zeros((len(self.templates), terms))
         for rows in groups.values():
             mask = np.zeros(len(self.templates), bool)
             mask[rows] = True
-            self._rewards.append((BatchReward(self.templates[rows[0]].reward_fn), mask))
+            reward = BatchReward(self.templates[rows[0]].reward_fn)
+            self._rewards.append((reward, mask))
+            codes, weights = term_codes(reward)
+            self._term_code[rows, : len(codes)] = codes
+            self._term_weight[rows, : len(codes)] = weights
         self.num_envs = k = len(self.templates)
         self.action_mode = first.action_mode
         self.max_jobs = first.max_jobs
@@ -130,12 +145,17 @@ class ClusterVectorEnv(VectorEnv):
         self._loops = jit if self.compiled else numpy_loops
         self.obs_version = first.obs_version
         self.skip_trivial = first.skip_trivial
-        self.predictor = BatchPredictor(k)
-        self.type_table = BatchTypeTable(k)
+        # per-cluster tables for the numpy path, per-trace rows for the compiled one
+        self.predictor = None if self.compiled else BatchPredictor(k)
+        self.type_table = None if self.compiled else BatchTypeTable(k)
+        self.job_tables = TraceJobTables(k) if self.compiled else None
         self.slots = BatchSlotMap(k, self.max_jobs, compiled=self.compiled)
         self.mode = BATCH_MODES[self.action_mode](k, self.max_jobs, compiled=self.compiled,
                                                   idle_allowed=first.idle_allowed)
         self._rounds_skipped_total = np.zeros(k, np.int64)
+        #: one compiled call per step (env/vector/fused.py): the priority and select modes
+        self._fused = self.compiled and self.action_mode in ("priority", "select")
+        self._features = None  # the compiled path's kept observation features (_Features)
         self._np_random = [None] * k
         self._tables: list[tuple | None] = [None] * k  # (trace, simulator, predictor) per cluster
         self._steps = np.zeros(k, np.int64)
@@ -143,6 +163,8 @@ class ClusterVectorEnv(VectorEnv):
         self._rounds_repaired = np.zeros(k, np.int64)
         self._autoreset = np.zeros(k, bool)
         self._state = None
+        self._sel = None
+        self._fused_args = None
         self._no_queues = np.empty(k, dtype=object)
         for i in range(k):
             self._no_queues[i] = ()
@@ -178,7 +200,8 @@ class ClusterVectorEnv(VectorEnv):
         return self._observations(), infos
 
     def step(self, actions):
-        k = self.num_envs
+        if self._fused:
+            return self._finish_step(*self._advance_fused(actions))
         sim = self.sim
         resetting = self._autoreset  # next-step autoreset: these clusters reset and ignore their action
         if resetting.any():
@@ -208,6 +231,12 @@ class ClusterVectorEnv(VectorEnv):
                 rounds += forced
                 running = forced & ~sim.done & (sim.round_index < self.max_rounds)
             self._rounds_skipped_total += np.maximum(rounds - 1, 0)
+        return self._finish_step(acting, closing, repairs, rounds, rewards, start_s)
+
+    def _finish_step(self, acting, closing, repairs, rounds, rewards, start_s):
+        """Terminations, truncations, infos and autoreset after the rounds of a step."""
+        k = self.num_envs
+        sim = self.sim
         done = sim.done
         terminated = closing & done
         truncated = closing & ~done & (sim.round_index >= self.max_rounds)
@@ -218,7 +247,7 @@ class ClusterVectorEnv(VectorEnv):
         self._repairs_total += repairs
         self._rounds_repaired += repairs > 0
         infos = self._infos(closing, repairs, rounds, sim.time_s - start_s)
-        for i in np.flatnonzero(ended_by_sim).tolist():
+        for i in np.flatnonzero(ended_by_sim).tolist() if ended_by_sim.any() else ():
             metrics = compute_metrics(sim.result(i))
             metrics["restart_overhead_gpu_s"] = float(sim.overhead_gpu_s[i])  # job sets are not kept per round
             infos = self._add_info(infos, {"metrics": {key: (math.nan if v is None else v) for key, v in metrics.items()}}, i)
@@ -241,19 +270,97 @@ class ClusterVectorEnv(VectorEnv):
                      "_final_info": ended.copy(), **_merge_rows(infos, fresh, ended)}
         return self._observations(), rewards, terminated, truncated, infos
 
+    def _advance_fused(self, actions):
+        """The compiled step of the priority and select modes (fused.advance): the same
+        rounds, rewards and seating as the general path below, in one call."""
+        k = self.num_envs
+        sim, slots, state = self.sim, self.slots, self._state
+        resetting = self._autoreset
+        fresh = resetting
+        if resetting.any():
+            for i in np.flatnonzero(resetting).tolist():
+                self._reset_cluster(i, None)
+            if state.progress.shape != sim.pos.shape:  # a wider trace: every cluster derives again
+                state = self._new_state()
+                fresh = np.ones(k, bool)
+        acting = ~resetting
+        shape = slots.slot_job.shape
+        select = self.action_mode == "select"
+        if select:
+            wanted = self.mode._shaped(actions, shape)
+            if wanted.dtype != bool and wanted.dtype.kind not in "iuf":
+                raise InvalidActionError(_SELECT_VALUES)
+            wanted = np.ascontiguousarray(wanted)  # its values are checked in the compiled pass
+            scores = _NO_SCORES
+        else:
+            scores = self.mode._shaped(actions, shape)
+            if scores.dtype.kind not in "iuf":
+                raise InvalidActionError(f"priority scores must be numbers (integer or float), got dtype {scores.dtype}")
+            scores = np.ascontiguousarray(scores)  # read as float64 per entry, as PriorityMode does
+            wanted = _NO_WANTED
+        capacity = sim.round_start_s.shape[1]
+        if sim.round_index.max() >= capacity:  # the agent's round needs a record
+            sim.reserve_rounds(int(sim.round_index.max()) + 1)
+            self._fused_args = None
+        start_s = sim.time_s.copy()
+        rewards = np.zeros(k)
+        rounds = np.zeros(k, np.int64)
+        repairs = np.zeros(k, np.int64)
+        bad = np.zeros(k, bool)
+        pending = np.zeros(k, bool)
+        resume = False
+        rows = acting
+        while True:
+            args = self._fused_args or self._fused_arrays()
+            fused.advance(rows, fresh, resume, self.skip_trivial, select, sim.round_start_s.shape[1], scores, wanted,
+                          *args, rewards, rounds, repairs, bad, pending)
+            if bad.any():
+                raise InvalidActionError(_SELECT_VALUES) if select else _rows_error(bad, "priority scores must be finite")
+            if not pending.any():
+                break
+            sim.reserve_rounds(sim.round_start_s.shape[1] + 1)  # the skipped rounds outgrew the records
+            self._fused_args = None
+            rows, pending = pending, np.zeros(k, bool)
+            fresh = np.zeros(k, bool)
+            resume = True
+        if self.skip_trivial:
+            self._rounds_skipped_total += np.maximum(rounds - 1, 0)
+        return acting, acting, repairs, rounds, rewards, start_s
+
+    def _fused_arrays(self) -> tuple:
+        """fused.advance's state arguments, kept until an array is replaced (a reset, which
+        may load a trace and widen the arrays, or more round records)."""
+        sim, slots, state, tables = self.sim, self.slots, self._state, self.job_tables
+        if self._sel is None or self._sel.shape != sim.pos.shape:
+            self._sel = np.zeros(sim.pos.shape, bool)
+        self._fused_args = (
+            sim.num_jobs, sim.isolated_time_s, sim.work_done_s, sim.ran_last_round, sim.round_index, sim.round_s,
+            sim.restart_threshold_s, sim.restart_overhead_s, sim.gang, sim.completion_s, sim.status,
+            sim.run_time_s, sim.rounds_run, sim.last_run_s, sim.last_overhead_s, sim.time_s, sim.num_done,
+            sim.overhead_gpu_s, sim.exact_overhead, sim.job_base_s, sim.pos, sim.seg_end, sim.span,
+            sim.bank.end_global, sim.arrival_s, sim.next_arrival, sim.round_start_s, sim.round_end_s,
+            sim.round_gpus_busy, sim.first, sim.num_epochs, sim.bank.packed, sim.gpus, self.max_rounds,
+            tables.prior, tables.duration_at_s, tables.row0, state.progress, state.remaining, state.rho,
+            state.extra[0], state.extra[1], state.extra[2], state.num_active, state.derived, state.derived_rounds,
+            slots.slot_job, slots.job_slot, slots.queued, slots.demand_gpus, slots.queue_count, self._term_code,
+            self._term_weight,
+            self.jct_normaliser_s, UNFAIR_THRESHOLD, ACTIVE, DONE, self._sel,
+        )
+        return self._fused_args
+
     def _run_rounds(self, sel: np.ndarray, rows: np.ndarray, *, refresh_all: bool = False) -> np.ndarray:
         """Run one round of ``sel`` in ``rows``, refresh (every cluster with ``refresh_all``:
         some may just have been reset), start their next decisions; the rewards of every
         cluster (meaningful in ``rows``)."""
         sim, state = self.sim, self._state
+        state = _State(state.progress, state.active, state.num_active, state.remaining, state.rho, state.extra)
         start_s = sim.time_s.copy()
         if rows.any():
             sim.step(sel & rows[:, None], rows)
         self._refresh(None if refresh_all else rows)
         new = self._state
         transition = BatchTransition(
-            sim=sim, start_s=start_s, end_s=sim.time_s, active_before=state.active,
-            epoch_progress_before=state.progress, epoch_progress=new.progress, active=new.active,
+            sim=sim, start_s=start_s, end_s=sim.time_s, active_before=state.active, active=new.active,
             rho_hat=new.rho, max_jobs=self.max_jobs, jct_normaliser_s=self.jct_normaliser_s, compiled=self.compiled,
             rows=rows,
         )
@@ -286,6 +393,7 @@ class ClusterVectorEnv(VectorEnv):
     # --- per-cluster resets ----------------------------------------------------------------
 
     def _reset_cluster(self, i: int, seed: int | None) -> None:
+        self._fused_args = None  # arrays may be replaced below
         template = self.templates[i]
         if seed is not None or self._np_random[i] is None:
             self._np_random[i], _ = seeding.np_random(seed)
@@ -299,10 +407,17 @@ class ClusterVectorEnv(VectorEnv):
             _, simulator, predictor, type_table = tables
             self.sim.load(i, simulator.static, simulator.config, trace.name)
             self.slots.widen(self.sim.width)
-            self.predictor.load(i, predictor, self.sim.width, self.sim.bank.width)
-            if type_table is not None:
-                self.type_table.load(i, type_table)
+            if self.compiled:
+                self.job_tables.load(i, predictor, type_table)
+            else:
+                self.predictor.load(i, predictor, self.sim.width, self.sim.bank.width)
+                if type_table is not None:
+                    self.type_table.load(i, type_table)
         self.slots.reset(i)
+        if self._state is not None and self._state.derived is not None:
+            self._state.derived[i] = False
+        if self._features is not None:
+            self._features.job[i] = -2
         self._steps[i] = 0
         self._repairs_total[i] = 0
         self._rounds_repaired[i] = 0
@@ -320,27 +435,48 @@ class ClusterVectorEnv(VectorEnv):
     # --- batched state ---------------------------------------------------------------------
 
     def _refresh(self, rows: np.ndarray | None = None) -> None:
-        """Derived arrays, predictions and rho-hat of the current state (of the clusters in
-        ``rows`` on the compiled path, the others keeping theirs: their state has not changed;
-        of all clusters otherwise)."""
+        """Derived arrays, predictions and rho-hat of the current state: of the clusters in
+        ``rows`` (all with None), the others keeping theirs (their state has not changed).
+        The compiled path updates its arrays in place and recomputes only what changed
+        (jit.derive_one); the numpy path recomputes every cluster in fresh arrays."""
         sim = self.sim
         shape = sim.pos.shape
         old = self._state
-        if rows is None or old is None or not self.compiled or old.progress.shape != shape:
-            rows = np.ones(self.num_envs, bool)
-            progress, remaining, rho, mean, rate = (np.zeros(shape) for _ in range(5))
-            batch = np.ones(shape, np.int64)
-            num_active = np.zeros(self.num_envs, np.int64)
-        else:
-            mean, batch, rate = (a.copy() for a in old.extra)
-            progress, remaining, rho, num_active = (a.copy() for a in (old.progress, old.remaining, old.rho,
-                                                                       old.num_active))
-        self._loops.derive_rows(
+        if self.compiled:
+            if old is None or old.progress.shape != shape:
+                old = self._new_state()
+                rows = None
+            if rows is None:
+                rows = np.ones(self.num_envs, bool)
+            mean, batch, rate = old.extra
+            jit.derive_rows(
+                sim.num_jobs, sim.pos, sim.seg_end, sim.first, sim.num_epochs, sim.work_done_s, sim.status,
+                sim.bank.packed, self.job_tables.prior, self.job_tables.duration_at_s, self.job_tables.row0,
+                sim.time_s, sim.arrival_s, sim.gpus, sim.ran_last_round, ACTIVE, DONE, old.progress, old.remaining, old.rho, mean, batch, rate,
+                old.num_active, rows, sim.rounds_run, old.derived, old.derived_rounds,
+            )
+            old.active = active_mask(sim)
+            return
+        rows = np.ones(self.num_envs, bool)
+        progress, remaining, rho, mean, rate = (np.zeros(shape) for _ in range(5))
+        batch = np.ones(shape, np.int64)
+        num_active = np.zeros(self.num_envs, np.int64)
+        numpy_loops.derive_rows(
             sim.num_jobs, sim.pos, sim.seg_end, sim.first, sim.num_epochs, sim.work_done_s, sim.status,
             sim.bank.packed, self.predictor.prior, self.predictor.duration_at_s, sim.time_s, sim.arrival_s, sim.gpus,
             sim.ran_last_round, ACTIVE, DONE, progress, remaining, rho, mean, batch, rate, num_active, rows,
         )
         self._state = _State(progress, active_mask(sim), num_active, remaining, rho, (mean, batch, rate))
+
+    def _new_state(self) -> _State:
+        """The compiled path's state arrays (nothing derived yet), installed as the state."""
+        shape = self.sim.pos.shape
+        self._fused_args = None
+        self._state = state = _State(np.zeros(shape), None, np.zeros(self.num_envs, np.int64), np.zeros(shape),
+                                     np.zeros(shape), (np.zeros(shape), np.ones(shape, np.int64), np.zeros(shape)))
+        state.derived = np.zeros(shape, bool)
+        state.derived_rounds = np.zeros(shape, np.int64)
+        return state
 
     def _begin_decision(self, rows: np.ndarray) -> None:
         """Seat jobs and start building the rounds of ``rows`` (as ClusterEnv._begin_decision)."""
@@ -353,6 +489,14 @@ class ClusterVectorEnv(VectorEnv):
         mean, batch, rate = state.extra
         sequential = self.action_mode == "sequential"
         free = self.mode.free_gpus if sequential else sim.gpus
+        if self.obs_version == 2 and self.compiled:
+            jobs, cluster = self._jobs_v2(free)
+            return {
+                "jobs": jobs,
+                "job_valid": (slots.slot_job >= 0).view(np.int8),
+                "picked": self.mode.picked.astype(np.int8) if sequential else np.zeros(slots.slot_job.shape, np.int8),
+                "cluster": cluster,
+            }
         occupied = int(np.count_nonzero(slots.slot_job >= 0))
         if self.obs_version == 2:
             raw = np.empty((V2_FEATURES, occupied))
@@ -381,16 +525,41 @@ class ClusterVectorEnv(VectorEnv):
             "cluster": cluster,
         }
 
+    def _jobs_v2(self, free) -> tuple[np.ndarray, np.ndarray]:
+        """(K, max_jobs, features) float32 version 2 job features, recomputing only the jobs
+        that ran since they were computed (fused.job_rows_v2), and the cluster features."""
+        sim, state, slots = self.sim, self._state, self.slots
+        store = self._features
+        if store is None:
+            self._features = store = _Features(self.num_envs, self.max_jobs, V2_FEATURES)
+        mean, batch, rate = state.extra
+        cluster = np.empty((self.num_envs, V2_CLUSTER_LOW.size), np.float32)
+        full, dynamic, plan = fused.job_rows_v2(
+            slots.slot_job, sim.gang, sim.gpus, state.progress, sim.num_epochs, batch, sim.initial_batch_size, rate,
+            mean, state.remaining, sim.time_s, sim.arrival_s, sim.run_time_s, sim.ran_last_round, state.rho,
+            self.job_tables.type_sizes, self.job_tables.type_relative, self.job_tables.row0, V2_IN, sim.rounds_run,
+            store.job, store.rounds,
+            store.ran, V2_FEATURES, sim.num_jobs, state.num_active, slots.queued, slots.demand_gpus,
+            np.asarray(free, np.int64), len(TYPE_ORDER), TIME_UNIT_S, _LOG_TIME, V2_CLUSTER_LOW, V2_CLUSTER_HIGH, cluster,
+        )
+        take_logarithms_v2(full)
+        np.log1p(dynamic, out=dynamic)
+        fused.scatter_v2(plan, full, dynamic, V2_OUT, V2_LOW, V2_HIGH, store.values)
+        jobs = store.values.copy()
+        return jobs, cluster
+
     def _infos(self, closed: np.ndarray, repairs: np.ndarray, rounds: np.ndarray, elapsed_s: np.ndarray) -> dict:
         sim, slots, k = self.sim, self.slots, self.num_envs
         queued = self._no_queues.copy()
-        for i in np.flatnonzero(slots.queued.any(axis=1)).tolist():
-            queued[i] = tuple(np.flatnonzero(slots.queued[i]).tolist())
+        queue_length = slots.queue_length
+        if queue_length.any():
+            for i in np.flatnonzero(queue_length).tolist():
+                queued[i] = tuple(np.flatnonzero(slots.queued[i]).tolist())
         infos = {
             "round_index": sim.round_index.copy(),
             "time_s": sim.time_s.copy(),
             "num_active": self._state.num_active.copy(),
-            "queue_length": slots.queue_length,
+            "queue_length": queue_length,
             "queued_job_ids": queued,
             "slot_job_ids": slots.slot_job.copy(),
             "round_closed": closed.copy(),
@@ -402,18 +571,43 @@ class ClusterVectorEnv(VectorEnv):
             "rounds_skipped_total": self._rounds_skipped_total.copy(),
         }
         every = np.ones(k, bool)
-        return {**infos, **{f"_{key}": every.copy() for key in infos}}
+        for key in _INFO_KEYS:
+            infos[key] = every.copy()
+        return infos
 
 
 class _State:
     """One state's per-job estimates; ``extra`` holds (mean epoch duration, batch size,
     throughput), which only the observation reads."""
 
-    __slots__ = ("progress", "active", "num_active", "remaining", "rho", "extra")
+    __slots__ = ("progress", "active", "num_active", "remaining", "rho", "extra", "derived", "derived_rounds")
 
     def __init__(self, progress, active, num_active, remaining, rho, extra):
         self.progress, self.active, self.num_active = progress, active, num_active
         self.remaining, self.rho, self.extra = remaining, rho, extra
+        #: compiled path: whether each job's estimates were derived, at which of its rounds run
+        self.derived = self.derived_rounds = None
+
+
+class _Features:
+    """The compiled path's kept version 2 job features per (cluster, slot): the float32
+    values and, per slot, the job they describe (-1 none: zeros, -2 unknown), its rounds run
+    and ran-last flag then."""
+
+    def __init__(self, num_clusters: int, slots: int, features: int):
+        self.values = np.zeros((num_clusters, slots, features), np.float32)
+        self.job = np.full((num_clusters, slots), -2, np.int64)
+        self.rounds = np.zeros((num_clusters, slots), np.int64)
+        self.ran = np.zeros((num_clusters, slots), bool)
+
+
+#: The masks of the per-step info keys (all True: every sub-env reports every key).
+_INFO_KEYS = tuple(f"_{key}" for key in (
+    "round_index", "time_s", "num_active", "queue_length", "queued_job_ids", "slot_job_ids", "round_closed",
+    "action_repairs", "action_repairs_total", "rounds_repaired", "rounds_elapsed", "elapsed_s", "rounds_skipped_total"))
+_SELECT_VALUES = "select actions must hold only 0 and 1 (bool, integer or float)"
+_NO_SCORES = np.zeros((1, 1))
+_NO_WANTED = np.zeros((1, 1), bool)
 
 
 def _rows_only(info: dict, rows: np.ndarray) -> dict:
