@@ -168,6 +168,28 @@ def _finite_or_none(value: float) -> float | None:
     return float(value) if value is not None and math.isfinite(value) else None
 
 
+def restart_overhead_gpu_s(result: EpisodeResult) -> float:
+    """GPU-seconds lost to restarts: over the rounds in order, each round's sum of gang x
+    overhead. The same floats as summing every round's array and then the rounds left to
+    right; computed in a few array operations because most rounds have no restart or one
+    (their sum is that term exactly), so only rounds with several restarts are summed alone."""
+    lengths = np.fromiter((o.size for o in result.round_overhead_s), dtype=np.intp, count=len(result.round_overhead_s))
+    if lengths.size == 0:
+        return 0
+    products = result.gang[np.concatenate(result.round_job_ids)] * np.concatenate(result.round_overhead_s)
+    per_round = np.zeros(lengths.size)
+    paid = np.flatnonzero(products)
+    if paid.size:
+        ends = np.cumsum(lengths)
+        round_of = np.searchsorted(ends, paid, side="right")
+        counts = np.bincount(round_of, minlength=lengths.size)
+        alone = counts[round_of] == 1
+        per_round[round_of[alone]] = products[paid[alone]]
+        for r in np.flatnonzero(counts > 1).tolist():
+            per_round[r] = products[ends[r] - lengths[r]:ends[r]].sum()
+    return float(np.add.accumulate(per_round)[-1])  # left to right, as sum() over the rounds
+
+
 def compute_metrics(result: EpisodeResult, unfair_threshold: float = UNFAIR_THRESHOLD) -> dict:
     """All episode metrics as a flat dict; non-finite values become ``None``.
 
@@ -182,7 +204,7 @@ def compute_metrics(result: EpisodeResult, unfair_threshold: float = UNFAIR_THRE
     busy = float((result.gang * result.run_time_s).sum())
     horizon = makespan if done.all() else result.end_time_s
     capacity = result.gpus * horizon if horizon > 0 else float("nan")
-    overhead = sum(float((result.gang[ids] * o).sum()) for ids, o in zip(result.round_job_ids, result.round_overhead_s, strict=True))
+    overhead = restart_overhead_gpu_s(result)
     has = jct.size > 0
     jct_admission_all = result.jct_admission_s
     jct_admission = jct_admission_all[done]

@@ -189,3 +189,24 @@ def test_empty_rows_give_empty_csv():
 def test_mean_active_jobs_ignores_disjoint_lifetimes():
     got = mean_active_jobs(np.array([0.0, 10.0, 100.0]), np.array([10.0, 20.0, 200.0]))
     assert got.tolist() == [1.0, 1.0, 1.0]
+
+
+@pytest.mark.parametrize("agent", ["srtf", "gavel", "las", "themis"])
+def test_restart_overhead_is_the_rounds_sums_added_in_order(agent):
+    """The vectorised restart overhead equals, float for float, summing each round's
+    gang x overhead and then the rounds left to right; the episodes have rounds with none,
+    one and several restarts."""
+    from shockwave_agents import make_agent
+    from shockwave_gym.metrics import restart_overhead_gpu_s
+    from shockwave_gym.runner import run_episode
+    from shockwave_gym.simulator import SimConfig
+    from shockwave_gym.traces import load_trace
+
+    result = run_episode(load_trace("canonical-analogue-120"), make_agent(agent), SimConfig(gpus=32), seed=0).result
+    per_round = [float((result.gang[ids] * o).sum()) for ids, o in zip(result.round_job_ids, result.round_overhead_s, strict=True)]
+    paid = [int(np.count_nonzero(o)) for o in result.round_overhead_s]
+    assert 0 in paid and 1 in paid and max(paid) > 1
+    expected = 0
+    for value in per_round:
+        expected = expected + value
+    assert restart_overhead_gpu_s(result) == expected
