@@ -32,11 +32,11 @@ def sb3_script() -> str:
 def test_the_documented_sb3_script_trains_saves_and_evaluates(tmp_path, monkeypatch):
     script = sb3_script()
     assert len(script.strip().splitlines()) <= 25
-    assert "total_timesteps=150_000" in script
+    assert "total_timesteps=100_000" in script and '"prior": "srtf"' in script
     monkeypatch.chdir(tmp_path)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(script.replace("150_000", "1_024"), str(DOC), "exec"), {"__name__": "__main__"})
+        exec(compile(script.replace("100_000", "1_024"), str(DOC), "exec"), {"__name__": "__main__"})
     printed = dict(line.split() for line in out.getvalue().splitlines())
     assert set(printed) == {"mine", "srtf", "fifo"} and all(int(v) > 0 for v in printed.values())
     meta = json.loads((tmp_path / "runs" / "sb3" / "policy.json").read_text())
