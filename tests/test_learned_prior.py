@@ -113,6 +113,25 @@ def test_srtf_prior_starts_as_srtf_in_every_parameter_that_decides():
     assert not any("skip" in key for key in plain.state_dict())
 
 
+def test_srtf_fair_prior_adds_the_ftf_estimate_to_srtfs_score():
+    from shockwave_agents.learned.priors import FAIR_BIAS, FAIR_WEIGHT
+
+    policy = build_policy("ppo", "priority", 8, embed_dim=16, hidden_dim=32, prior="srtf-fair")
+    jobs, _ = feature_names(2)
+    expected = np.zeros(len(jobs), np.float32)
+    expected[jobs.index("predicted_remaining")] = SRTF_WEIGHT
+    expected[jobs.index("ftf_estimate")] = FAIR_WEIGHT
+    np.testing.assert_array_equal(policy.action_net.skip.weight.detach().numpy()[0], expected)
+    assert float(policy.action_net.skip.bias.detach()) == FAIR_BIAS
+    obs = random_obs(8, 8, seed=4)
+    with torch.no_grad():
+        scores = policy.action_outputs(tensors(obs))[0].numpy()
+    pre = np.arctanh(scores.astype(np.float64))
+    raw = obs["jobs"].astype(np.float64)
+    np.testing.assert_allclose(pre, FAIR_BIAS + SRTF_WEIGHT * raw[:, jobs.index("predicted_remaining")]
+                               + FAIR_WEIGHT * raw[:, jobs.index("ftf_estimate")], atol=1e-5)
+
+
 @pytest.mark.parametrize(("suite", "max_jobs"), [("small-overloaded", 60), ("gang-heavy", 80), ("canonical", 120)])
 def test_initial_srtf_prior_policy_schedules_exactly_like_srtf(suite, max_jobs):
     trace, gpus = split_traces(suite, "validation")[0]
@@ -201,7 +220,7 @@ SHOCKWAVE_DISTILLED_SHA256 = "3f8464349cf8c98765d683e848033be380e05c646347737219
 
 @pytest.mark.parametrize(("edit", "field", "message"), [
     ({"linear_skip": "yes"}, "linear_skip", "true or false"),
-    ({"prior": "lifo"}, "prior", "must be one of zero, srtf"),
+    ({"prior": "lifo"}, "prior", "must be one of zero, srtf, srtf-fair"),
     ({"linear_skip": False}, "prior", "linear_skip is not true"),
 ])
 def test_bad_skip_fields_are_refused_naming_the_field(tmp_path, edit, field, message):
@@ -235,14 +254,14 @@ def test_skip_arrays_must_match_the_description(tmp_path):
 
 
 def test_bad_prior_values_give_clear_errors(tmp_path):
-    with pytest.raises(ValueError, match="prior must be one of zero, srtf"):
+    with pytest.raises(ValueError, match="prior must be one of zero, srtf, srtf-fair"):
         build_policy("ppo", "priority", 6, prior="sjf")
-    with pytest.raises(InputError, match="prior must be one of zero, srtf"):
+    with pytest.raises(InputError, match="prior must be one of zero, srtf, srtf-fair"):
         TrainConfig(out=str(tmp_path), prior="sjf")
     err = io.StringIO()
     with contextlib.redirect_stderr(err):
         assert main(["train", "--prior", "sjf", "--out", str(tmp_path / "x")]) == 2
-    assert "--prior: must be none or one of zero, srtf, got 'sjf'" in err.getvalue()
+    assert "--prior: must be none or one of zero, srtf, srtf-fair, got 'sjf'" in err.getvalue()
     assert TrainConfig(out=str(tmp_path), prior="srtf").log_std_init == PRIOR_LOG_STD_INIT
     assert TrainConfig(out=str(tmp_path)).log_std_init == -0.5
 

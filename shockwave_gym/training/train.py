@@ -96,7 +96,8 @@ class TrainConfig:
     #: priors.PRIOR_LOG_STD_INIT (-2) with a prior.
     log_std_init: float | None = None
     #: Start of the policy's linear skip term (shockwave_agents.learned.priors): None (no
-    #: skip term), "zero" or "srtf" (the initial policy is SRTF; training learns a residual).
+    #: skip term), "zero", "srtf" (the initial policy is SRTF; training learns a residual) or
+    #: "srtf-fair".
     prior: str | None = None
     eval_every: int = 10_000
     eval_seeds: tuple[int, ...] = (1001, 1002, 1003)
