@@ -262,6 +262,10 @@ def test_bad_prior_values_give_clear_errors(tmp_path):
     with contextlib.redirect_stderr(err):
         assert main(["train", "--prior", "sjf", "--out", str(tmp_path / "x")]) == 2
     assert "--prior: must be none or one of zero, srtf, srtf-fair, got 'sjf'" in err.getvalue()
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert main(["train", "--algo", "bc", "--prior", "srtf", "--out", str(tmp_path / "y")]) != 0
+    assert "--prior srtf: the prior starts an RL run" in err.getvalue()
     assert TrainConfig(out=str(tmp_path), prior="srtf").log_std_init == PRIOR_LOG_STD_INIT
     assert TrainConfig(out=str(tmp_path)).log_std_init == -0.5
 

@@ -174,6 +174,9 @@ def train_command(args) -> int:
     )
     reward = parse_reward(args.reward) if args.reward is not None else None
     if args.algo == "bc":
+        if args.prior is not None:
+            raise InputError(f"--prior {args.prior}: the prior starts an RL run (--algo ppo or maskable_ppo); "
+                             "behaviour cloning (--algo bc) fits its own network from scratch")
         return _imitate(args, workload, reward, command)
     from shockwave_gym.training.train import TrainConfig, train
 
