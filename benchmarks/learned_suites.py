@@ -17,8 +17,9 @@ there, so a long run (Shockwave on the 128-GPU suite) can be resumed; the key is
 name and the trace, so use a fresh file after changing an agent's weights (or
 ``--agent-path``).
 
-Acceptance cells per suite (``in_distribution`` suites are the ones the shipped policies
-trained on, the three ``small-*`` and ``medium-nominal``; the others are transfer suites):
+Acceptance cells per suite (``in_distribution`` is the suite's own flag, true for the three
+``small-*``; the others, ``medium-nominal`` included although the shipped PPO policies also
+trained on it, get the transfer limit):
 
 * ``ppo``: avg JCT <= 0.9x FIFO's, <= Gavel's, <= 1.0x SRTF's in-distribution and
   <= 1.02x SRTF's on transfer suites;
