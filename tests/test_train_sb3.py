@@ -32,11 +32,11 @@ def sb3_script() -> str:
 def test_the_documented_sb3_script_trains_saves_and_evaluates(tmp_path, monkeypatch):
     script = sb3_script()
     assert len(script.strip().splitlines()) <= 25
-    assert "total_timesteps=150_000" in script
+    assert "total_timesteps=100_000" in script and '"prior": "srtf"' in script
     monkeypatch.chdir(tmp_path)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(script.replace("150_000", "1_024"), str(DOC), "exec"), {"__name__": "__main__"})
+        exec(compile(script.replace("100_000", "1_024"), str(DOC), "exec"), {"__name__": "__main__"})
     printed = dict(line.split() for line in out.getvalue().splitlines())
     assert set(printed) == {"mine", "srtf", "fifo"} and all(int(v) > 0 for v in printed.values())
     meta = json.loads((tmp_path / "runs" / "sb3" / "policy.json").read_text())
@@ -44,11 +44,13 @@ def test_the_documented_sb3_script_trains_saves_and_evaluates(tmp_path, monkeypa
 
 
 def test_selection_scores_are_ratios_to_fifo_per_trace():
-    fifo = {"a": {"avg_jct_s": 100.0, "worst_ftf": 2.0}, "b": {"avg_jct_s": 1000.0, "worst_ftf": 4.0}}
-    agent = {"a": {"avg_jct_s": 50.0, "worst_ftf": 1.0, "unfair_fraction_themis": 0.2},
-             "b": {"avg_jct_s": 1500.0, "worst_ftf": 4.0, "unfair_fraction_themis": 0.4}}
+    fifo = {"a": {"avg_jct_s": 100.0, "worst_ftf_themis": 2.0, "worst_ftf": 9.0},
+            "b": {"avg_jct_s": 1000.0, "worst_ftf_themis": 4.0, "worst_ftf": 9.0}}
+    agent = {"a": {"avg_jct_s": 50.0, "worst_ftf_themis": 1.0, "worst_ftf": 1.0, "unfair_fraction_themis": 0.2},
+             "b": {"avg_jct_s": 1500.0, "worst_ftf_themis": 4.0, "worst_ftf": 1.0, "unfair_fraction_themis": 0.4}}
     assert score("jct", agent, fifo) == pytest.approx((0.5 + 1.5) / 2)
-    # fair: mean FTF ratio 0.75 + mean unfair 0.3 + 10 x (JCT ratio 1.0 - 1 -> 0)
+    # fair: mean Themis worst-FTF ratio 0.75 (the static worst_ftf plays no part) + mean unfair 0.3
+    # + 10 x (JCT ratio 1.0 - 1 -> 0)
     assert score("fair", agent, fifo) == pytest.approx(0.75 + 0.3)
     agent["b"]["avg_jct_s"] = 1700.0  # JCT ratio 1.1 -> penalty 10 x 0.1
     assert score("fair", agent, fifo) == pytest.approx(0.75 + 0.3 + 1.0)

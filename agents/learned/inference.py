@@ -89,7 +89,10 @@ class NumpySlotNetwork:
     """Per-slot outputs of a slot policy from its weights, with numpy.
 
     ``state`` maps the torch state-dict names (``features_extractor.job_mlp.0.weight``, ...,
-    ``action_net.slot_out.weight``) to arrays; ``kind`` is the head kind.
+    ``action_net.slot_out.weight``) to arrays; ``kind`` is the head kind. A state with
+    ``action_net.skip.weight`` / ``.bias`` has the linear skip term
+    (:mod:`~shockwave_agents.learned.priors`), added to each occupied slot's pre-activation
+    (the bit-1 logit for ``binary``); without them the network has none.
     """
 
     def __init__(self, state: Mapping[str, np.ndarray], kind: str, max_jobs: int, obs_version: int | None = None):
@@ -102,6 +105,12 @@ class NumpySlotNetwork:
         expected_width = 2 if kind == "binary" else 1
         if self.slot_weight.shape[1] != expected_width:
             raise ValueError(f"a {kind} head has {expected_width} output(s) per slot, the weights have {self.slot_weight.shape[1]}")
+        self.skip = None
+        if "action_net.skip.weight" in state:
+            skip_weight = np.asarray(state["action_net.skip.weight"], dtype=np.float32)
+            if skip_weight.ndim != 2 or skip_weight.shape[0] != 1:
+                raise ValueError(f"the skip term has one output per slot, the weights have shape {skip_weight.shape}")
+            self.skip = (np.ascontiguousarray(skip_weight.T), np.asarray(state["action_net.skip.bias"], dtype=np.float32))
         self.end = None
         if kind == "pick":
             self.end = (np.asarray(state["action_net.end_out.weight"], dtype=np.float32)[0],
@@ -140,6 +149,9 @@ class NumpySlotNetwork:
         full = np.empty((self.max_jobs, self.slot_weight.shape[1]), dtype=np.float32)
         full[:] = self.slot_bias
         full[rows] = z @ self.slot_weight + self.slot_bias
+        if self.skip is not None:
+            column = 1 if self.kind == "binary" else 0
+            full[rows, column] += (x[:, :width] @ self.skip[0] + self.skip[1])[:, 0]
         if self.kind == "score":
             return np.tanh(full[:, 0]) * valid
         if self.kind == "binary":

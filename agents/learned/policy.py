@@ -19,6 +19,12 @@ outputs the same way (the value does not change):
      an "end round" logit computed from ``c``.
 
    The value is an MLP of ``[mean_s z_s | c]``.
+5. **Linear skip** (optional, ``prior=...``; :mod:`~shockwave_agents.learned.priors`):
+   each slot's pre-activation (pre-tanh score, bit-1 logit, pick logit) gets
+   ``skip . job_features_s + skip_bias`` added, a ``Linear(num_job_features, 1)`` of the
+   slot's raw job features shared by every slot. With ``prior="srtf"`` the network starts
+   as SRTF (the skip on ``predicted_remaining``, the deep output at 0) and learns a
+   residual. Without a prior there is no skip term (the weights of older files).
 
 No parameter's shape depends on ``max_jobs``, so weights trained with one slot count load
 into a network built for another (:mod:`shockwave_agents.learned.weights`).
@@ -69,12 +75,17 @@ def masked_pool(values: torch.Tensor, valid: torch.Tensor) -> tuple[torch.Tensor
 
 
 class SlotEncoder(BaseFeaturesExtractor):
-    """Observation dict -> flat ``[z (M * embed_dim) | c (embed_dim) | valid (M)]``."""
+    """Observation dict -> flat ``[z (M * embed_dim) | c (embed_dim) | valid (M)]``, followed
+    by the raw job features ``(M * num_job_features)`` when ``pass_jobs`` (for the head's
+    linear skip term)."""
 
-    def __init__(self, observation_space: spaces.Dict, embed_dim: int = 64, hidden_dim: int = 128):
+    def __init__(self, observation_space: spaces.Dict, embed_dim: int = 64, hidden_dim: int = 128,
+                 pass_jobs: bool = False):
         max_jobs, num_job_features = observation_space["jobs"].shape
         num_cluster_features = observation_space["cluster"].shape[0]
-        super().__init__(observation_space, features_dim=max_jobs * embed_dim + embed_dim + max_jobs)
+        self.pass_jobs = bool(pass_jobs)
+        features_dim = max_jobs * embed_dim + embed_dim + max_jobs + (max_jobs * num_job_features if self.pass_jobs else 0)
+        super().__init__(observation_space, features_dim=features_dim)
         self.max_jobs, self.embed_dim = max_jobs, embed_dim
         self.job_mlp = _mlp(num_job_features + 1 + num_cluster_features, hidden_dim, embed_dim)
         self.context_mlp = _mlp(2 * embed_dim + num_cluster_features, hidden_dim, embed_dim)
@@ -91,14 +102,24 @@ class SlotEncoder(BaseFeaturesExtractor):
         mean, peak = masked_pool(h, valid)
         context = self.context_mlp(torch.cat([mean, peak, cluster], dim=-1))
         z = self.mix_mlp(torch.cat([h, context.unsqueeze(1).expand(-1, num_slots, -1)], dim=-1))
-        return torch.cat([z.flatten(1), context, valid], dim=-1)
+        parts = [z.flatten(1), context, valid]
+        if self.pass_jobs:
+            parts.append(jobs.flatten(1))
+        return torch.cat(parts, dim=-1)
 
 
 def split_features(features: torch.Tensor, max_jobs: int, embed_dim: int):
     """Inverse of :class:`SlotEncoder`'s flattening: (z (B, M, d), c (B, d), valid (B, M))."""
     z_end = max_jobs * embed_dim
     z = features[:, :z_end].reshape(-1, max_jobs, embed_dim)
-    return z, features[:, z_end:z_end + embed_dim], features[:, z_end + embed_dim:]
+    valid_end = z_end + embed_dim + max_jobs
+    return z, features[:, z_end:z_end + embed_dim], features[:, z_end + embed_dim:valid_end]
+
+
+def split_job_features(features: torch.Tensor, max_jobs: int, embed_dim: int) -> torch.Tensor:
+    """The raw job features (B, M, F) a ``pass_jobs`` :class:`SlotEncoder` appends."""
+    tail = features[:, max_jobs * embed_dim + embed_dim + max_jobs:]
+    return tail.reshape(tail.shape[0], max_jobs, -1)
 
 
 class SlotLatents(nn.Module):
@@ -124,28 +145,41 @@ class SlotLatents(nn.Module):
 
 
 class SlotHead(nn.Module):
-    """SB3's ``action_net``: per-slot outputs from shared weights (see the module docstring)."""
+    """SB3's ``action_net``: per-slot outputs from shared weights (see the module docstring).
+    With ``num_job_features``, a linear skip ``Linear(num_job_features, 1)`` of each slot's
+    raw job features is added to its pre-activation (the bit-1 logit for ``binary``)."""
 
-    def __init__(self, kind: str, max_jobs: int, embed_dim: int):
+    def __init__(self, kind: str, max_jobs: int, embed_dim: int, num_job_features: int | None = None):
         super().__init__()
         if kind not in HEAD_KINDS:
             raise ValueError(f"head kind must be one of {HEAD_KINDS}, got {kind!r}")
         self.kind, self.max_jobs, self.embed_dim = kind, max_jobs, embed_dim
         self.slot_out = nn.Linear(embed_dim, 2 if kind == "binary" else 1)
         self.end_out = nn.Linear(embed_dim, 1) if kind == "pick" else None
+        self.skip = nn.Linear(num_job_features, 1) if num_job_features is not None else None
+
+    def _slot_out(self, latent: torch.Tensor) -> torch.Tensor:
+        """(B, M, 1 or 2): the deep term plus the skip term, before any activation."""
+        z, _, _ = split_features(latent, self.max_jobs, self.embed_dim)
+        out = self.slot_out(z)
+        if self.skip is None:
+            return out
+        skip = self.skip(split_job_features(latent, self.max_jobs, self.embed_dim))
+        if self.kind == "binary":
+            return torch.cat([out[..., :1], out[..., 1:] + skip], dim=-1)
+        return out + skip
 
     def slot_logits(self, latent: torch.Tensor) -> torch.Tensor:
         """(B, M): the evidence for running each slot's job (pre-tanh score, bit-1 minus
         bit-0 logit, or pick logit)."""
-        z, _, _ = split_features(latent, self.max_jobs, self.embed_dim)
-        out = self.slot_out(z)
+        out = self._slot_out(latent)
         if self.kind == "binary":
             return out[..., 1] - out[..., 0]
         return out.squeeze(-1)
 
     def forward(self, latent: torch.Tensor) -> torch.Tensor:
-        z, context, valid = split_features(latent, self.max_jobs, self.embed_dim)
-        out = self.slot_out(z)
+        _, context, valid = split_features(latent, self.max_jobs, self.embed_dim)
+        out = self._slot_out(latent)
         if self.kind == "score":
             return torch.tanh(out.squeeze(-1)) * valid
         if self.kind == "binary":
@@ -159,14 +193,24 @@ class _SlotPolicyMixin:
     """Replaces SB3's dense MLP extractor and action layer with the slot modules."""
 
     def __init__(self, observation_space, action_space, lr_schedule, *, embed_dim: int = 64,
-                 hidden_dim: int = 128, **kwargs):
+                 hidden_dim: int = 128, prior: str | None = None, **kwargs):
+        from shockwave_agents.learned.priors import PRIOR_LOG_STD_INIT, check_prior
+
         if not isinstance(observation_space, spaces.Dict) or "jobs" not in observation_space.spaces:
             raise ValueError("slot policies need the cluster env's Dict observation")
         self.max_jobs = int(observation_space["jobs"].shape[0])
+        self.num_job_features = int(observation_space["jobs"].shape[1])
         self.embed_dim, self.hidden_dim = int(embed_dim), int(hidden_dim)
+        self.prior = check_prior(prior)
         self.head_kind = head_kind(action_space, self.max_jobs, maskable=self._maskable)
         kwargs.setdefault("features_extractor_class", SlotEncoder)
         kwargs.setdefault("features_extractor_kwargs", {"embed_dim": self.embed_dim, "hidden_dim": self.hidden_dim})
+        if self.prior is not None:
+            if kwargs["features_extractor_class"] is not SlotEncoder:
+                raise ValueError("a prior (linear skip term) needs the SlotEncoder features extractor")
+            kwargs["features_extractor_kwargs"] = {**kwargs["features_extractor_kwargs"], "pass_jobs": True}
+            if "log_std_init" in self._default_kwargs:
+                kwargs.setdefault("log_std_init", PRIOR_LOG_STD_INIT)
         if not kwargs.get("share_features_extractor", True):
             raise ValueError("slot policies share one features extractor between actor and critic")
         for key, value in self._default_kwargs.items():
@@ -181,7 +225,8 @@ class _SlotPolicyMixin:
 
     def _build(self, lr_schedule) -> None:
         self._build_mlp_extractor()
-        self.action_net = SlotHead(self.head_kind, self.max_jobs, self.embed_dim)
+        skip_width = self.num_job_features if self.prior is not None else None
+        self.action_net = SlotHead(self.head_kind, self.max_jobs, self.embed_dim, skip_width)
         if isinstance(self.action_dist, DiagGaussianDistribution):
             # one log-std shared by every slot keeps the distribution permutation-invariant
             self.log_std = nn.Parameter(torch.full((1,), float(self.log_std_init)), requires_grad=True)
@@ -191,7 +236,21 @@ class _SlotPolicyMixin:
                      self.action_net: 0.01, self.value_net: 1.0}
             for module, gain in gains.items():
                 module.apply(partial(self.init_weights, gain=gain))
+        if self.prior is not None:
+            from shockwave_agents.learned.priors import initialise
+
+            initialise(self.action_net, self.prior, self._job_feature_names())
         self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
+
+    def _job_feature_names(self) -> tuple[str, ...]:
+        from shockwave_gym.interface.observation import OBSERVATION_VERSIONS, feature_names
+
+        widths = (self.num_job_features, int(self.observation_space["cluster"].shape[0]))
+        for version in OBSERVATION_VERSIONS:
+            jobs, cluster = feature_names(version)
+            if widths == (len(jobs), len(cluster)):
+                return tuple(jobs)
+        raise ValueError(f"no observation version has {widths[0]} job and {widths[1]} cluster features")
 
     def slot_logits(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
         """(B, M) per-slot evidence for running the job (see :meth:`SlotHead.slot_logits`);
@@ -206,7 +265,7 @@ class _SlotPolicyMixin:
 
     def _get_constructor_parameters(self) -> dict:
         data = super()._get_constructor_parameters()
-        data.update(embed_dim=self.embed_dim, hidden_dim=self.hidden_dim)
+        data.update(embed_dim=self.embed_dim, hidden_dim=self.hidden_dim, prior=self.prior)
         return data
 
 

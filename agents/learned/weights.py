@@ -8,7 +8,10 @@ A saved policy is two files with a common stem:
 * ``<stem>.json`` - what is needed to rebuild the network (:data:`FORMAT`, ``algo``,
   ``action_mode``, ``embed_dim``, ``hidden_dim``, ``max_jobs``, ``obs_version`` (the
   observation layout; files without it read version 1), the layout's feature names and
-  signature) plus free-form ``training`` notes (the command, reward, steps, ...).
+  signature), for a policy with the linear skip term ``linear_skip: true`` and the
+  ``prior`` it started from (:mod:`~shockwave_agents.learned.priors`; files without
+  ``linear_skip`` have no skip term and no ``action_net.skip.*`` arrays), plus free-form
+  ``training`` notes (the command, reward, steps, ...).
 
 No parameter depends on the slot count, so a policy may be rebuilt for another
 ``max_jobs``. SB3 ``.zip`` files written by ``shockwave-gym train`` (``model.zip``) load,
@@ -20,8 +23,9 @@ weights-only pair next to ``model.zip``.
 Loading checks the pair against each other and refuses, with one :class:`PolicyFileError`
 naming the file and the field (JSON key or array name): a missing or malformed JSON, an
 unknown ``algo`` or ``action_mode``, ``max_jobs`` outside 1..:data:`MAX_SLOTS`,
-``embed_dim``/``hidden_dim`` outside 1..:data:`MAX_WIDTH`, missing, extra, non-float or
-wrongly shaped arrays, and NaN or infinite weights.
+``embed_dim``/``hidden_dim`` outside 1..:data:`MAX_WIDTH`, a ``linear_skip`` that is not a
+boolean, an unknown ``prior`` (or one without ``linear_skip: true``), missing, extra,
+non-float or wrongly shaped arrays, and NaN or infinite weights.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from shockwave_agents.learned.inference import NumpySlotNetwork, head_kind_for
+from shockwave_agents.learned.priors import PRIORS
 from shockwave_gym.errors import InputError
 from shockwave_gym.interface.observation import (
     DEFAULT_OBSERVATION_VERSION,
@@ -81,10 +86,11 @@ class UntrustedZipError(InputError):
 
 
 def build_policy(algo: str, action_mode: str, max_jobs: int, *, embed_dim: int = 64, hidden_dim: int = 128,
-                 obs_version: int = DEFAULT_OBSERVATION_VERSION):
+                 obs_version: int = DEFAULT_OBSERVATION_VERSION, prior: str | None = None):
     """A freshly initialised torch slot policy for the env's spaces (learning rate 0), for
-    observation version ``obs_version``. Sets torch to one thread (small networks run far
-    slower on two)."""
+    observation version ``obs_version``, with the linear skip term started from ``prior``
+    (None: no skip term; :mod:`~shockwave_agents.learned.priors`). Sets torch to one thread
+    (small networks run far slower on two)."""
     import torch
 
     from shockwave_agents.learned.policy import policy_class
@@ -94,7 +100,7 @@ def build_policy(algo: str, action_mode: str, max_jobs: int, *, embed_dim: int =
     torch.set_num_threads(1)
     space = make_action_mode(action_mode, max_jobs).space()
     policy = policy_class(algo)(observation_space(max_jobs, obs_version), space, lambda _: 0.0,
-                                embed_dim=embed_dim, hidden_dim=hidden_dim)
+                                embed_dim=embed_dim, hidden_dim=hidden_dim, prior=prior)
     policy.obs_version = int(obs_version)
     return policy
 
@@ -113,6 +119,9 @@ def policy_meta(policy, algo: str, action_mode: str, training: dict | None = Non
     """The JSON description of ``policy`` written by :func:`save_policy`."""
     version = getattr(policy, "obs_version", None) or policy_obs_version(policy)
     jobs, cluster = feature_names(version)
+    skip = {}
+    if getattr(policy, "prior", None) is not None:
+        skip = {"linear_skip": True, "prior": policy.prior}
     return {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -125,6 +134,7 @@ def policy_meta(policy, algo: str, action_mode: str, training: dict | None = Non
         "job_features": list(jobs),
         "cluster_features": list(cluster),
         "observation_signature": observation_signature(version),
+        **skip,
         "training": dict(training or {}),
     }
 
@@ -183,7 +193,22 @@ def read_meta(path: str | Path) -> dict:
     for key in ("embed_dim", "hidden_dim"):
         _bounded_int(meta[key], MAX_WIDTH, meta_path, key)
     check_max_jobs(meta["max_jobs"], meta_path)
+    check_skip(meta, meta_path)
     return meta
+
+
+def check_skip(meta: dict, where: str | Path) -> None:
+    """``linear_skip`` (optional) is a boolean, and ``prior`` (optional) one of
+    :data:`~shockwave_agents.learned.priors.PRIORS` beside ``linear_skip: true``."""
+    skip = meta.get("linear_skip", False)
+    if not isinstance(skip, bool):
+        raise PolicyFileError(where, "linear_skip", f"must be true or false, got {skip!r}")
+    if "prior" in meta:
+        prior = meta["prior"]
+        if not isinstance(prior, str) or prior not in PRIORS:
+            raise PolicyFileError(where, "prior", f"must be one of {', '.join(PRIORS)}, got {prior!r}")
+        if not skip:
+            raise PolicyFileError(where, "prior", f"{prior!r} names the start of a linear skip term, but linear_skip is not true")
 
 
 def check_algo_mode(algo, action_mode, where: str | Path) -> None:
@@ -223,6 +248,8 @@ def expected_shapes(meta: dict) -> dict[str, tuple[int, ...]]:
     shapes.update({"mlp_extractor.value_mlp.0.weight": (hidden, 2 * embed), "mlp_extractor.value_mlp.0.bias": (hidden,)})
     outs = 2 if head_kind_for(meta["algo"], meta["action_mode"]) == "binary" else 1
     shapes.update({"action_net.slot_out.weight": (outs, embed), "action_net.slot_out.bias": (outs,)})
+    if meta.get("linear_skip", False):
+        shapes.update({"action_net.skip.weight": (1, len(job_names)), "action_net.skip.bias": (1,)})
     if meta["action_mode"] == "sequential":
         shapes.update({"action_net.end_out.weight": (1, embed), "action_net.end_out.bias": (1,)})
     shapes.update({"value_net.weight": (1, hidden), "value_net.bias": (1,)})
@@ -289,6 +316,14 @@ def load_network(path: str | Path, *, max_jobs: int | None = None) -> tuple[Nump
     return network, meta
 
 
+def meta_prior(meta: dict) -> str | None:
+    """The prior to rebuild a described policy with: its ``prior``, ``"zero"`` for a skip
+    term of unknown start, None without one (the loaded weights replace the start anyway)."""
+    if not meta.get("linear_skip", False):
+        return None
+    return meta.get("prior", "zero")
+
+
 def load_policy(path: str | Path, *, max_jobs: int | None = None, trust: bool = False) -> tuple[object, dict]:
     """(torch policy, description) of a saved policy, rebuilt for ``max_jobs`` slots (for
     fine-tuning or inspection). A ``.zip`` goes to :func:`load_sb3_zip` (refused unless
@@ -302,7 +337,7 @@ def load_policy(path: str | Path, *, max_jobs: int | None = None, trust: bool = 
         check_max_jobs(max_jobs, _stem(path).with_suffix(".json"), "max_jobs (requested)")
     policy = build_policy(meta["algo"], meta["action_mode"], int(meta["max_jobs"] if max_jobs is None else max_jobs),
                           embed_dim=int(meta["embed_dim"]), hidden_dim=int(meta["hidden_dim"]),
-                          obs_version=int(meta["obs_version"]))
+                          obs_version=int(meta["obs_version"]), prior=meta_prior(meta))
     tensors = {key: torch.from_numpy(np.array(value)) for key, value in state.items()}
     for key in list(tensors):
         if key.startswith("features_extractor."):
@@ -360,7 +395,7 @@ def load_sb3_zip(path: str | Path, *, max_jobs: int | None = None, trust: bool =
     meta = policy_meta(policy, algo, _MODE_BY_HEAD[policy.head_kind], {"loaded_from": str(path)})
     if max_jobs is not None and max_jobs != policy.max_jobs:
         resized = build_policy(algo, meta["action_mode"], max_jobs, embed_dim=policy.embed_dim, hidden_dim=policy.hidden_dim,
-                               obs_version=meta["obs_version"])
+                               obs_version=meta["obs_version"], prior=getattr(policy, "prior", None))
         resized.load_state_dict(policy.state_dict())
         policy, meta["max_jobs"] = resized, max_jobs
     return policy.eval(), meta

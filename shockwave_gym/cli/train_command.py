@@ -46,6 +46,17 @@ def parse_range(text: str, kind, label: str) -> tuple:
     return values
 
 
+def prior_name(text: str) -> str | None:
+    """``--prior``: ``none`` -> None, else one of the priors (argparse reports the error)."""
+    from shockwave_agents.learned.priors import PRIORS
+
+    if text == "none":
+        return None
+    if text not in PRIORS:
+        raise argparse.ArgumentTypeError(f"must be none or one of {', '.join(PRIORS)}, got {text!r}")
+    return text
+
+
 def add_parsers(subparsers) -> None:
     parser = subparsers.add_parser(
         "train",
@@ -97,7 +108,13 @@ def add_parsers(subparsers) -> None:
     group.add_argument("--learning-rate", type=float, default=3e-4, help="PPO learning rate")
     group.add_argument("--ent-coef", type=float, default=0.0, help="entropy bonus")
     group.add_argument("--gamma", type=float, default=0.995, help="discount")
-    group.add_argument("--log-std-init", type=float, default=-0.5, help="PPO: initial log-std of the priority scores")
+    group.add_argument("--log-std-init", type=float, default=None,
+                       help="PPO: initial log-std of the priority scores (default -0.5, or -2 with --prior)")
+    group.add_argument("--prior", default="none", type=prior_name,
+                       help="start of the policy's linear skip term (residual learning): none (no skip term), "
+                       "zero (a skip term starting at 0), srtf (the initial policy schedules exactly like SRTF; "
+                       "training learns a residual), or srtf-fair (SRTF bent towards the jobs projected to finish least "
+                       "fairly). Recorded in policy.json")
     group.add_argument("--init-from", default=None, help="start from these weights (policy.npz/.json pair or its directory; "
                        "an SB3 .zip only with --trust)")
     group.add_argument("--trust", action="store_true",
@@ -107,7 +124,7 @@ def add_parsers(subparsers) -> None:
     group.add_argument("--eval-every", type=int, default=10_000, help="evaluate on the validation traces every N steps")
     group.add_argument("--select", choices=("jct", "fair"), default="jct",
                        help="checkpoint selection on the validation traces: jct (avg JCT / FIFO's) or fair "
-                       "(worst FTF / FIFO's + unfair fraction, JCT above FIFO's penalised); OUT/policy.* is the best")
+                       "(worst FTF / FIFO's + unfair fraction, both Themis rho, JCT above FIFO's penalised); OUT/policy.* is the best")
     group.add_argument("--eval-seeds", type=int, nargs="+", default=[1001, 1002, 1003], help="held-out trace seeds (< 2**32)")
     group.add_argument("--checkpoint-every", type=int, default=50_000, help="checkpoint every N steps")
     group.add_argument("--progress-every-s", type=float, default=15.0, help="seconds between progress lines")
@@ -157,6 +174,9 @@ def train_command(args) -> int:
     )
     reward = parse_reward(args.reward) if args.reward is not None else None
     if args.algo == "bc":
+        if args.prior is not None:
+            raise InputError(f"--prior {args.prior}: the prior starts an RL run (--algo ppo or maskable_ppo); "
+                             "behaviour cloning (--algo bc) fits its own network from scratch")
         return _imitate(args, workload, reward, command)
     from shockwave_gym.training.train import TrainConfig, train
 
@@ -169,6 +189,7 @@ def train_command(args) -> int:
         gamma=args.gamma, ent_coef=args.ent_coef, log_std_init=args.log_std_init, eval_every=args.eval_every,
         eval_seeds=tuple(args.eval_seeds), select=args.select, checkpoint_every=args.checkpoint_every,
         init_from=args.init_from, trust_init=args.trust, progress_every_s=args.progress_every_s, command=command,
+        prior=args.prior,
     )
     report = train(config)
     _print_summary(args.out, report["selected"], report["fifo"])

@@ -129,7 +129,8 @@ def training_notes(config, steps: int) -> dict:
     c = config
     where = {"suites": c.suites, "val_traces": c.val_traces} if c.suites is not None else {"workload": c.workload.to_dict()}
     return {"command": c.command, "algo": c.algo, "action_mode": c.action_mode, "reward": c.reward, "timesteps": steps,
-            "seed": c.seed, **where, "select": c.select, "obs_version": c.obs_version, "skip_trivial": c.skip_trivial}
+            "seed": c.seed, **where, "select": c.select, "obs_version": c.obs_version, "skip_trivial": c.skip_trivial,
+            **({"prior": c.prior, "log_std_init": c.log_std_init} if getattr(c, "prior", None) is not None else {})}
 
 
 def _number(value: float | None) -> str:

@@ -7,9 +7,10 @@ built from per-trace ratios to FIFO on the same trace (FIFO plays each validatio
 once, at the start), then averaged over traces:
 
 * ``jct``: mean over traces of ``avg JCT / FIFO's avg JCT``;
-* ``fair``: mean of ``worst FTF / FIFO's worst FTF`` plus the mean unfair fraction
-  (Themis rho, in [0, 1]), plus ``10 x`` how far the mean JCT ratio exceeds 1 (the fair
-  policy must not pay for fairness with a JCT worse than FIFO's).
+* ``fair``: mean of ``worst FTF / FIFO's worst FTF`` plus the mean unfair fraction, both
+  with the Themis rho (``worst_ftf_themis``, ``unfair_fraction_themis`` in [0, 1]: the rho of
+  the ``ftf`` / ``ftf_excess`` rewards), plus ``10 x`` how far the mean JCT ratio exceeds 1
+  (the fair policy must not pay for fairness with a JCT worse than FIFO's).
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ def score(objective: str, per_trace: dict, fifo_per_trace: dict) -> float | None
         return None
     if objective == "jct":
         return float(np.mean(jct))
-    ftf = _ratios(per_trace, fifo_per_trace, "worst_ftf")
+    ftf = _ratios(per_trace, fifo_per_trace, "worst_ftf_themis")
     unfair = [row.get("unfair_fraction_themis") for row in per_trace.values()]
     if not ftf or any(u is None or not math.isfinite(u) for u in unfair):
         return None

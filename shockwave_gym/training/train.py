@@ -92,7 +92,13 @@ class TrainConfig:
     gae_lambda: float = 0.95
     ent_coef: float = 0.0
     clip_range: float = 0.2
-    log_std_init: float = -0.5  # PPO's Gaussian over priority scores (ignored by MaskablePPO)
+    #: PPO's Gaussian over priority scores (ignored by MaskablePPO); default -0.5, or
+    #: priors.PRIOR_LOG_STD_INIT (-2) with a prior.
+    log_std_init: float | None = None
+    #: Start of the policy's linear skip term (shockwave_agents.learned.priors): None (no
+    #: skip term), "zero", "srtf" (the initial policy is SRTF; training learns a residual) or
+    #: "srtf-fair".
+    prior: str | None = None
     eval_every: int = 10_000
     eval_seeds: tuple[int, ...] = (1001, 1002, 1003)
     select: str = "jct"  # checkpoint selection objective (shockwave_gym.training.selection)
@@ -108,6 +114,12 @@ class TrainConfig:
             raise InputError(f"algo must be one of {', '.join(ALGOS)}, got {self.algo!r}")
         if self.action_mode is None:
             self.action_mode = DEFAULT_ACTION_MODE[self.algo]
+        from shockwave_agents.learned.priors import PRIOR_LOG_STD_INIT, PRIORS
+
+        if self.prior is not None and (not isinstance(self.prior, str) or self.prior not in PRIORS):
+            raise InputError(f"prior must be one of {', '.join(PRIORS)} (or none), got {self.prior!r}")
+        if self.log_std_init is None:
+            self.log_std_init = -0.5 if self.prior is None else PRIOR_LOG_STD_INIT
         if self.vec not in VEC_KINDS:
             raise InputError(f"vec must be one of {', '.join(VEC_KINDS)}, got {self.vec!r}")
         if self.envs is None and self.suites is None:
@@ -207,7 +219,7 @@ def build_model(config: TrainConfig, env):
         from stable_baselines3 import PPO as algo_class
     else:
         from sb3_contrib import MaskablePPO as algo_class
-    policy_kwargs = {"embed_dim": config.embed_dim, "hidden_dim": config.hidden_dim}
+    policy_kwargs = {"embed_dim": config.embed_dim, "hidden_dim": config.hidden_dim, "prior": config.prior}
     if config.algo == "ppo":
         policy_kwargs["log_std_init"] = config.log_std_init
     model = algo_class(
@@ -226,6 +238,12 @@ def build_model(config: TrainConfig, env):
         from shockwave_agents.learned.weights import load_policy
 
         start, meta = load_policy(config.init_from, max_jobs=config.max_jobs, trust=config.trust_init)
+        if (getattr(start, "prior", None) is None) != (config.prior is None):
+            has = "has a linear skip term" if getattr(start, "prior", None) is not None else "has no linear skip term"
+            raise InputError(
+                f"--init-from {config.init_from}: the policy {has}; pass the same --prior it was trained with "
+                f"(its policy.json: prior {meta.get('prior')!r}), got --prior {config.prior or 'none'}"
+            )
         if start.head_kind != model.policy.head_kind or (meta["embed_dim"], meta["hidden_dim"]) != (config.embed_dim, config.hidden_dim):
             raise InputError(
                 f"--init-from {config.init_from}: a {meta['action_mode']} policy with embed/hidden "

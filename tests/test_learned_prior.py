@@ -1,0 +1,310 @@
+"""The slot policy's linear skip term and its SRTF prior (residual policy learning): the
+initial policy schedules exactly like SRTF, numpy and torch agree with the skip, files with
+and without it load as described, and bad values are refused with the field named."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("stable_baselines3")
+pytest.importorskip("sb3_contrib")
+
+import gymnasium as gym  # noqa: E402
+
+import shockwave_gym  # noqa: E402,F401  (registers the env ids)
+from shockwave_agents.fifo import FifoAgent  # noqa: E402
+from shockwave_agents.learned.adapter import PolicyAgent  # noqa: E402
+from shockwave_agents.learned.inference import NumpySlotNetwork, TorchSlotNetwork  # noqa: E402
+from shockwave_agents.learned.priors import PRIOR_LOG_STD_INIT, SRTF_BIAS, SRTF_WEIGHT  # noqa: E402
+from shockwave_agents.learned.weights import (  # noqa: E402
+    PolicyFileError,
+    build_policy,
+    load_network,
+    load_policy,
+    read_meta,
+    save_policy,
+)
+from shockwave_agents.srtf import SrtfAgent  # noqa: E402
+from shockwave_gym.cli import main  # noqa: E402
+from shockwave_gym.errors import InputError  # noqa: E402
+from shockwave_gym.interface.observation import feature_names  # noqa: E402
+from shockwave_gym.runner import run_episode  # noqa: E402
+from shockwave_gym.simulator import SimConfig  # noqa: E402
+from shockwave_gym.traces.suites import split_traces  # noqa: E402
+from shockwave_gym.training.train import TrainConfig  # noqa: E402
+
+torch.set_num_threads(1)
+ROOT = Path(__file__).resolve().parents[1]
+MODES = [("ppo", "priority"), ("ppo", "select"), ("maskable_ppo", "select"), ("maskable_ppo", "sequential")]
+METRICS = ("avg_jct_s", "makespan_s", "worst_ftf", "worst_ftf_themis", "unfair_fraction_themis", "rounds")
+
+
+def random_obs(max_jobs: int, valid_slots: int, seed: int) -> dict[str, np.ndarray]:
+    job_names, cluster_names = feature_names(2)
+    rng = np.random.default_rng(seed)
+    valid = np.zeros(max_jobs, np.int8)
+    valid[rng.choice(max_jobs, valid_slots, replace=False)] = 1
+    jobs = rng.uniform(0, 1, (max_jobs, len(job_names))).astype(np.float32) * valid[:, None]
+    picked = (rng.uniform(size=max_jobs) < 0.3).astype(np.int8) * valid
+    return {"jobs": jobs, "job_valid": valid, "picked": picked,
+            "cluster": rng.uniform(0, 1, len(cluster_names)).astype(np.float32)}
+
+
+def tensors(obs):
+    return {key: torch.from_numpy(np.asarray(value, dtype=np.float32)).unsqueeze(0) for key, value in obs.items()}
+
+
+def perturbed(policy, seed: int = 0, scale: float = 0.1):
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for parameter in policy.parameters():
+            parameter.copy_(scale * torch.randn(parameter.shape, generator=generator))
+    return policy
+
+
+class RoundSets:
+    """Records the sorted job set of every round an agent decides."""
+
+    def __init__(self, agent):
+        self.agent, self.sets = agent, []
+
+    def reset(self, view, seed=None):
+        self.agent.reset(view, seed)
+
+    def act(self, view):
+        chosen = self.agent.act(view)
+        self.sets.append(tuple(sorted(np.asarray(chosen).tolist())))
+        return chosen
+
+    def stats(self):
+        return self.agent.stats()
+
+
+def play(agent, trace, gpus):
+    recorder = RoundSets(agent)
+    outcome = run_episode(trace, recorder, SimConfig(gpus=gpus), progress=False)
+    return {key: outcome.metrics[key] for key in METRICS}, recorder.sets
+
+
+def test_srtf_prior_starts_as_srtf_in_every_parameter_that_decides():
+    policy = build_policy("ppo", "priority", 8, embed_dim=16, hidden_dim=32, prior="srtf")
+    jobs, _ = feature_names(2)
+    weight = policy.action_net.skip.weight.detach().numpy()[0]
+    expected = np.zeros(len(jobs), np.float32)
+    expected[jobs.index("predicted_remaining")] = SRTF_WEIGHT
+    np.testing.assert_array_equal(weight, expected)
+    assert float(policy.action_net.skip.bias.detach()) == SRTF_BIAS
+    assert not policy.action_net.slot_out.weight.detach().any() and not policy.action_net.slot_out.bias.detach().any()
+    assert float(policy.log_std.detach()) == PRIOR_LOG_STD_INIT
+    # the deep layers below keep SB3's random init, so the residual can learn from step one
+    assert policy.features_extractor.mix_mlp[0].weight.detach().abs().sum() > 0
+    # no prior: no skip term at all, and the usual log-std
+    plain = build_policy("ppo", "priority", 8, embed_dim=16, hidden_dim=32)
+    assert plain.action_net.skip is None and float(plain.log_std.detach()) == -0.5
+    assert not any("skip" in key for key in plain.state_dict())
+
+
+def test_srtf_fair_prior_adds_the_ftf_estimate_to_srtfs_score():
+    from shockwave_agents.learned.priors import FAIR_BIAS, FAIR_WEIGHT
+
+    policy = build_policy("ppo", "priority", 8, embed_dim=16, hidden_dim=32, prior="srtf-fair")
+    jobs, _ = feature_names(2)
+    expected = np.zeros(len(jobs), np.float32)
+    expected[jobs.index("predicted_remaining")] = SRTF_WEIGHT
+    expected[jobs.index("ftf_estimate")] = FAIR_WEIGHT
+    np.testing.assert_array_equal(policy.action_net.skip.weight.detach().numpy()[0], expected)
+    assert float(policy.action_net.skip.bias.detach()) == FAIR_BIAS
+    obs = random_obs(8, 8, seed=4)
+    with torch.no_grad():
+        scores = policy.action_outputs(tensors(obs))[0].numpy()
+    pre = np.arctanh(scores.astype(np.float64))
+    raw = obs["jobs"].astype(np.float64)
+    np.testing.assert_allclose(pre, FAIR_BIAS + SRTF_WEIGHT * raw[:, jobs.index("predicted_remaining")]
+                               + FAIR_WEIGHT * raw[:, jobs.index("ftf_estimate")], atol=1e-5)
+
+
+@pytest.mark.parametrize(("suite", "max_jobs"), [("small-overloaded", 60), ("gang-heavy", 80), ("canonical", 120)])
+def test_initial_srtf_prior_policy_schedules_exactly_like_srtf(suite, max_jobs):
+    trace, gpus = split_traces(suite, "validation")[0]
+    policy = build_policy("ppo", "priority", max_jobs, embed_dim=32, hidden_dim=64, prior="srtf")
+    srtf_metrics, srtf_sets = play(SrtfAgent(), trace, gpus)
+    for network in (NumpySlotNetwork.from_policy(policy), TorchSlotNetwork(policy)):
+        metrics, sets = play(PolicyAgent(network, "priority"), trace, gpus)
+        assert sets == srtf_sets  # the same jobs in every round
+        assert metrics == srtf_metrics
+    # the contrast: a policy without the prior does not (a test that can fail)
+    other, _ = play(PolicyAgent(NumpySlotNetwork.from_policy(perturbed(
+        build_policy("ppo", "priority", max_jobs, embed_dim=32, hidden_dim=64), seed=3)), "priority"), trace, gpus)
+    assert other != srtf_metrics
+
+
+def test_initial_srtf_prior_policy_in_the_env_runs_srtfs_rounds():
+    """The SB3 side (deterministic ``predict`` in the env, what training's rollouts centre on)."""
+    trace, gpus = split_traces("small-nominal", "validation")[0]
+    policy = build_policy("ppo", "priority", 40, embed_dim=16, hidden_dim=32, prior="srtf")
+    env = gym.make("shockwave_gym/Generated-v0", trace=trace, gpus=gpus, action_mode="priority", max_jobs=40,
+                   skip_trivial=False)
+    obs, _ = env.reset(seed=0)
+    sets = []
+    while True:
+        obs, _, terminated, truncated, info = env.step(policy.predict(obs, deterministic=True)[0])
+        if info["round_closed"]:
+            sets.append(tuple(sorted(env.unwrapped.simulator.history[-1].job_ids.tolist())))
+        if terminated or truncated:
+            break
+    _, srtf_sets = play(SrtfAgent(), trace, gpus)
+    assert len(sets) > 20 and sets == srtf_sets[:len(sets)]
+
+
+@pytest.mark.parametrize(("algo", "mode"), MODES)
+def test_numpy_forward_with_the_skip_matches_torch(algo, mode):
+    policy = perturbed(build_policy(algo, mode, 10, embed_dim=16, hidden_dim=32, prior="zero"), seed=11)
+    network = NumpySlotNetwork.from_policy(policy)
+    assert network.skip is not None
+    without = NumpySlotNetwork({k: v for k, v in ((k, v.detach().numpy()) for k, v in policy.state_dict().items())
+                                if "skip" not in k}, network.kind, 10)
+    per_slot = 2 if policy.head_kind == "binary" else 1
+    for seed, valid_slots in ((1, 10), (2, 3), (3, 1)):
+        obs = random_obs(10, valid_slots, seed)
+        with torch.no_grad():
+            expected = policy.action_outputs(tensors(obs))[0].numpy()
+        got = network.outputs(obs)
+        valid = obs["job_valid"].astype(bool)
+        part = slice(0, 10 * per_slot)
+        np.testing.assert_allclose(got[part].reshape(10, per_slot)[valid], expected[part].reshape(10, per_slot)[valid],
+                                   rtol=1e-4, atol=1e-5)
+        # the skip term is really there: dropping it changes the outputs
+        assert not np.allclose(without.outputs(obs)[part].reshape(10, per_slot)[valid],
+                               got[part].reshape(10, per_slot)[valid], atol=1e-3)
+
+
+def test_skip_policy_round_trips_through_the_weights_files(tmp_path):
+    policy = perturbed(build_policy("ppo", "priority", 12, embed_dim=16, hidden_dim=32, prior="srtf"), seed=2)
+    save_policy(policy, tmp_path / "p", algo="ppo", action_mode="priority")
+    meta = json.loads((tmp_path / "p.json").read_text())
+    assert meta["linear_skip"] is True and meta["prior"] == "srtf"
+    assert set(np.load(tmp_path / "p.npz").files) >= {"action_net.skip.weight", "action_net.skip.bias"}
+    network, _ = load_network(tmp_path / "p")
+    reloaded, _ = load_policy(tmp_path / "p", max_jobs=20)  # another slot count: weights do not depend on it
+    obs = random_obs(12, 7, seed=5)
+    padded = {k: (np.concatenate([v, np.zeros((8, *v.shape[1:]), v.dtype)]) if k != "cluster" else v) for k, v in obs.items()}
+    with torch.no_grad():
+        expected = policy.action_outputs(tensors(obs))[0].numpy()
+        np.testing.assert_array_equal(reloaded.action_outputs(tensors(padded))[0].numpy()[:12], expected)
+    np.testing.assert_allclose(network.outputs(obs), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_shipped_files_without_a_skip_load_as_before():
+    """shockwave-distilled predates the skip term: no skip arrays, no skip in the network, and
+    its files are byte-for-byte the ones shipped before (so it decides bit-identically)."""
+    meta = read_meta(ROOT / "agents" / "pretrained" / "shockwave-distilled.json")
+    assert "linear_skip" not in meta and "prior" not in meta
+    network, _ = load_network(ROOT / "agents" / "pretrained" / "shockwave-distilled")
+    assert network.skip is None
+    digest = hashlib.sha256((ROOT / "agents" / "pretrained" / "shockwave-distilled.npz").read_bytes()).hexdigest()
+    assert digest == SHOCKWAVE_DISTILLED_SHA256
+
+
+#: sha256 of agents/pretrained/shockwave-distilled.npz (unchanged by the skip term).
+SHOCKWAVE_DISTILLED_SHA256 = "3f8464349cf8c98765d683e848033be380e05c64634773721965c9de100e9ef6"
+
+
+@pytest.mark.parametrize(("edit", "field", "message"), [
+    ({"linear_skip": "yes"}, "linear_skip", "true or false"),
+    ({"prior": "lifo"}, "prior", "must be one of zero, srtf, srtf-fair"),
+    ({"linear_skip": False}, "prior", "linear_skip is not true"),
+])
+def test_bad_skip_fields_are_refused_naming_the_field(tmp_path, edit, field, message):
+    policy = build_policy("ppo", "priority", 6, embed_dim=8, hidden_dim=16, prior="srtf")
+    save_policy(policy, tmp_path / "p", algo="ppo", action_mode="priority")
+    meta = json.loads((tmp_path / "p.json").read_text())
+    meta.update(edit)
+    (tmp_path / "p.json").write_text(json.dumps(meta))
+    with pytest.raises(PolicyFileError, match=message) as info:
+        load_network(tmp_path / "p")
+    assert info.value.field == field and info.value.file.endswith("p.json")
+
+
+def test_skip_arrays_must_match_the_description(tmp_path):
+    with_skip = build_policy("ppo", "priority", 6, embed_dim=8, hidden_dim=16, prior="srtf")
+    save_policy(with_skip, tmp_path / "p", algo="ppo", action_mode="priority")
+    meta = json.loads((tmp_path / "p.json").read_text())
+    del meta["linear_skip"], meta["prior"]  # weights with a skip, described without one
+    (tmp_path / "p.json").write_text(json.dumps(meta))
+    with pytest.raises(PolicyFileError, match="unexpected array") as info:
+        load_network(tmp_path / "p")
+    assert info.value.field == "action_net.skip.bias"
+    plain = build_policy("ppo", "priority", 6, embed_dim=8, hidden_dim=16)
+    save_policy(plain, tmp_path / "q", algo="ppo", action_mode="priority")
+    meta = json.loads((tmp_path / "q.json").read_text())
+    meta.update(linear_skip=True, prior="srtf")  # described with a skip, weights without
+    (tmp_path / "q.json").write_text(json.dumps(meta))
+    with pytest.raises(PolicyFileError, match="missing") as info:
+        load_network(tmp_path / "q")
+    assert info.value.field == "action_net.skip.weight"
+
+
+def test_bad_prior_values_give_clear_errors(tmp_path):
+    with pytest.raises(ValueError, match="prior must be one of zero, srtf, srtf-fair"):
+        build_policy("ppo", "priority", 6, prior="sjf")
+    with pytest.raises(InputError, match="prior must be one of zero, srtf, srtf-fair"):
+        TrainConfig(out=str(tmp_path), prior="sjf")
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert main(["train", "--prior", "sjf", "--out", str(tmp_path / "x")]) == 2
+    assert "--prior: must be none or one of zero, srtf, srtf-fair, got 'sjf'" in err.getvalue()
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert main(["train", "--algo", "bc", "--prior", "srtf", "--out", str(tmp_path / "y")]) != 0
+    assert "--prior srtf: the prior starts an RL run" in err.getvalue()
+    assert TrainConfig(out=str(tmp_path), prior="srtf").log_std_init == PRIOR_LOG_STD_INIT
+    assert TrainConfig(out=str(tmp_path)).log_std_init == -0.5
+
+
+def test_train_with_the_srtf_prior_records_it_and_learns_a_residual(tmp_path):
+    out = tmp_path / "run"
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = main(["train", "--prior", "srtf", "--suites", "small-overloaded", "--timesteps", "512",
+                     "--eval-every", "512", "--val-traces", "1", "--embed-dim", "8", "--hidden-dim", "16",
+                     "--checkpoint-every", "100000", "--progress-every-s", "1000", "--out", str(out)])
+    assert code == 0, err.getvalue()
+    meta = json.loads((out / "final_policy.json").read_text())
+    assert meta["linear_skip"] is True and meta["prior"] == "srtf"
+    assert meta["training"]["prior"] == "srtf" and meta["training"]["log_std_init"] == PRIOR_LOG_STD_INIT
+    final = np.load(out / "final_policy.npz")
+    assert np.abs(final["action_net.slot_out.weight"]).sum() > 0  # the deep term moved off 0
+    # starting a run without the prior from these weights is refused, naming the flag
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = main(["train", "--suites", "small-overloaded", "--timesteps", "512", "--embed-dim", "8", "--hidden-dim", "16",
+                     "--init-from", str(out / "final_policy"), "--out", str(tmp_path / "again")])
+    assert code != 0 and "the policy has a linear skip term; pass the same --prior" in err.getvalue()
+
+
+def _benchmark():
+    spec = importlib.util.spec_from_file_location("learned_suites", ROOT / "benchmarks" / "learned_suites.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_benchmark_counts_rounds_that_differ_from_srtf():
+    bench = _benchmark()
+    trace, gpus = split_traces("small-overloaded", "validation")[0]
+    prior = bench.SrtfComparison(PolicyAgent(NumpySlotNetwork.from_policy(
+        build_policy("ppo", "priority", 60, embed_dim=8, hidden_dim=16, prior="srtf")), "priority"))
+    run_episode(trace, prior, SimConfig(gpus=gpus), progress=False)
+    assert prior.rounds > 20 and prior.differing == 0
+    fifo = bench.SrtfComparison(FifoAgent())
+    run_episode(trace, fifo, SimConfig(gpus=gpus), progress=False)
+    assert 0 < fifo.differing < fifo.rounds
