@@ -69,9 +69,9 @@ def test_retrained_weights_in_the_same_folder_are_not_reused(tmp_path):
     first = evaluate(agents, TRACE, seeds=0, workers=1, out=out, progress=False, figures=False, agent_options=options)
     with np.load(folder / "policy.npz", allow_pickle=False) as data:
         state = {key: data[key].copy() for key in data.files}
-    # scale the score head: another policy with the same shapes, and other decisions
+    # negate the score head (its deep and linear terms): the same shapes, the opposite order
     for key in state:
-        if key.startswith("action_net.slot_out.weight"):
+        if key.startswith("action_net."):
             state[key] *= -1.0
     np.savez(folder / "policy.npz", **state)
     records_before = sorted(p.name for p in out.rglob("seed0-*.json"))
