@@ -249,6 +249,12 @@ def test_numpy_forward_matches_torch(algo, mode):
         slots_part = slice(0, 10 * per_slot)
         np.testing.assert_allclose(got[slots_part].reshape(10, per_slot)[valid],
                                    expected[slots_part].reshape(10, per_slot)[valid], rtol=1e-4, atol=1e-5)
+        # empty slots: both networks give the heads' outputs for z = 0 (the torch encoder
+        # skips them), and what an empty slot holds cannot change any output
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
+        garbage = dict(obs, jobs=np.where(valid[:, None], obs["jobs"], np.float32(7.5)).astype(np.float32))
+        with torch.no_grad():
+            np.testing.assert_array_equal(policy.action_outputs(obs_to_tensors(garbage))[0].numpy(), expected)
         if policy.head_kind == "score":
             assert np.all(got[~valid] == 0)
         if policy.head_kind == "pick":

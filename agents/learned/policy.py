@@ -4,7 +4,8 @@ One network handles any number of job slots, and permuting the slots permutes it
 outputs the same way (the value does not change):
 
 1. **Job encoder**, shared by every slot: ``[job features | picked | cluster features]``
-   -> MLP -> ``h_s`` (``embed_dim``).
+   -> MLP -> ``h_s`` (``embed_dim``), computed for occupied slots only (an empty slot's
+   ``h_s`` and ``z_s`` are 0, so its outputs are the heads' biases).
 2. **Cluster context**: masked mean and max of ``h`` over the occupied slots, with the
    cluster features -> MLP -> ``c``.
 3. **Mixing**, shared by every slot: ``[h_s | c]`` -> MLP -> ``z_s``. Each slot now knows
@@ -96,12 +97,18 @@ class SlotEncoder(BaseFeaturesExtractor):
         valid = observations["job_valid"].to(jobs.dtype)
         picked = observations["picked"].to(jobs.dtype)
         cluster = observations["cluster"]
-        num_slots = jobs.shape[1]
+        batch, num_slots = jobs.shape[:2]
+        # the per-slot MLPs run on the occupied slots only (most slots are empty in training);
+        # an empty slot's h and z are 0, as in the numpy inference
+        occupied = valid.bool()
+        where = occupied.nonzero(as_tuple=True)
         cluster_per_slot = cluster.unsqueeze(1).expand(-1, num_slots, -1)
-        h = self.job_mlp(torch.cat([jobs, picked.unsqueeze(-1), cluster_per_slot], dim=-1))
+        rows = self.job_mlp(torch.cat([jobs, picked.unsqueeze(-1), cluster_per_slot], dim=-1)[occupied])
+        h = rows.new_zeros(batch, num_slots, self.embed_dim).index_put(where, rows)
         mean, peak = masked_pool(h, valid)
         context = self.context_mlp(torch.cat([mean, peak, cluster], dim=-1))
-        z = self.mix_mlp(torch.cat([h, context.unsqueeze(1).expand(-1, num_slots, -1)], dim=-1))
+        mixed = self.mix_mlp(torch.cat([rows, context[where[0]]], dim=-1))
+        z = rows.new_zeros(batch, num_slots, self.embed_dim).index_put(where, mixed)
         parts = [z.flatten(1), context, valid]
         if self.pass_jobs:
             parts.append(jobs.flatten(1))
