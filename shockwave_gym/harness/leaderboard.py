@@ -262,11 +262,11 @@ def leaderboard_markdown(run: LeaderboardRun) -> str:
         "the mean number of jobs active during the job's life ([METRICS.md](METRICS.md)); *unfair* is the "
         "share of jobs with ρ > 1.05. *Decision* is the agent's wall time per round in milliseconds "
         "(machine-dependent). The other agents' numbers reproduce exactly. Shockwave's three variants "
-        "can differ between runs on a loaded machine (11 of their 135 cells did between two full runs): "
+        "can differ between runs on a loaded machine ([SUITES.md](SUITES.md), \"Cost\", has measured cases): "
         "a main solve that reaches the planner's wall-clock limit (`time_limit_s`, 10 s) keeps the best "
         "plan found by then, which depends on the machine's speed. For reproducible Shockwave cells, "
         "lift the limits: `--agent shockwave-exact=shockwave:time_limit_s=1000,rank_time_limit_s=1000` "
-        "([SUITES.md](SUITES.md), \"Cost\"). "
+        "(slower, and not the default agent). "
         "Rows are sorted by avg JCT.",
         "",
         f"Generated on `{platform.node()}` ({platform.machine()}, Python {platform.python_version()}): "
