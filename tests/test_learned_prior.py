@@ -43,32 +43,14 @@ from shockwave_gym.traces.suites import split_traces  # noqa: E402
 from shockwave_gym.training.train import TrainConfig  # noqa: E402
 
 torch.set_num_threads(1)
+
+try:  # the observation and weight helpers of the slot-policy tests
+    from tests.test_learned_policy import obs_to_tensors, perturbed, random_obs
+except ImportError:  # pragma: no cover - rootdir-less layout
+    from test_learned_policy import obs_to_tensors, perturbed, random_obs
 ROOT = Path(__file__).resolve().parents[1]
 MODES = [("ppo", "priority"), ("ppo", "select"), ("maskable_ppo", "select"), ("maskable_ppo", "sequential")]
 METRICS = ("avg_jct_s", "makespan_s", "worst_ftf", "worst_ftf_themis", "unfair_fraction_themis", "rounds")
-
-
-def random_obs(max_jobs: int, valid_slots: int, seed: int) -> dict[str, np.ndarray]:
-    job_names, cluster_names = feature_names(2)
-    rng = np.random.default_rng(seed)
-    valid = np.zeros(max_jobs, np.int8)
-    valid[rng.choice(max_jobs, valid_slots, replace=False)] = 1
-    jobs = rng.uniform(0, 1, (max_jobs, len(job_names))).astype(np.float32) * valid[:, None]
-    picked = (rng.uniform(size=max_jobs) < 0.3).astype(np.int8) * valid
-    return {"jobs": jobs, "job_valid": valid, "picked": picked,
-            "cluster": rng.uniform(0, 1, len(cluster_names)).astype(np.float32)}
-
-
-def tensors(obs):
-    return {key: torch.from_numpy(np.asarray(value, dtype=np.float32)).unsqueeze(0) for key, value in obs.items()}
-
-
-def perturbed(policy, seed: int = 0, scale: float = 0.1):
-    generator = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for parameter in policy.parameters():
-            parameter.copy_(scale * torch.randn(parameter.shape, generator=generator))
-    return policy
 
 
 class RoundSets:
@@ -125,7 +107,7 @@ def test_srtf_fair_prior_adds_the_ftf_estimate_to_srtfs_score():
     assert float(policy.action_net.skip.bias.detach()) == FAIR_BIAS
     obs = random_obs(8, 8, seed=4)
     with torch.no_grad():
-        scores = policy.action_outputs(tensors(obs))[0].numpy()
+        scores = policy.action_outputs(obs_to_tensors(obs))[0].numpy()
     pre = np.arctanh(scores.astype(np.float64))
     raw = obs["jobs"].astype(np.float64)
     np.testing.assert_allclose(pre, FAIR_BIAS + SRTF_WEIGHT * raw[:, jobs.index("predicted_remaining")]
@@ -176,7 +158,7 @@ def test_numpy_forward_with_the_skip_matches_torch(algo, mode):
     for seed, valid_slots in ((1, 10), (2, 3), (3, 1)):
         obs = random_obs(10, valid_slots, seed)
         with torch.no_grad():
-            expected = policy.action_outputs(tensors(obs))[0].numpy()
+            expected = policy.action_outputs(obs_to_tensors(obs))[0].numpy()
         got = network.outputs(obs)
         valid = obs["job_valid"].astype(bool)
         part = slice(0, 10 * per_slot)
@@ -198,8 +180,8 @@ def test_skip_policy_round_trips_through_the_weights_files(tmp_path):
     obs = random_obs(12, 7, seed=5)
     padded = {k: (np.concatenate([v, np.zeros((8, *v.shape[1:]), v.dtype)]) if k != "cluster" else v) for k, v in obs.items()}
     with torch.no_grad():
-        expected = policy.action_outputs(tensors(obs))[0].numpy()
-        np.testing.assert_array_equal(reloaded.action_outputs(tensors(padded))[0].numpy()[:12], expected)
+        expected = policy.action_outputs(obs_to_tensors(obs))[0].numpy()
+        np.testing.assert_array_equal(reloaded.action_outputs(obs_to_tensors(padded))[0].numpy()[:12], expected)
     np.testing.assert_allclose(network.outputs(obs), expected, rtol=1e-5, atol=1e-6)
 
 
