@@ -97,3 +97,15 @@ def test_cli_vec_flag_defaults_to_native_and_keeps_the_old_path():
     assert (args.vec, args.envs) == ("subproc", 2)
     with pytest.raises(SystemExit):
         parser.parse_args(["train", "--out", "x", "--vec", "threads"])
+
+
+def test_set_attr_is_refused_for_some_clusters_only():
+    """The clusters share one vector env: setting an attribute for a subset would set it for
+    all, so it is refused; for every cluster it is set."""
+    native = NativeVecEnv(2, trace="teaching-12")
+    with pytest.raises(ValueError, match="share one native vector env"):
+        native.set_attr("probe", 1, indices=[0])
+    native.set_attr("probe", 2)
+    native.set_attr("probe", 3, indices=[1, 0])
+    assert native.get_attr("probe") == [3, 3]
+    native.close()

@@ -5,7 +5,10 @@ one pass of :class:`~shockwave_gym.env.vector.vector_env.ClusterVectorEnv` (same
 autoreset, SB3's convention: a finished cluster's last observation is in its info's
 ``terminal_observation`` and the returned one starts the next episode), so the policy's
 forward pass is batched over all K clusters. ``env_method("action_masks")`` returns the
-batched masks row by row, which is how sb3-contrib asks for them.
+batched masks row by row, which is how sb3-contrib asks for them. The clusters are rows of
+one vector env, not separate env objects: ``get_attr`` and other ``env_method`` calls read
+the vector env's own attribute or method (the same for every index), and ``set_attr`` is
+refused unless it addresses every cluster.
 
 Per-cluster infos carry ``TimeLimit.truncated`` and, when an episode ends,
 ``terminal_observation`` and ``metrics`` (all that SB3 and the training monitor read).
@@ -79,6 +82,13 @@ class NativeVecEnv(VecEnv):
         return [getattr(self.venv, attr_name) for _ in rows]
 
     def set_attr(self, attr_name: str, value, indices=None) -> None:
+        """Set an attribute of the vector env, which every cluster shares: only for all
+        clusters at once (``indices`` None or every index), never silently for more than
+        asked."""
+        rows = sorted(set(self._get_indices(indices)))
+        if rows != list(range(self.num_envs)):
+            raise ValueError(f"set_attr({attr_name!r}) for clusters {rows}: the {self.num_envs} clusters share one "
+                             "native vector env, so its attributes can only be set for all of them (indices=None)")
         setattr(self.venv, attr_name, value)
 
     def env_is_wrapped(self, wrapper_class, indices=None) -> list[bool]:
