@@ -68,7 +68,7 @@ def weights_sha256(name: str, options: dict) -> str | None:
     """Content hash of the weight files the built-in learned agent ``name`` would load with
     ``options`` (:mod:`shockwave_agents.learned.fingerprint`); None for every other agent,
     a third party's registered factory included."""
-    if name in _EXTRA or (name not in _POLICY_KINDS and not _BUILTIN.get(name, "").startswith("shockwave_agents.learned.")):
+    if name in _EXTRA:
         return None
     # imported by name, like every built-in agent (listing agents imports none of them)
     return importlib.import_module("shockwave_agents.learned.fingerprint").weights_sha256(name, options)

@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from shockwave_agents.learned.inference import NumpySlotNetwork, head_kind_for
-from shockwave_agents.learned.priors import PRIORS
+from shockwave_agents.learned.priors import check_prior
 from shockwave_gym.errors import InputError
 from shockwave_gym.interface.observation import (
     DEFAULT_OBSERVATION_VERSION,
@@ -205,8 +205,12 @@ def check_skip(meta: dict, where: str | Path) -> None:
         raise PolicyFileError(where, "linear_skip", f"must be true or false, got {skip!r}")
     if "prior" in meta:
         prior = meta["prior"]
-        if not isinstance(prior, str) or prior not in PRIORS:
-            raise PolicyFileError(where, "prior", f"must be one of {', '.join(PRIORS)}, got {prior!r}")
+        try:
+            check_prior(prior)
+        except ValueError as exc:
+            raise PolicyFileError(where, "prior", str(exc)) from None
+        if prior is None:
+            raise PolicyFileError(where, "prior", "must name a prior; leave the key out for none")
         if not skip:
             raise PolicyFileError(where, "prior", f"{prior!r} names the start of a linear skip term, but linear_skip is not true")
 

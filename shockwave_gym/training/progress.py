@@ -130,7 +130,7 @@ def training_notes(config, steps: int) -> dict:
     where = {"suites": c.suites, "val_traces": c.val_traces} if c.suites is not None else {"workload": c.workload.to_dict()}
     return {"command": c.command, "algo": c.algo, "action_mode": c.action_mode, "reward": c.reward, "timesteps": steps,
             "seed": c.seed, **where, "select": c.select, "obs_version": c.obs_version, "skip_trivial": c.skip_trivial,
-            **({"prior": c.prior, "log_std_init": c.log_std_init} if getattr(c, "prior", None) is not None else {})}
+            **({"prior": c.prior, "log_std_init": c.log_std_init} if c.prior is not None else {})}
 
 
 def _number(value: float | None) -> str:

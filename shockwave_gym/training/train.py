@@ -114,10 +114,12 @@ class TrainConfig:
             raise InputError(f"algo must be one of {', '.join(ALGOS)}, got {self.algo!r}")
         if self.action_mode is None:
             self.action_mode = DEFAULT_ACTION_MODE[self.algo]
-        from shockwave_agents.learned.priors import PRIOR_LOG_STD_INIT, PRIORS
+        from shockwave_agents.learned.priors import PRIOR_LOG_STD_INIT, check_prior
 
-        if self.prior is not None and (not isinstance(self.prior, str) or self.prior not in PRIORS):
-            raise InputError(f"prior must be one of {', '.join(PRIORS)} (or none), got {self.prior!r}")
+        try:
+            check_prior(self.prior)
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
         if self.log_std_init is None:
             self.log_std_init = -0.5 if self.prior is None else PRIOR_LOG_STD_INIT
         if self.vec not in VEC_KINDS:
