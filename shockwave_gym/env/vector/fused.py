@@ -189,7 +189,7 @@ if AVAILABLE:
                     kept_rounds, kept_ran, features, num_jobs, num_active, queued, demand, free, types, time_unit,
                     log_time, cluster_low, cluster_high, cluster_out):
         """The raw (pre-logarithm) version 2 features to recompute: ``full`` (features,
-        slots to recompute whole) as jit.slot_raw_features_v2, ``dynamic`` (2, other occupied
+        slots to recompute whole) as numpy_loops.slot_raw_features_v2, ``dynamic`` (2, other occupied
         slots) their age and rho-hat rows; ``plan`` (K, slots): -1 nothing to write (an empty
         slot already zero), -2 zero the slot, i >= 0 column i of ``full``, -3 - 2 i column i of
         ``dynamic``, -4 - 2 i the same and the job's ran-last flag turned off (it cannot turn
@@ -261,7 +261,7 @@ if AVAILABLE:
     @_jit
     def scatter_v2(plan, full, dynamic, scale_out, low, high, kept):
         """The kept (K, slots, features) float32 features brought up to date from the
-        logarithms (jit.scatter_scaled's scaling and clipping): recomputed slots from
+        logarithms (numpy_loops.scatter_scaled's scaling and clipping): recomputed slots from
         ``full``, age and rho-hat of the others from ``dynamic``, vacated slots zeroed."""
         clusters, slots = plan.shape
         features = kept.shape[2]
