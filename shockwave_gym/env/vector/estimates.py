@@ -242,14 +242,8 @@ def cluster_features_v2(sim: BatchSimulator, num_active, slots, free_gpus) -> np
     """(K, len(CLUSTER_FEATURES_V2)) float32 (``cluster_features_v2`` for every cluster)."""
     gpus = sim.gpus
     capacity = free_capacity_rows(gpus, np.asarray(free_gpus, np.int64))
-    out = np.empty((gpus.size, V2_CLUSTER_LOW.size), np.float32)
-    if sim.compiled:
-        jit.cluster_rows_v2(gpus, sim.gang, sim.ran_last_round, sim.num_jobs, num_active, slots.queued,
-                            slots.demand_gpus, capacity, sim.time_s, TIME_UNIT_S, _LOG_TIME, V2_CLUSTER_LOW,
-                            V2_CLUSTER_HIGH, out)
-        return out
     types = capacity.shape[1]
-    values = np.empty(out.shape)
+    values = np.empty((gpus.size, V2_CLUSTER_LOW.size))
     values[:, :types] = capacity
     values[:, types] = (sim.gang * sim.ran_last_round).sum(axis=1) / gpus
     for column, counts in ((1, num_active), (2, slots.queue_length), (3, slots.demand_gpus)):

@@ -148,7 +148,8 @@ if AVAILABLE:
                         for j in range(width):
                             sel[k, j] = status[k, j] == active_code
                     # the round, then what the env does after a round: record it, admit
-                    # arrivals, derive the estimates, pay the reward, seat jobs
+                    # arrivals, pay the reward, seat jobs (the estimates are derived once the
+                    # rounds are over: nothing in between reads them)
                     at = round_index[k]
                     start, end, busy, finished = _step_one(
                         k, sel, num_jobs, iso, work, ran_last, round_index, round_s, threshold, overhead_s, gang,
@@ -160,9 +161,6 @@ if AVAILABLE:
                     round_busy[k, at] = busy
                     if num_done[k] < num_jobs[k]:
                         _admit_one(k, arrival, time_s, next_arrival, num_done, num_jobs, status, active_code)
-                    _derive_one(k, num_jobs, pos, seg_end, first_epoch, num_epochs, work, status, packed, prior,
-                                duration_at, row0, time_s, arrival, gpus, ran_last, active_code, done_code, progress,
-                                remaining, rho, mean, batch, rate, num_active, rounds_run, derived, derived_rounds)
                     value = _reward(k, start, time_s[k], completed, finished, term_code, term_weight, jct_norm,
                                     round_s, arrival, completion, work, num_jobs, gpus, unfair, buffer, excess)
                     _slots_one(k, num_jobs, status, gang, active_code, slot_job, job_slot, queued, demand,
@@ -176,6 +174,9 @@ if AVAILABLE:
                     first = False
                     if not skip:
                         break
+                _derive_one(k, num_jobs, pos, seg_end, first_epoch, num_epochs, work, status, packed, prior,
+                            duration_at, row0, time_s, arrival, gpus, ran_last, active_code, done_code, progress,
+                            remaining, rho, mean, batch, rate, num_active, rounds_run, derived, derived_rounds)
             elif fresh[k]:
                 _derive_one(k, num_jobs, pos, seg_end, first_epoch, num_epochs, work, status, packed, prior,
                             duration_at, row0, time_s, arrival, gpus, ran_last, active_code, done_code, progress, remaining,
@@ -189,7 +190,7 @@ if AVAILABLE:
                     kept_rounds, kept_ran, features, num_jobs, num_active, queued, demand, free, types, time_unit,
                     log_time, cluster_low, cluster_high, cluster_out):
         """The raw (pre-logarithm) version 2 features to recompute: ``full`` (features,
-        slots to recompute whole) as jit.slot_raw_features_v2, ``dynamic`` (2, other occupied
+        slots to recompute whole) as numpy_loops.slot_raw_features_v2, ``dynamic`` (2, other occupied
         slots) their age and rho-hat rows; ``plan`` (K, slots): -1 nothing to write (an empty
         slot already zero), -2 zero the slot, i >= 0 column i of ``full``, -3 - 2 i column i of
         ``dynamic``, -4 - 2 i the same and the job's ran-last flag turned off (it cannot turn
@@ -261,7 +262,7 @@ if AVAILABLE:
     @_jit
     def scatter_v2(plan, full, dynamic, scale_out, low, high, kept):
         """The kept (K, slots, features) float32 features brought up to date from the
-        logarithms (jit.scatter_scaled's scaling and clipping): recomputed slots from
+        logarithms (numpy_loops.scatter_scaled's scaling and clipping): recomputed slots from
         ``full``, age and rho-hat of the others from ``dynamic``, vacated slots zeroed."""
         clusters, slots = plan.shape
         features = kept.shape[2]

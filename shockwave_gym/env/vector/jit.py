@@ -416,94 +416,12 @@ if AVAILABLE:
 
     # --- observation version 2 and the completion-time fairness reward --------------------
 
-    @_jit
-    def slot_raw_features_v2(slot_job, gang, gpus, progress, num_epochs, batch, initial, rate, mean, remaining,
-                             time_s, arrival, run_time, ran_last, rho, type_sizes, type_rel, scale_in, raw_out):
-        """(features, occupied slots), row-major slot order: transform_v2's input for each
-        occupied slot's job up to its logarithms: rows 2-3 raw (for log2), rows 4-10
-        max(0, value x scale_in) (for log1p), rows 11- the per-type rates."""
-        i = 0
-        widths = type_sizes.shape[2]
-        types = type_rel.shape[3]
-        for k in range(slot_job.shape[0]):
-            for s in range(slot_job.shape[1]):
-                j = slot_job[k, s]
-                if j < 0:
-                    continue
-                b = batch[k, j]
-                raw_out[0, i] = gang[k, j] / gpus[k]
-                raw_out[1, i] = progress[k, j] / num_epochs[k, j]
-                raw_out[2, i] = np.float64(gang[k, j])
-                raw_out[3, i] = b / initial[k, j]
-                raw_out[4, i] = max((rate[k, j] * b) * scale_in[0], 0.0)
-                raw_out[5, i] = max(mean[k, j] * scale_in[1], 0.0)
-                raw_out[6, i] = max(remaining[k, j] * scale_in[2], 0.0)
-                raw_out[7, i] = max((time_s[k] - arrival[k, j]) * scale_in[3], 0.0)
-                raw_out[8, i] = max((run_time[k, j] * gang[k, j]) * scale_in[4], 0.0)
-                raw_out[9, i] = max((1.0 if ran_last[k, j] else 0.0) * scale_in[5], 0.0)
-                raw_out[10, i] = max(rho[k, j] * scale_in[6], 0.0)
-                for t in range(types):
-                    raw_out[11 + t, i] = 0.0
-                for w in range(widths):
-                    if type_sizes[k, j, w] == b:
-                        for t in range(types):
-                            raw_out[11 + t, i] = type_rel[k, j, w, t]
-                        break
-                i += 1
-
-    @_jit
-    def scatter_scaled(slot_job, logged, scale_out, low, high, out):
-        """(K, slots, features) float32: the rest of transform_v2 on numpy's logarithms
-        (x scale_out, clipping), zeros for empty slots."""
-        features = logged.shape[0]
-        flat = out.reshape(-1)
-        flat[:] = 0.0
-        place = np.empty(logged.shape[1], np.int64)  # output offset of each occupied slot
-        i = 0
-        slots = slot_job.shape[1]
-        for k in range(slot_job.shape[0]):
-            for s in range(slots):
-                if slot_job[k, s] >= 0:
-                    place[i] = (k * slots + s) * features
-                    i += 1
-        for f in range(features):  # feature by feature: the rows are read in order
-            scale = scale_out[f]
-            row = logged[f]
-            for i in range(row.size):
-                flat[place[i] + f] = np.float32(max(min(row[i] * scale, high[f]), low[f]))
-
-    @_jit
-    def cluster_rows_v2(gpus, gang, ran_last, num_jobs, num_active, queued, demand, capacity, time_s, time_unit,
-                        log_time, low, high, out):
-        """cluster_features_v2 for every cluster (math.log2 and math.log1p, as the single env);
-        ``capacity`` (K, types) is the free capacity per type / GPUs."""
-        types = capacity.shape[1]
-        for k in range(gpus.size):
-            g = gpus[k]
-            busy = 0
-            queue = 0
-            for j in range(num_jobs[k]):
-                if ran_last[k, j]:
-                    busy += gang[k, j]
-                if queued[k, j]:
-                    queue += 1
-            for t in range(types):
-                out[k, t] = np.float32(min(max(capacity[k, t], low[t]), high[t]))
-            values = (
-                busy / g,
-                math.log2(1.0 + num_active[k] / g),
-                math.log2(1.0 + queue / g),
-                math.log2(1.0 + demand[k] / g),
-                math.log1p(time_s[k] / time_unit) / log_time,
-            )
-            for f in range(5):
-                out[k, types + f] = np.float32(min(max(values[f], low[types + f]), high[types + f]))
-
     @_inline
     def cluster_one_v2(k, gpus, gang, ran_last, num_jobs, num_active, queued, demand, free, types, time_s, time_unit,
                        log_time, low, high, out):
-        """cluster_rows_v2 for cluster ``k`` of a homogeneous batch, its free capacity per type
-        being free_capacity_rows's: free / GPUs for the first type, 0 for the others."""
+        """estimates.cluster_features_v2 for cluster ``k`` (math.log2 and math.log1p, as the
+        single env) of a homogeneous batch, its free capacity per type being
+        free_capacity_rows's: free / GPUs for the first type, 0 for the others."""
         g = gpus[k]
         busy = 0
         queue = 0
