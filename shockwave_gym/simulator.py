@@ -294,6 +294,18 @@ class Simulator:
             self._version += 1
         return record
 
+    def _commit_round(self, record: RoundRecord, time_s: float, next_arrival: int, num_done: int) -> None:
+        """The bookkeeping of :meth:`run_round` for a round whose per-job arrays a compiled
+        step (:mod:`shockwave_gym.env.compiled`) has already updated in place, with the
+        arrivals admitted up to the next decision time ``time_s``."""
+        self.history.append(record)
+        self.time_s = time_s
+        self.round_index += 1
+        self._next_arrival = next_arrival
+        self._num_done = num_done
+        self._active_cache = None
+        self._version += 1
+
     # --- results -----------------------------------------------------------------------------
 
     def result(self):

@@ -22,7 +22,7 @@ from shockwave_gym.env.render import ansi_table
 from shockwave_gym.env.rewards import RoundTransition, make_reward
 from shockwave_gym.errors import InputError, InvalidActionError
 from shockwave_gym.gantt import gantt_rgb
-from shockwave_gym.interface.actions import make_action_mode
+from shockwave_gym.interface.actions import _select_bits, make_action_mode
 from shockwave_gym.interface.ftf import ftf_estimate
 from shockwave_gym.interface.observation import (
     DEFAULT_OBSERVATION_VERSION,
@@ -413,6 +413,9 @@ class ClusterEnv(gym.Env):
         self.trace: Trace | None = None
         self._last_record = None
         self._metrics: dict | None = None
+        self._compiled = None  # the compiled step of the common configuration (env/compiled.py)
+        self._compiled_refused: tuple | None = None  # (simulator, reward_fn) it cannot serve
+        self._cluster_features: np.ndarray | None = None  # the compiled step's, else None
 
     # --- Gymnasium API ---------------------------------------------------------------------
 
@@ -420,12 +423,13 @@ class ClusterEnv(gym.Env):
         super().reset(seed=seed)
         trace = self.source.sample(self.np_random)
         if self.simulator is not None and trace is self.trace:
-            self.simulator.reset()
+            self.simulator.reset()  # same jobs: the feature buffer's static tables still hold
         else:  # the simulator rejects jobs wider than the cluster with an InputError
             self.simulator = self._new_simulator(trace)
             self.trace = trace
+            self._features = job_features_for(self.simulator.view, self.obs_version)
+            self._compiled = None
         self.slots.reset(trace.num_jobs)
-        self._features = job_features_for(self.simulator.view, self.obs_version)
         self._last_record = None
         self._metrics = None
         self._repairs_total = 0
@@ -441,6 +445,9 @@ class ClusterEnv(gym.Env):
             raise gym.error.ResetNeeded("call reset() before step()")
         if self._metrics is not None:
             raise InvalidActionError("the episode has ended; call reset()")
+        compiled = self._compiled_step()
+        if compiled is not None:
+            return self._compiled_env_step(compiled, action)
         mode = self._mode
         typed = self.cluster is not None
         types = None
@@ -480,6 +487,94 @@ class ClusterEnv(gym.Env):
             reward += self._run_round(*forced) if typed else self._run_round(forced)
             rounds += 1
         self._rounds_skipped_total += rounds - 1
+        terminated = sim.done
+        truncated = not terminated and sim.round_index >= self.max_rounds
+        info = self._info(round_closed=True, repairs=repairs, rounds=rounds, elapsed_s=sim.time_s - start_s)
+        if terminated or truncated:
+            self._metrics = {k: (math.nan if v is None else v) for k, v in compute_metrics(sim.result()).items()}
+            info["metrics"] = dict(self._metrics)
+        return self._observation(), reward, terminated, truncated, info
+
+    def _compiled_step(self):
+        """The compiled step (:mod:`shockwave_gym.env.compiled`) when this env can take it:
+        numba installed, a homogeneous cluster, observation version 2, the ``priority`` or
+        ``select`` mode, built-in reward terms, a trace whose jobs reach fewer than 8 batch
+        sizes, and none of the step's helpers overridden by a subclass. Else None (the
+        Python path, same results)."""
+        compiled = self._compiled
+        if compiled is not None:
+            if compiled.valid_for(self.simulator, self.slots, self.reward_fn):
+                return compiled
+            self._compiled = None
+        refused = self._compiled_refused
+        if refused is not None and refused[0] is self.simulator and refused[1] is self.reward_fn:
+            return None
+        terms = None
+        if self._compiled_eligible():
+            from shockwave_gym.env import compiled as fast
+
+            terms = fast.reward_terms(self.reward_fn)
+        if terms is None:
+            self._compiled_refused = (self.simulator, self.reward_fn)
+            return None
+        self._compiled = fast.CompiledStep(self.simulator, self.slots, self._features, self.reward_fn, terms,
+                                           self.jct_normaliser_s)
+        return self._compiled
+
+    def _compiled_eligible(self) -> bool:
+        if self.cluster is not None or self.obs_version != 2 or self.action_mode not in ("priority", "select"):
+            return False
+        cls = type(self)
+        for name in ("_run_round", "_begin_decision", "_observation", "_forced_round", "_info"):
+            if getattr(cls, name) is not getattr(ClusterEnv, name):
+                return False
+        if type(self.simulator) is not Simulator:
+            return False
+        from shockwave_gym.env import compiled as fast
+
+        return fast.AVAILABLE and self.simulator.static.reachable_sizes.shape[1] <= fast.MAX_SEQUENTIAL_WIDTH
+
+    def _compiled_env_step(self, compiled, action):
+        """step() on the compiled path: the same checks, rounds, rewards, observation and
+        info as the Python path, bit for bit."""
+        from shockwave_gym.env import compiled as fast
+
+        sim = self.simulator
+        start_s = sim.time_s
+        if self.action_mode == "priority":
+            scores = np.asarray(action)
+            if scores.shape != (self.max_jobs,):
+                raise InvalidActionError(f"priority action must have shape ({self.max_jobs},), got {scores.shape}")
+            if scores.dtype.kind not in "iuf":
+                raise InvalidActionError(f"priority scores must be numbers (integer or float), got dtype {scores.dtype}")
+            if scores.dtype != np.float32 and scores.dtype != np.float64:
+                # other dtypes sort as themselves (e.g. wrapping integer negation): decode in Python
+                job_ids, _ = self._mode.choose(scores, sim.view, self.slots)
+                chosen = np.zeros(sim.num_jobs, dtype=bool)
+                chosen[job_ids] = True
+                result = compiled.run(fast.GIVEN, wanted=chosen)
+            else:
+                result = compiled.run(fast.PRIORITY, scores=scores)
+                if result is None:
+                    raise InvalidActionError("priority scores must be finite")
+        else:
+            result = compiled.run(fast.SELECT, wanted=_select_bits(action, self.max_jobs))
+        reward, repairs = result
+        if repairs:
+            self._repairs_total += repairs
+            self._rounds_repaired += 1
+        rounds = 1
+        select = self.action_mode == "select"
+        while self.skip_trivial and not sim.done and sim.round_index < self.max_rounds:
+            if self.slots.demand_gpus > self.gpus or (select and self.slots.queue.size):
+                break
+            reward += compiled.run(fast.ALL_ACTIVE)[0]
+            rounds += 1
+        self._last_record = sim.history[-1]
+        self._rounds_skipped_total += rounds - 1
+        self._slot_features = compiled.job_features()
+        self._job_valid = self.slots.valid_int8()
+        self._cluster_features = compiled.cluster
         terminated = sim.done
         truncated = not terminated and sim.round_index >= self.max_rounds
         info = self._info(round_closed=True, repairs=repairs, rounds=rounds, elapsed_s=sim.time_s - start_s)
@@ -568,6 +663,7 @@ class ClusterEnv(gym.Env):
         self._features.fill(view, self._rho_hat)
         self._slot_features = self._features.slot_features(slots)
         self._job_valid = slots.valid_int8()
+        self._cluster_features = None
         if self.cluster is not None:
             self._types = TypeContext.of(view)
             if self.action_mode == "sequential":
@@ -592,7 +688,8 @@ class ClusterEnv(gym.Env):
             "job_valid": self._job_valid.copy() if sequential else self._job_valid,
             "picked": mode.picked.astype(np.int8) if sequential else np.zeros(self.max_jobs, np.int8),
             "cluster": cluster_features_for(self.simulator.view, self.slots, self._free_for_observation(),
-                                            self.obs_version),
+                                            self.obs_version)
+            if self._cluster_features is None else self._cluster_features.copy(),
         }
 
     def _free_for_observation(self):
