@@ -414,6 +414,7 @@ class ClusterEnv(gym.Env):
         self._last_record = None
         self._metrics: dict | None = None
         self._compiled = None  # the compiled step of the common configuration (env/compiled.py)
+        self._compiled_allowed = True  # False: always the Python path (tests compare the two)
         self._compiled_refused: tuple | None = None  # (simulator, reward_fn) it cannot serve
         self._cluster_features: np.ndarray | None = None  # the compiled step's, else None
 
@@ -522,6 +523,8 @@ class ClusterEnv(gym.Env):
         return self._compiled
 
     def _compiled_eligible(self) -> bool:
+        if not self._compiled_allowed:
+            return False
         if self.cluster is not None or self.obs_version != 2 or self.action_mode not in ("priority", "select"):
             return False
         cls = type(self)
@@ -573,11 +576,12 @@ class ClusterEnv(gym.Env):
         self._last_record = sim.history[-1]
         self._rounds_skipped_total += rounds - 1
         self._slot_features = compiled.job_features()
-        self._job_valid = self.slots.valid_int8()
+        self._job_valid = (self.slots.slot_job >= 0).view(np.int8)  # slots.valid_int8(), fresh
         self._cluster_features = compiled.cluster
         terminated = sim.done
         truncated = not terminated and sim.round_index >= self.max_rounds
-        info = self._info(round_closed=True, repairs=repairs, rounds=rounds, elapsed_s=sim.time_s - start_s)
+        info = self._info(round_closed=True, repairs=repairs, rounds=rounds, elapsed_s=sim.time_s - start_s,
+                          num_active=compiled.num_active)
         if terminated or truncated:
             self._metrics = {k: (math.nan if v is None else v) for k, v in compute_metrics(sim.result()).items()}
             info["metrics"] = dict(self._metrics)
@@ -701,13 +705,14 @@ class ClusterEnv(gym.Env):
             return self._mode.free.copy()
         return self._mode.free_gpus
 
-    def _info(self, *, round_closed: bool, repairs: int, rounds: int = 0, elapsed_s: float = 0.0) -> dict:
+    def _info(self, *, round_closed: bool, repairs: int, rounds: int = 0, elapsed_s: float = 0.0,
+              num_active: int | None = None) -> dict:
         sim = self.simulator
         queue = self.slots.queue
         return {
             "round_index": sim.round_index,
             "time_s": sim.time_s,
-            "num_active": int(sim.view.num_active),
+            "num_active": int(sim.view.num_active) if num_active is None else num_active,
             "queue_length": int(queue.size),
             "queued_job_ids": tuple(queue.tolist()),
             "slot_job_ids": self.slots.slot_job.copy(),
