@@ -502,6 +502,8 @@ class ClusterEnv(gym.Env):
         ``select`` mode, built-in reward terms, a trace whose jobs reach fewer than 8 batch
         sizes, and none of the step's helpers overridden by a subclass. Else None (the
         Python path, same results)."""
+        if not self._compiled_allowed:
+            return None
         compiled = self._compiled
         if compiled is not None:
             if compiled.valid_for(self.simulator, self.slots, self.reward_fn):
@@ -523,8 +525,6 @@ class ClusterEnv(gym.Env):
         return self._compiled
 
     def _compiled_eligible(self) -> bool:
-        if not self._compiled_allowed:
-            return False
         if self.cluster is not None or self.obs_version != 2 or self.action_mode not in ("priority", "select"):
             return False
         cls = type(self)
@@ -550,6 +550,9 @@ class ClusterEnv(gym.Env):
                 raise InvalidActionError(f"priority action must have shape ({self.max_jobs},), got {scores.shape}")
             if scores.dtype.kind not in "iuf":
                 raise InvalidActionError(f"priority scores must be numbers (integer or float), got dtype {scores.dtype}")
+            if scores.dtype == np.float64 and not math.isfinite(
+                    np.add.reduce(scores[self.slots.slots_by_job()], dtype=np.float64)):
+                raise InvalidActionError("priority scores must be finite")  # finite scores may sum to inf
             if scores.dtype != np.float32 and scores.dtype != np.float64:
                 # other dtypes sort as themselves (e.g. wrapping integer negation): decode in Python
                 job_ids, _ = self._mode.choose(scores, sim.view, self.slots)
