@@ -559,12 +559,12 @@ class ClusterEnv(gym.Env):
                 chosen = np.zeros(sim.num_jobs, dtype=bool)
                 chosen[job_ids] = True
                 result = compiled.run(fast.GIVEN, wanted=chosen)
-            else:
-                result = compiled.run(fast.PRIORITY, scores=scores)
+            else:  # as float64 (exact, same order and ties): the kernel has one signature to compile
+                result = compiled.run(fast.PRIORITY, scores=scores.astype(np.float64))
                 if result is None:
                     raise InvalidActionError("priority scores must be finite")
         else:
-            result = compiled.run(fast.SELECT, wanted=_select_bits(action, self.max_jobs))
+            result = compiled.run(fast.SELECT, wanted=np.array(_select_bits(action, self.max_jobs), dtype=np.bool_))
         reward, repairs = result
         if repairs:
             self._repairs_total += repairs

@@ -64,8 +64,9 @@ if AVAILABLE:
             overlap = c if c < end else end  # fmin: NaN (unfinished) -> end
             if c != c:
                 overlap = end
-            overlap -= max(arrival[i], start)
-            buffer[i] = max(overlap, 0.0)
+            a = arrival[i]
+            overlap -= a if a > start else start  # np.maximum: the second on ties
+            buffer[i] = overlap if not overlap <= 0.0 else 0.0  # np.maximum(overlap, 0): NaN passes
         return _pairwise_sum(buffer, arrived)
 
     @_jit
@@ -229,7 +230,8 @@ if AVAILABLE:
                         rho = life / (work[j] * max(1.0, contention / gpus))
                         if rho > unfair:
                             unfair_count += 1
-                        excess[i] = max(rho - 1.0, 0.0)
+                        e = rho - 1.0
+                        excess[i] = e if not e <= 0.0 else 0.0
                 if finished == 0:
                     value = 0.0
                 elif tc == FTF:
@@ -280,9 +282,9 @@ if AVAILABLE:
             epochs_done = min(p - first, num_epochs[j])
             duration = epoch_table[current, 0]
             fraction = (work[j] - epoch_table[current, 1]) / duration
-            if fraction < 0.0:
+            if fraction <= 0.0:  # np.maximum(f, 0) then np.minimum(f, 1): NaN passes, ties give the bound
                 fraction = 0.0
-            if fraction > 1.0:
+            if fraction >= 1.0:
                 fraction = 1.0
             if status[j] == DONE:
                 fraction = 1.0
@@ -303,7 +305,7 @@ if AVAILABLE:
             remaining = (1.0 - fraction) * duration + future * (weighted / weight_total)
             age = now - arrival[j]
             fair = (work[j] + remaining) * c_share
-            rho = (c_share * remaining + age) / max(fair, 1e-9)
+            rho = (c_share * remaining + age) / (fair if not fair <= 1e-9 else 1e-9)
             raw[0, s] = gang[j] / gpus
             raw[1, s] = progress / num_epochs[j]
             raw[2, s] = np.float64(gang[j])
@@ -311,7 +313,7 @@ if AVAILABLE:
             values = (rate * batch, mean, remaining, age, run_time[j] * gang[j], 1.0 if ran_last[j] else 0.0, rho)
             for f in range(7):
                 v = values[f] * scale_in[f]
-                if v < 0.0:  # np.maximum(v, 0): NaN and -0.0 pass
+                if v <= 0.0:  # np.maximum(v, 0): NaN passes, -0.0 becomes 0.0
                     v = 0.0
                 raw[4 + f, s] = v
             for t in range(types):
@@ -355,6 +357,23 @@ if AVAILABLE:
         fout[F_REWARD] = total
         return ids, run_s, overhead, done_ids
 
+    @_jit
+    def finish_features(raw, scale_out, low, high):
+        """(slots, F) float32: ``raw`` (after numpy's logarithms) x scale_out, then
+        np.minimum(., high) and np.maximum(., low) (NaN passes; on ties the bound), cast."""
+        features, slots = raw.shape
+        out = np.empty((slots, features), np.float32)
+        for s in range(slots):
+            for f in range(features):
+                v = raw[f, s] * scale_out[f]
+                if v == v:
+                    if not v < high[f]:
+                        v = high[f]
+                    if not v > low[f]:
+                        v = low[f]
+                out[s, f] = np.float32(v)
+        return out
+
 
 def reward_terms(reward_fn) -> tuple[np.ndarray, np.ndarray] | None:
     """(term codes, weights) of a WeightedReward made only of built-in terms, else None."""
@@ -397,17 +416,16 @@ class CompiledStep:
                                  float(config.restart_overhead_s), int(config.gpus))
         self._tail = (obs.V2_SCALE_IN, None, obs.V2_CLUSTER_LOW, obs.V2_CLUSTER_HIGH, float(obs.TIME_UNIT_S),
                       float(obs._LOG_TIME))
-        self._scale_out = obs.V2_SCALE_OUT[:, None]
-        self._low = obs.V2_JOB_LOW[:, None]
-        self._high = obs.V2_JOB_HIGH[:, None]
+        self._scale_out, self._low, self._high = obs.V2_SCALE_OUT, obs.V2_JOB_LOW, obs.V2_JOB_HIGH
         self.iout = np.zeros(10, np.int64)
         self.fout = np.zeros(4)
         self.raw = np.zeros((len(obs.JOB_FEATURES_V2), slots.max_jobs))
         self._queue = np.zeros(sim.num_jobs, np.int64)
-        self._no_scores = np.zeros(slots.max_jobs, np.float32)
+        self._no_scores = np.zeros(slots.max_jobs)
         self._no_wanted = np.zeros(slots.max_jobs, np.bool_)
         self.cluster = np.zeros(len(obs.CLUSTER_FEATURES_V2), np.float32)
-        self._call(NOOP, self._no_scores, self._no_wanted)  # loads (or compiles) the kernel now
+        self._call(NOOP, self._no_scores, self._no_wanted)  # loads (or compiles) the kernels now
+        finish_features(np.zeros((self.raw.shape[0], 1)), self._scale_out, self._low, self._high)
 
     def valid_for(self, simulator, slots, reward_fn) -> bool:
         """Whether this step still serves ``simulator``, ``slots`` and ``reward_fn``."""
@@ -427,7 +445,9 @@ class CompiledStep:
 
     def run(self, code: int, scores=None, wanted=None) -> tuple[float, int] | None:
         """Run one round decided by ``code`` (PRIORITY with ``scores``, SELECT with the bool
-        ``wanted`` per slot, GIVEN with the bool ``wanted`` per job, ALL_ACTIVE); commit it. (reward, repairs), or None when a score of an
+        ``wanted`` per slot, GIVEN with the bool ``wanted`` per job, ALL_ACTIVE); commit it.
+        ``scores`` and ``wanted`` are fresh C-ordered float64 and bool arrays (so that one
+        signature is compiled, once: about 15 s the first time, then loaded from numba's cache). (reward, repairs), or None when a score of an
         occupied slot is not finite (nothing changed)."""
         ids, run_s, overhead, done_ids = self._call(code, self._no_scores if scores is None else scores,
                                                     self._no_wanted if wanted is None else wanted)
@@ -449,12 +469,9 @@ class CompiledStep:
 
     def job_features(self) -> np.ndarray:
         """The (max_jobs, F) float32 job features of the last round's raw features: numpy's
-        logarithms, then transform_v2's scales and clipping."""
+        logarithms, then transform_v2's scales and clipping (compiled, as numpy does them)."""
         raw = self.raw
         np.log2(raw[2:4], out=raw[2:4])
         logged = raw[4:11]
         np.log1p(logged, out=logged)
-        raw *= self._scale_out
-        np.minimum(raw, self._high, out=raw)
-        np.maximum(raw, self._low, out=raw)
-        return raw.T.astype(np.float32, order="C")
+        return finish_features(raw, self._scale_out, self._low, self._high)
