@@ -165,8 +165,8 @@ def main() -> None:
         "core_only": {
             "rounds_per_s": round(best["core"]),
             "ratio_to_cartpole": round(best["core"] / cartpole, 4),
-            "what": "Simulator.step + the view's derived arrays, replaying the priority run's job "
-                    "sets: the ceiling any env on this core can reach",
+            "what": "Simulator.step + the view's derived arrays (numpy), replaying the priority run's job "
+                    "sets: what a round costs agents; the env's compiled step (env/compiled.py) bypasses it",
         },
         "vector": {
             "what": "native vector env, aggregate env steps/s = K x batched steps / CPU s (random valid actions)",
