@@ -119,12 +119,16 @@ def test_integer_and_float64_scores_match_python_path():
             _same(a, b, f"step {i}")
 
 
-def test_compiled_step_is_dropped_when_the_reward_changes():
+def test_compiled_step_is_dropped_when_the_reward_or_its_normaliser_changes():
     fast, slow = _pair(trace="teaching-12")
     fast.reset(seed=0)
     slow.reset(seed=0)
     rng = np.random.default_rng(0)
     for i in range(30):
+        if i == 5:  # a new normaliser: a new compiled step with it
+            stale = fast.unwrapped._compiled
+            for env in (fast, slow):
+                env.unwrapped.jct_normaliser_s = 1000.0
         if i == 10:  # a callable the compiled step does not know: back to the Python path
             for env in (fast, slow):
                 env.unwrapped.reward_fn = lambda t: float(len(t.active_before)) - t.interval_s
@@ -134,6 +138,8 @@ def test_compiled_step_is_dropped_when_the_reward_changes():
         if fast.unwrapped.simulator.done:
             break
         assert (fast.unwrapped._compiled is None) == (i >= 10)
+        if 5 <= i < 10:
+            assert fast.unwrapped._compiled is not stale
 
 
 def test_compiled_step_follows_a_new_trace():

@@ -506,7 +506,7 @@ class ClusterEnv(gym.Env):
             return None
         compiled = self._compiled
         if compiled is not None:
-            if compiled.valid_for(self.simulator, self.slots, self.reward_fn):
+            if compiled.valid_for(self.simulator, self.slots, self.reward_fn, self.jct_normaliser_s):
                 return compiled
             self._compiled = None
         refused = self._compiled_refused

@@ -427,10 +427,11 @@ class CompiledStep:
         self._call(NOOP, self._no_scores, self._no_wanted)  # loads (or compiles) the kernels now
         finish_features(np.zeros((self.raw.shape[0], 1)), self._scale_out, self._low, self._high)
 
-    def valid_for(self, simulator, slots, reward_fn) -> bool:
-        """Whether this step still serves ``simulator``, ``slots`` and ``reward_fn``."""
+    def valid_for(self, simulator, slots, reward_fn, jct_normaliser_s: float) -> bool:
+        """Whether this step still serves ``simulator``, ``slots``, ``reward_fn`` and
+        ``jct_normaliser_s`` (the ones it was built for, the reward's terms unchanged)."""
         return (simulator is self.simulator and slots is self.slots and reward_fn is self.reward_fn
-                and reward_fn.terms == self._reward_terms)
+                and reward_fn.terms == self._reward_terms and jct_normaliser_s == self._static[-2])
 
     def _call(self, code, scores, wanted):
         sim, slots = self.simulator, self.slots
