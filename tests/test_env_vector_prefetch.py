@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
+from test_env_vector import BACKENDS, assert_same, random_actions  # noqa: E402
 
 import shockwave_gym  # noqa: F401  (registers the ids)
 from shockwave_gym.env.vector import prefetch
@@ -26,8 +27,6 @@ from shockwave_gym.env.vector.vector_env import ClusterVectorEnv
 from shockwave_gym.errors import InputError
 from shockwave_gym.traces import FileTraceSource, GeneratedTraceSource, GeneratorConfig
 from shockwave_gym.training.workload import TrainingTraceSource, Workload
-
-from test_env_vector import BACKENDS, assert_same, random_actions  # noqa: E402
 
 SMALL = Workload(gpus=8, num_jobs_range=(6, 10), arrival_rate_range_per_hour=(60.0, 120.0), max_duration_h=0.5)
 ROOT = Path(__file__).resolve().parents[1]
@@ -112,12 +111,14 @@ def test_a_failed_draw_is_raised_at_the_same_step(monkeypatch):
     for flag in (False, True):
         env = ClusterVectorEnv.from_env_kwargs(kwargs, autoreset_mode=AutoresetMode.SAME_STEP, prefetch=flag)
         rng = np.random.default_rng(1)
+        steps = 0
         try:
             env.reset(seed=[101, 202])
-            for t in range(2000):
+            while steps < 2000:
                 env.step(random_actions("priority", env.action_masks(), rng))
+                steps += 1
         except InputError as exc:
-            outcomes.append((t, str(exc)))
+            outcomes.append((steps, str(exc)))
         else:
             outcomes.append(None)
         env.close()
