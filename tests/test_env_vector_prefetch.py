@@ -222,3 +222,33 @@ def test_training_that_raises_stops_the_worker(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError, match="boom"):
         train(small_config(tmp_path, "raises", prefetch=True))
     assert multiprocessing.active_children() == []
+
+
+def test_episodes_too_large_for_the_shared_memory_go_through_the_pipe(monkeypatch):
+    monkeypatch.setattr(prefetch, "ARENA_BYTES", 150_000)  # room for a few small episodes only
+    kwargs = cluster_kwargs("priority")
+    envs = [ClusterVectorEnv.from_env_kwargs(kwargs, autoreset_mode=AutoresetMode.SAME_STEP, prefetch=flag)
+            for flag in (False, True)]
+    assert_same(envs[0].reset(seed=3), envs[1].reset(seed=3), "reset")
+    rng = np.random.default_rng(2)
+    for t in range(200):
+        actions = random_actions("priority", envs[0].action_masks(), rng)
+        assert_same(envs[1].step(actions), envs[0].step(actions), f"step {t}")
+    for env in envs:
+        env.close()
+
+
+def test_arena_allocates_first_fit_and_merges_freed_blocks():
+    arena = prefetch._Arena(bytearray(1024))
+    a = arena.put(b"x" * 100)  # rounded up to 128
+    b = arena.put(b"y" * 64)
+    c = arena.put(b"z" * 700)
+    assert (a, b, c) == ((0, 100), (128, 64), (192, 700))
+    assert arena.memory[128:192] == b"y" * 64
+    assert arena.put(b"w" * 200) is None  # 1024 - 896 = 128 left
+    arena.release(*a)
+    arena.release(*c)
+    assert arena.free == [(0, 128), (192, 832)]
+    arena.release(*b)
+    assert arena.free == [(0, 1024)]
+    assert arena.put(b"v" * 1024) == (0, 1024) and arena.free == []

@@ -29,6 +29,8 @@ machine, beside the main process's learning).
 
 from __future__ import annotations
 
+import bisect
+import mmap
 import multiprocessing
 import os
 import pickle
@@ -41,6 +43,10 @@ from collections import deque
 DEFAULT_DEPTH = 4
 #: Seconds between the main process's checks that the worker is still alive while it waits.
 _POLL_S = 1.0
+#: Bytes of the shared memory the worker hands episodes over in (address space: only the
+#: pages written are ever allocated); an episode that does not fit goes through the pipe.
+ARENA_BYTES = 256 << 20
+_ALIGN = 64
 
 
 def trace_tables(trace, sim_config, throughputs, obs_version: int) -> tuple:
@@ -102,17 +108,21 @@ class Prefetcher:
         if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
             raise ValueError(f"prefetch depth must be an integer >= 1, got {depth!r}")
         self.depth = depth
-        context = multiprocessing.get_context(_start_method())
+        method = _start_method()
+        context = multiprocessing.get_context(method)
         self._requests = context.Queue()
         self._results = context.Queue()
-        self._process = context.Process(target=_work, args=(self._requests, self._results),
+        # anonymous shared memory, inherited by the forked worker (a pipe carries 64 KB at a
+        # time, so a megabyte episode would cost both processes many wake-ups)
+        self._arena = mmap.mmap(-1, ARENA_BYTES) if method == "fork" else None
+        self._process = context.Process(target=_work, args=(self._requests, self._results, self._arena),
                                         name="shockwave-prefetch", daemon=True)
         self._process.start()
         self._generation: dict[int, int] = {}
         self._ready: dict[int, deque] = {}
         self._specs: dict[int, bytes] = {}
         self._closed = False
-        self._finalizer = weakref.finalize(self, _shutdown, self._process, self._requests, self._results)
+        self._finalizer = weakref.finalize(self, _shutdown, self._process, self._requests, self._results, self._arena)
 
     @property
     def pid(self) -> int:
@@ -127,6 +137,8 @@ class Prefetcher:
                                                  protocol=pickle.HIGHEST_PROTOCOL)
         generation = self._generation.get(i, 0) + 1
         self._generation[i] = generation
+        for _, payload in self._ready.get(i, ()):  # the old stream's episodes, never taken
+            self._release(payload)
         self._ready[i] = deque()
         self._requests.put(("start", i, generation, pickle.dumps(rng, protocol=pickle.HIGHEST_PROTOCOL),
                             spec, self.depth))
@@ -149,11 +161,23 @@ class Prefetcher:
             kind, j, generation, payload = message
             if generation == self._generation.get(j):
                 self._ready[j].append((kind, payload))
+            else:
+                self._release(payload)
         kind, payload = ready.popleft()
-        self._requests.put(("more", i, self._generation[i]))
+        if isinstance(payload, tuple):  # (offset, size) in the arena: copy out, then free
+            offset, size = payload
+            data = self._arena[offset : offset + size]
+        else:
+            offset = size = 0
+            data = payload
+        self._requests.put(("more", i, self._generation[i], offset, size))
         if kind == "error":
-            raise pickle.loads(payload)
-        return pickle.loads(payload)
+            raise pickle.loads(data)
+        return pickle.loads(data)
+
+    def _release(self, payload) -> None:
+        if isinstance(payload, tuple):
+            self._requests.put(("free", *payload))
 
     def close(self) -> None:
         """Stop the worker and wait for it (idempotent)."""
@@ -166,7 +190,7 @@ class Prefetcher:
             raise RuntimeError("the prefetcher is closed")
 
 
-def _shutdown(process, requests, results) -> None:
+def _shutdown(process, requests, results, arena) -> None:
     try:
         requests.put(("stop",))
     except (OSError, ValueError):
@@ -178,6 +202,45 @@ def _shutdown(process, requests, results) -> None:
     for q in (requests, results):
         q.close()
         q.cancel_join_thread()  # nothing left to deliver: never block on a full pipe
+    if arena is not None:
+        arena.close()
+
+
+class _Arena:
+    """First-fit allocation of the shared memory, kept by the worker; the parent frees a
+    block once it has copied the episode out."""
+
+    def __init__(self, memory):
+        self.memory = memory
+        self.free = [(0, len(memory))]  # (offset, size), sorted, never adjacent
+
+    def put(self, data: bytes):
+        """``(offset, size)`` of a block holding ``data``, or None if none is large enough."""
+        size = len(data)
+        need = -(-size // _ALIGN) * _ALIGN
+        for index, (offset, room) in enumerate(self.free):
+            if room >= need:
+                if room == need:
+                    del self.free[index]
+                else:
+                    self.free[index] = (offset + need, room - need)
+                self.memory[offset : offset + size] = data
+                return offset, size
+        return None
+
+    def release(self, offset: int, size: int) -> None:
+        need = -(-size // _ALIGN) * _ALIGN
+        free = self.free
+        index = bisect.bisect(free, (offset, 0))
+        end = offset + need
+        if index < len(free) and free[index][0] == end:  # merge with the next block
+            end = free[index][0] + free[index][1]
+            del free[index]
+        if index > 0 and free[index - 1][0] + free[index - 1][1] == offset:  # and the previous
+            offset = free[index - 1][0]
+            index -= 1
+            del free[index]
+        free.insert(index, (offset, end - offset))
 
 
 class _Stream:
@@ -187,13 +250,14 @@ class _Stream:
         self.generation, self.rng, self.spec, self.owed = generation, rng, spec, owed
 
 
-def _work(requests, results) -> None:
+def _work(requests, results, memory=None) -> None:
     """The worker's loop: read requests, then prepare one episode of the cluster owed the
     most (the lowest index on ties), until told to stop or the parent is gone."""
     results.cancel_join_thread()  # exit promptly even if the parent never reads the rest
     parent = multiprocessing.parent_process()
     streams: dict[int, _Stream] = {}
     specs: dict[bytes, tuple] = {}
+    arena = _Arena(memory) if memory is not None else None
 
     def handle(message) -> bool:
         if message[0] == "stop":
@@ -203,8 +267,12 @@ def _work(requests, results) -> None:
             if spec not in specs:
                 specs[spec] = pickle.loads(spec)
             streams[i] = _Stream(generation, pickle.loads(rng), specs[spec], depth)
-        else:  # "more"
-            _, i, generation = message
+        elif message[0] == "free":
+            arena.release(*message[1:])
+        else:  # "more": the parent took an episode (and freed its block, if any)
+            _, i, generation, offset, size = message
+            if size:
+                arena.release(offset, size)
             stream = streams.get(i)
             if stream is not None and stream.generation == generation:
                 stream.owed += 1
@@ -242,4 +310,6 @@ def _work(requests, results) -> None:
                 payload = ("error", pickle.dumps(exc, protocol=pickle.HIGHEST_PROTOCOL))
             except Exception:
                 payload = ("error", pickle.dumps(RuntimeError(f"prefetch worker: {exc!r}")))
-        results.put((payload[0], i, stream.generation, payload[1]))
+        kind, data = payload
+        block = arena.put(data) if arena is not None and kind == "episode" else None
+        results.put((kind, i, stream.generation, data if block is None else block))
