@@ -252,3 +252,31 @@ def test_arena_allocates_first_fit_and_merges_freed_blocks():
     arena.release(*b)
     assert arena.free == [(0, 1024)]
     assert arena.put(b"v" * 1024) == (0, 1024) and arena.free == []
+
+
+def test_announced_seeds_are_prepared_ahead_and_other_resets_ignore_them():
+    from shockwave_gym.training.vec_adapter import NativeVecEnv
+
+    kwargs = cluster_kwargs("priority")
+    plain, fetched = (NativeVecEnv.from_env_kwargs(kwargs, prefetch=flag) for flag in (False, True))
+    for env in (plain, fetched):
+        env.seed(7)  # what SB3 does when it builds the model
+    assert fetched.venv._announced == {0: 7, 1: 8, 3: 10}
+    assert_same(plain.reset(), fetched.reset(), "reset")
+    assert fetched.venv._announced == {}
+    rng = np.random.default_rng(4)
+    for t in range(150):
+        actions = random_actions("priority", plain.venv.action_masks(), rng)
+        assert_same(fetched.step(actions)[:3], plain.step(actions)[:3], f"step {t}")
+    # announced, then reset with other seeds, and without any
+    fetched.venv.announce_seeds([1, 2, 3, 4])
+    assert_same(fetched.venv.reset(seed=20), plain.venv.reset(seed=20), "other seeds")
+    fetched.venv.announce_seeds([1, 2, 3, 4])
+    assert_same(fetched.venv.reset(), plain.venv.reset(), "no seed")
+    for t in range(150):
+        actions = random_actions("priority", plain.venv.action_masks(), rng)
+        assert_same(fetched.venv.step(actions), plain.venv.step(actions), f"after step {t}")
+    for i in range(len(kwargs)):
+        assert fetched.venv._np_random[i].bit_generator.state == plain.venv._np_random[i].bit_generator.state
+    plain.close()
+    fetched.close()

@@ -51,6 +51,13 @@ class NativeVecEnv(VecEnv):
         self._reset_options()
         return obs
 
+    def seed(self, seed: int | None = None):
+        """SB3's seeding (each cluster ``seed + i`` at the next reset); also tells the vector
+        env, whose prefetching worker can start on those episodes at once."""
+        seeds = super().seed(seed)
+        self.venv.announce_seeds(list(seeds))
+        return seeds
+
     def step_async(self, actions: np.ndarray) -> None:
         self._actions = actions
 

@@ -171,6 +171,7 @@ class ClusterVectorEnv(VectorEnv):
         #: (env/vector/prefetch.py), or None
         self._prefetcher = None
         self._prefetch_rows = np.array([prefetchable(t.source) for t in self.templates])
+        self._announced: dict[int, int] = {}  # cluster -> the seed its stream was started from
         if want_worker(prefetch) and self._prefetch_rows.any():
             self._prefetcher = Prefetcher()
 
@@ -391,6 +392,23 @@ class ClusterVectorEnv(VectorEnv):
             raise gym.error.ResetNeeded("call reset() before action_masks()")
         return self.mode.masks(self.slots)
 
+    def announce_seeds(self, seeds: list[int | None]) -> None:
+        """The seeds of the next ``reset(seed=...)``, known ahead (SB3 sets them with
+        ``VecEnv.seed`` long before its first reset): with a prefetching worker, it starts
+        preparing those episodes now. A reset with other seeds, or none, ignores this."""
+        if self._prefetcher is None:
+            return
+        if len(seeds) != self.num_envs:
+            raise ValueError(f"announce_seeds needs {self.num_envs} seeds, got {len(seeds)}")
+        for i, seed in enumerate(seeds):
+            if seed is None or not self._prefetch_rows[i]:
+                continue
+            rng, _ = seeding.np_random(int(seed))
+            template = self.templates[i]
+            self._prefetcher.start(i, rng, template.source, template.sim_config, template.throughputs,
+                                   self.obs_version)
+            self._announced[i] = int(seed)
+
     def close_extras(self, **kwargs) -> None:
         self._state = None
         if self._prefetcher is not None:
@@ -406,7 +424,9 @@ class ClusterVectorEnv(VectorEnv):
         if fresh_rng:
             self._np_random[i], _ = seeding.np_random(seed)
         rng, prefetcher, tables = self._np_random[i], self._prefetcher, None
-        if prefetcher is not None and self._prefetch_rows[i] and not fresh_rng and prefetcher.active(i):
+        announced = self._announced.pop(i, None)  # a stream started from this seed's fresh RNG
+        streaming = announced == seed if seed is not None else (not fresh_rng and announced is None)
+        if prefetcher is not None and self._prefetch_rows[i] and streaming and prefetcher.active(i):
             # drawn ahead by the worker from this RNG's state; adopt the state it left
             trace, tables, state = prefetcher.take(i)
             rng.bit_generator.state = state
