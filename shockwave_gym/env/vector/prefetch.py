@@ -110,17 +110,22 @@ class Prefetcher:
         self.depth = depth
         method = _start_method()
         context = multiprocessing.get_context(method)
-        self._requests = context.Queue()
+        # requests go down a plain pipe (small messages, written at once: no feeder thread
+        # in this process to compete for the GIL); episodes come back through a queue, whose
+        # feeder thread in the worker keeps it from ever blocking on a full pipe
+        self._requests_in, self._requests = context.Pipe(duplex=False)
         self._results = context.Queue()
         # anonymous shared memory, inherited by the forked worker (a pipe carries 64 KB at a
         # time, so a megabyte episode would cost both processes many wake-ups)
         self._arena = mmap.mmap(-1, ARENA_BYTES) if method == "fork" else None
-        self._process = context.Process(target=_work, args=(self._requests, self._results, self._arena),
-                                        name="shockwave-prefetch", daemon=True)
+        self._process = context.Process(target=_work, args=(self._requests_in, self._results, self._arena,
+                                                            self._requests), name="shockwave-prefetch", daemon=True)
         self._process.start()
+        self._requests_in.close()  # the worker's end
         self._generation: dict[int, int] = {}
         self._ready: dict[int, deque] = {}
-        self._specs: dict[int, bytes] = {}
+        self._spec_ids: dict[int, int] = {}  # cluster -> id of its (source, config, ...) sent once
+        self._spec_data: list[bytes] = []
         self._closed = False
         self._finalizer = weakref.finalize(self, _shutdown, self._process, self._requests, self._results, self._arena)
 
@@ -131,17 +136,22 @@ class Prefetcher:
     def start(self, i: int, rng, source, sim_config, throughputs, obs_version: int) -> None:
         """Begin cluster ``i``'s stream at ``rng``'s current state (``rng`` is not changed)."""
         self._check_open()
-        spec = self._specs.get(i)
+        spec = self._spec_ids.get(i)
         if spec is None:
-            spec = self._specs[i] = pickle.dumps((source, sim_config, throughputs, obs_version),
-                                                 protocol=pickle.HIGHEST_PROTOCOL)
+            data = pickle.dumps((source, sim_config, throughputs, obs_version), protocol=pickle.HIGHEST_PROTOCOL)
+            known = {self._spec_data[s]: s for s in self._spec_ids.values()} if self._spec_ids else {}
+            spec = known.get(data)
+            if spec is None:
+                spec = len(self._spec_data)
+                self._spec_data.append(data)
+                self._send(("spec", spec, data))
+            self._spec_ids[i] = spec
         generation = self._generation.get(i, 0) + 1
         self._generation[i] = generation
         for _, payload in self._ready.get(i, ()):  # the old stream's episodes, never taken
             self._release(payload)
         self._ready[i] = deque()
-        self._requests.put(("start", i, generation, pickle.dumps(rng, protocol=pickle.HIGHEST_PROTOCOL),
-                            spec, self.depth))
+        self._send(("start", i, generation, pickle.dumps(rng, protocol=pickle.HIGHEST_PROTOCOL), spec, self.depth))
 
     def active(self, i: int) -> bool:
         return i in self._generation
@@ -164,20 +174,31 @@ class Prefetcher:
             else:
                 self._release(payload)
         kind, payload = ready.popleft()
-        if isinstance(payload, tuple):  # (offset, size) in the arena: copy out, then free
+        offset = size = 0
+        if isinstance(payload, tuple):  # (offset, size) in the arena: read it there, then free it
             offset, size = payload
-            data = self._arena[offset : offset + size]
+            view = memoryview(self._arena)[offset : offset + size]
+            try:
+                result = pickle.loads(view)  # numpy arrays are copied out of the buffer
+            finally:
+                view.release()
         else:
-            offset = size = 0
-            data = payload
-        self._requests.put(("more", i, self._generation[i], offset, size))
+            result = pickle.loads(payload)
+        self._send(("more", i, self._generation[i], offset, size))
         if kind == "error":
-            raise pickle.loads(data)
-        return pickle.loads(data)
+            raise result
+        return result
 
     def _release(self, payload) -> None:
         if isinstance(payload, tuple):
-            self._requests.put(("free", *payload))
+            self._send(("free", *payload))
+
+    def _send(self, message) -> None:
+        try:
+            self._requests.send(message)
+        except OSError as exc:  # the worker is gone
+            raise RuntimeError(f"the prefetch worker (pid {self._process.pid}) died "
+                               f"(exit code {self._process.exitcode})") from exc
 
     def close(self) -> None:
         """Stop the worker and wait for it (idempotent)."""
@@ -192,16 +213,16 @@ class Prefetcher:
 
 def _shutdown(process, requests, results, arena) -> None:
     try:
-        requests.put(("stop",))
+        requests.send(("stop",))
     except (OSError, ValueError):
         pass
     process.join(timeout=5.0)
     if process.is_alive():
         process.terminate()
         process.join(timeout=5.0)
-    for q in (requests, results):
-        q.close()
-        q.cancel_join_thread()  # nothing left to deliver: never block on a full pipe
+    requests.close()
+    results.close()
+    results.cancel_join_thread()  # nothing left to deliver: never block on a full pipe
     if arena is not None:
         arena.close()
 
@@ -250,22 +271,24 @@ class _Stream:
         self.generation, self.rng, self.spec, self.owed = generation, rng, spec, owed
 
 
-def _work(requests, results, memory=None) -> None:
+def _work(requests, results, memory=None, parent_end=None) -> None:
     """The worker's loop: read requests, then prepare one episode of the cluster owed the
     most (the lowest index on ties), until told to stop or the parent is gone."""
     results.cancel_join_thread()  # exit promptly even if the parent never reads the rest
+    if parent_end is not None:
+        parent_end.close()  # so that the parent's death ends the requests with EOF
     parent = multiprocessing.parent_process()
     streams: dict[int, _Stream] = {}
-    specs: dict[bytes, tuple] = {}
+    specs: dict[int, tuple] = {}
     arena = _Arena(memory) if memory is not None else None
 
     def handle(message) -> bool:
         if message[0] == "stop":
             return False
-        if message[0] == "start":
+        if message[0] == "spec":
+            specs[message[1]] = pickle.loads(message[2])
+        elif message[0] == "start":
             _, i, generation, rng, spec, depth = message
-            if spec not in specs:
-                specs[spec] = pickle.loads(spec)
             streams[i] = _Stream(generation, pickle.loads(rng), specs[spec], depth)
         elif message[0] == "free":
             arena.release(*message[1:])
@@ -281,18 +304,16 @@ def _work(requests, results, memory=None) -> None:
     while True:
         busy = any(s.owed > 0 for s in streams.values())
         try:
-            message = requests.get_nowait() if busy else requests.get(timeout=_POLL_S)
-        except queue.Empty:
-            message = None
-            if not busy and parent is not None and not parent.is_alive():
+            if requests.poll(0 if busy else _POLL_S):
+                while True:
+                    if not handle(requests.recv()):
+                        return
+                    if not requests.poll(0):
+                        break
+            elif not busy and parent is not None and not parent.is_alive():
                 return
-        while message is not None:
-            if not handle(message):
-                return
-            try:
-                message = requests.get_nowait()
-            except queue.Empty:
-                message = None
+        except (EOFError, OSError):  # the parent is gone
+            return
         owed = [i for i, s in streams.items() if s.owed > 0]
         if not owed:
             continue
