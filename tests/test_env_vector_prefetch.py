@@ -280,3 +280,17 @@ def test_announced_seeds_are_prepared_ahead_and_other_resets_ignore_them():
         assert fetched.venv._np_random[i].bit_generator.state == plain.venv._np_random[i].bit_generator.state
     plain.close()
     fetched.close()
+
+
+def test_a_subclass_overriding_sample_is_not_prefetched_unless_it_says_so():
+    class Counting(GeneratedTraceSource):
+        def sample(self, rng):
+            self.count = getattr(self, "count", 0) + 1
+            return super().sample(rng)
+
+    class Declared(Counting):
+        fresh_samples = True
+
+    config = GeneratorConfig(num_jobs=4, seed=0)
+    assert not prefetch.prefetchable(Counting(config))
+    assert prefetch.prefetchable(Declared(config))

@@ -64,12 +64,12 @@ def trace_tables(trace, sim_config, throughputs, obs_version: int) -> tuple:
 def prefetchable(source) -> bool:
     """Whether ``source`` draws a fresh trace from the RNG alone at every sample (no state of
     its own, no trace object shared between samples), so its samples can be drawn ahead in
-    another process: the generated sources, and a suite's train split without fixed levels."""
-    from shockwave_gym.traces.sources import GeneratedTraceSource
+    another process: a source whose own class declares ``fresh_samples = True`` (the
+    generated sources, the training workload's), and a suite's train split without fixed
+    levels."""
     from shockwave_gym.traces.suites import SuiteTraceSource
-    from shockwave_gym.training.workload import TrainingTraceSource
 
-    if type(source) in (TrainingTraceSource, GeneratedTraceSource):
+    if type(source).__dict__.get("fresh_samples") is True:
         return True
     return type(source) is SuiteTraceSource and source.split == "train" and source.train_levels is None
 
