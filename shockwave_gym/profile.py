@@ -87,7 +87,8 @@ def job_profile(spec: JobSpec, throughputs, modes=None) -> JobProfile:
             f"adaptation mode {spec.mode!r} gave {sizes.size} batch sizes "
             f"for a job of {spec.num_epochs} epochs",
         )
-    distinct = [int(b) for b in np.unique(sizes)]
+    unique_sizes, size_index = np.unique(sizes, return_inverse=True)
+    distinct = unique_sizes.tolist()
     outside = sorted(set(distinct) - set(reachable))
     if outside:
         raise ProfileError(
@@ -97,8 +98,8 @@ def job_profile(spec: JobSpec, throughputs, modes=None) -> JobProfile:
             f"({', '.join(map(str, reachable))})",
         )
     _check_rates(spec, reachable, throughputs)
-    rate_of = {b: throughputs.rate(spec.model, b, spec.gang) for b in distinct}
-    rates = np.array([rate_of[int(b)] for b in sizes], dtype=np.float64)
+    # one lookup per distinct size, spread to the epochs by index (the same floats)
+    rates = np.array([throughputs.rate(spec.model, b, spec.gang) for b in distinct], dtype=np.float64)[size_index]
     durations = (spec.dataset_size / sizes) / rates
     return JobProfile(
         reachable_sizes=tuple(reachable),

@@ -244,6 +244,20 @@ def templates(throughputs: ThroughputTable) -> list[tuple[str, int]]:
     return out
 
 
+class _Draws:
+    """What every job draw of one trace shares: the mixes as choice lists and normalised
+    probabilities, the duration buckets (computed once per trace, the same values
+    :func:`_draw_job` would compute per job)."""
+
+    __slots__ = ("gangs", "gang_probs", "modes", "mode_probs", "bucket_probs", "buckets")
+
+    def __init__(self, config: GeneratorConfig):
+        self.gangs, self.gang_probs = list(config.gang_mix), _normalised(config.gang_mix.values())
+        self.modes, self.mode_probs = list(config.mode_mix), _normalised(config.mode_mix.values())
+        self.bucket_probs = _normalised(config.bucket_probs)
+        self.buckets = _bucket_bounds(config.num_durations)
+
+
 def _draw_job(
     rng: np.random.Generator,
     config: GeneratorConfig,
@@ -252,17 +266,18 @@ def _draw_job(
     candidates_h: np.ndarray,
     arrival_s: float,
     hetero=None,
+    draws: _Draws | None = None,
 ) -> JobSpec | None:
     """One job drawn from ``rng``, or ``None`` if it is not feasible under ``table``."""
-    gangs, gang_probs = list(config.gang_mix), _normalised(config.gang_mix.values())
-    modes, mode_probs = list(config.mode_mix), _normalised(config.mode_mix.values())
+    if draws is None:
+        draws = _Draws(config)
     model, batch_size = choices[int(rng.integers(len(choices)))]
-    gang = int(gangs[int(rng.choice(len(gangs), p=gang_probs))])
+    gang = int(draws.gangs[int(rng.choice(len(draws.gangs), p=draws.gang_probs))])
     if model in SINGLE_GPU_MODELS:
         gang = 1
-    mode = modes[int(rng.choice(len(modes), p=mode_probs))]
-    bucket = int(rng.choice(len(BUCKET_ENDS), p=_normalised(config.bucket_probs)))
-    lo, hi = _bucket_bounds(config.num_durations)[bucket]
+    mode = draws.modes[int(rng.choice(len(draws.modes), p=draws.mode_probs))]
+    bucket = int(rng.choice(len(BUCKET_ENDS), p=draws.bucket_probs))
+    lo, hi = draws.buckets[bucket]
     duration_s = round(float(candidates_h[int(rng.integers(lo, hi))]) * 3600.0, 3)
     if mode == "accordion" and duration_s < config.accordion_min_s:
         mode = "static"
@@ -319,9 +334,10 @@ def generate_trace(config: GeneratorConfig, throughputs: ThroughputTable | None 
         )
     candidates_h = np.linspace(config.min_duration_h, config.max_duration_h, config.num_durations)
     jobs = []
-    for arrival_s in arrivals_s:
+    draws = _Draws(config)
+    for arrival_s in arrivals_s.tolist():
         for _ in range(MAX_DRAWS_PER_JOB):
-            job = _draw_job(rng, config, table, choices, candidates_h, float(arrival_s), hetero)
+            job = _draw_job(rng, config, table, choices, candidates_h, arrival_s, hetero, draws)
             if job is not None:
                 jobs.append(job)
                 break

@@ -33,6 +33,12 @@ from shockwave_gym.traces.types import Trace
 class TraceSource(abc.ABC):
     """Produces the trace of an episode from the environment's RNG."""
 
+    #: True when :meth:`sample` returns a new trace drawn from the RNG alone, with no state
+    #: of the source's own, so a worker process can draw a cluster's next traces ahead from
+    #: a copy of its RNG (the vector env's ``prefetch``). Read from the class that declares
+    #: it, not inherited: a subclass overriding ``sample`` must declare it again.
+    fresh_samples: bool = False
+
     @abc.abstractmethod
     def sample(self, rng: np.random.Generator) -> Trace:
         """A trace for one episode; must depend on nothing but ``rng`` and the source."""
@@ -73,6 +79,8 @@ class GeneratedTraceSource(TraceSource):
     ``arrival_rate_range_per_hour`` (uniform) randomise the job count and arrival rate per
     sample; ``None`` keeps the config's value.
     """
+
+    fresh_samples = True
 
     def __init__(
         self,

@@ -107,6 +107,10 @@ class TrainConfig:
     #: Allow ``init_from`` to be an SB3 ``.zip`` (unpickled: it can run code). CLI ``--trust``.
     trust_init: bool = False
     progress_every_s: float = 15.0
+    #: ``vec="native"``: draw the next episodes' traces and build their tables in one worker
+    #: process beside the learner (True, False, or "auto": when two CPUs are usable); the
+    #: episodes are the same either way (shockwave_gym/env/vector/prefetch.py).
+    prefetch: bool | str = "auto"
     command: str = ""
 
     def __post_init__(self) -> None:
@@ -122,6 +126,8 @@ class TrainConfig:
             raise InputError(str(exc)) from None
         if self.log_std_init is None:
             self.log_std_init = -0.5 if self.prior is None else PRIOR_LOG_STD_INIT
+        if not (self.prefetch == "auto" or isinstance(self.prefetch, bool)):
+            raise InputError(f"prefetch must be True, False or 'auto', got {self.prefetch!r}")
         if self.vec not in VEC_KINDS:
             raise InputError(f"vec must be one of {', '.join(VEC_KINDS)}, got {self.vec!r}")
         if self.envs is None and self.suites is None:
@@ -206,7 +212,8 @@ def make_vec_env(config: TrainConfig, tasks):
         from shockwave_gym.training.vec_adapter import NativeVecEnv
 
         return NativeVecEnv.from_env_kwargs([{**kw, **common} for kw in tasks.env_kwargs],
-                                            max_episode_steps=ENV_IDS["shockwave_gym/Generated-v0"][1])
+                                            max_episode_steps=ENV_IDS["shockwave_gym/Generated-v0"][1],
+                                            prefetch=config.prefetch)
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
     factories = [partial(make_env, kw, config) for kw in tasks.env_kwargs]

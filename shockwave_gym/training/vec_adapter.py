@@ -34,11 +34,14 @@ class NativeVecEnv(VecEnv):
         self._actions = None
 
     @classmethod
-    def from_env_kwargs(cls, env_kwargs: list[dict], *, max_episode_steps: int | None = None) -> NativeVecEnv:
+    def from_env_kwargs(cls, env_kwargs: list[dict], *, max_episode_steps: int | None = None,
+                        prefetch: bool | str = False) -> NativeVecEnv:
         """One cluster per dict of env arguments (cluster sizes and trace sources may differ:
-        a run over several suites)."""
+        a run over several suites). ``prefetch``: draw the next episodes' traces and build
+        their tables in a worker process (True, False or ``"auto"``: when two CPUs are
+        usable; env/vector/prefetch.py); the episodes are the same either way."""
         venv = ClusterVectorEnv.from_env_kwargs(env_kwargs, max_episode_steps=max_episode_steps,
-                                                autoreset_mode=AutoresetMode.SAME_STEP)
+                                                autoreset_mode=AutoresetMode.SAME_STEP, prefetch=prefetch)
         return cls(venv.num_envs, venv=venv)
 
     def reset(self):
@@ -47,6 +50,13 @@ class NativeVecEnv(VecEnv):
         self._reset_seeds()
         self._reset_options()
         return obs
+
+    def seed(self, seed: int | None = None):
+        """SB3's seeding (each cluster ``seed + i`` at the next reset); also tells the vector
+        env, whose prefetching worker can start on those episodes at once."""
+        seeds = super().seed(seed)
+        self.venv.announce_seeds(list(seeds))
+        return seeds
 
     def step_async(self, actions: np.ndarray) -> None:
         self._actions = actions

@@ -59,6 +59,8 @@ class Workload:
 class TrainingTraceSource(TraceSource):
     """A fresh trace per episode from the env's RNG, with a seed >= :data:`TRAIN_SEED_MIN`."""
 
+    fresh_samples = True
+
     def __init__(self, workload: Workload, throughputs: ThroughputTable | None = None):
         self.workload = workload
         self.throughputs = ThroughputTable.builtin_v100() if throughputs is None else throughputs

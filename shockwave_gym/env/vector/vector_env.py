@@ -48,6 +48,7 @@ from shockwave_gym.env.vector.estimates import (
     take_logarithms,
     take_logarithms_v2,
 )
+from shockwave_gym.env.vector.prefetch import Prefetcher, prefetchable, trace_tables, want_worker
 from shockwave_gym.env.vector.rewards import BatchReward, BatchTransition, term_codes
 from shockwave_gym.env.vector.slots import BatchSlotMap
 from shockwave_gym.errors import InputError, InvalidActionError
@@ -56,11 +57,8 @@ from shockwave_gym.interface.observation import (
     TIME_UNIT_S,
     V2_CLUSTER_HIGH,
     V2_CLUSTER_LOW,
-    type_throughput_table,
 )
-from shockwave_gym.interface.predictor import RemainingTimePredictor
 from shockwave_gym.metrics import UNFAIR_THRESHOLD, compute_metrics
-from shockwave_gym.simulator import Simulator
 from shockwave_gym.state import ACTIVE, DONE
 
 _SHARED = ("action_mode", "max_jobs", "obs_version", "skip_trivial", "idle_allowed")
@@ -81,23 +79,23 @@ class ClusterVectorEnv(VectorEnv):
 
     def __init__(self, num_envs: int = 1, *, max_episode_steps: int | None = None,
                  autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP, compiled: bool | None = None,
-                 **kwargs):
+                 prefetch: bool | str = False, **kwargs):
         if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
             raise InputError(f"num_envs must be a positive integer, got {num_envs!r}")
-        self._setup([kwargs] * num_envs, max_episode_steps, autoreset_mode, compiled)
+        self._setup([kwargs] * num_envs, max_episode_steps, autoreset_mode, compiled, prefetch)
 
     @classmethod
     def from_env_kwargs(cls, env_kwargs: list[dict], *, max_episode_steps: int | None = None,
                         autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
-                        compiled: bool | None = None) -> ClusterVectorEnv:
+                        compiled: bool | None = None, prefetch: bool | str = False) -> ClusterVectorEnv:
         """One cluster per dict of :class:`ClusterEnv` arguments."""
         if not env_kwargs:
             raise InputError("from_env_kwargs needs at least one dict of env arguments")
         self = cls.__new__(cls)
-        self._setup(list(env_kwargs), max_episode_steps, autoreset_mode, compiled)
+        self._setup(list(env_kwargs), max_episode_steps, autoreset_mode, compiled, prefetch)
         return self
 
-    def _setup(self, env_kwargs: list[dict], max_episode_steps, autoreset_mode, compiled) -> None:
+    def _setup(self, env_kwargs: list[dict], max_episode_steps, autoreset_mode, compiled, prefetch=False) -> None:
         if any(kw.get("render_mode") is not None for kw in env_kwargs):
             raise InputError("the vector env does not render; render a single env (gym.make) instead")
         templates: dict[int, ClusterEnv] = {}  # one per distinct dict: equal sources share traces
@@ -169,6 +167,13 @@ class ClusterVectorEnv(VectorEnv):
         for i in range(k):
             self._no_queues[i] = ()
         self.closed = False
+        #: the worker preparing the next episodes of the clusters with a prefetchable source
+        #: (env/vector/prefetch.py), or None
+        self._prefetcher = None
+        self._prefetch_rows = np.array([prefetchable(t.source) for t in self.templates])
+        self._announced: dict[int, int] = {}  # cluster -> the seed its stream was started from
+        if want_worker(prefetch) and self._prefetch_rows.any():
+            self._prefetcher = Prefetcher()
 
     # --- Gymnasium API ---------------------------------------------------------------------
 
@@ -387,22 +392,55 @@ class ClusterVectorEnv(VectorEnv):
             raise gym.error.ResetNeeded("call reset() before action_masks()")
         return self.mode.masks(self.slots)
 
+    def announce_seeds(self, seeds: list[int | None]) -> None:
+        """The seeds of the next ``reset(seed=...)``, known ahead (SB3 sets them with
+        ``VecEnv.seed`` long before its first reset): with a prefetching worker, it starts
+        preparing those episodes now. A reset with other seeds, or none, ignores this."""
+        if self._prefetcher is None:
+            return
+        if len(seeds) != self.num_envs:
+            raise ValueError(f"announce_seeds needs {self.num_envs} seeds, got {len(seeds)}")
+        for i, seed in enumerate(seeds):
+            if seed is None or not self._prefetch_rows[i]:
+                continue
+            rng, _ = seeding.np_random(int(seed))
+            template = self.templates[i]
+            self._prefetcher.start(i, rng, template.source, template.sim_config, template.throughputs,
+                                   self.obs_version)
+            self._announced[i] = int(seed)
+
     def close_extras(self, **kwargs) -> None:
         self._state = None
+        if self._prefetcher is not None:
+            self._prefetcher.close()
+            self._prefetcher = None
 
     # --- per-cluster resets ----------------------------------------------------------------
 
     def _reset_cluster(self, i: int, seed: int | None) -> None:
         self._fused_args = None  # arrays may be replaced below
         template = self.templates[i]
-        if seed is not None or self._np_random[i] is None:
+        fresh_rng = seed is not None or self._np_random[i] is None
+        if fresh_rng:
             self._np_random[i], _ = seeding.np_random(seed)
-        trace = template.source.sample(self._np_random[i])
-        tables = self._tables[i]
-        if tables is not None and tables[0] is trace:
+        rng, prefetcher, tables = self._np_random[i], self._prefetcher, None
+        announced = self._announced.pop(i, None)  # a stream started from this seed's fresh RNG
+        streaming = announced == seed if seed is not None else (not fresh_rng and announced is None)
+        if prefetcher is not None and self._prefetch_rows[i] and streaming and prefetcher.active(i):
+            # drawn ahead by the worker from this RNG's state; adopt the state it left
+            trace, tables, state = prefetcher.take(i)
+            rng.bit_generator.state = state
+        else:
+            trace = template.source.sample(rng)
+            if prefetcher is not None and self._prefetch_rows[i]:  # the worker goes on from here
+                prefetcher.start(i, rng, template.source, template.sim_config, template.throughputs,
+                                 self.obs_version)
+        old = self._tables[i]
+        if old is not None and old[0] is trace:
             self.sim.restart(i)
         else:
-            tables = self._tables_for(trace, template)
+            if tables is None:
+                tables = self._tables_for(trace, template)
             self._tables[i] = tables
             _, simulator, predictor, type_table = tables
             self.sim.load(i, simulator.static, simulator.config, trace.name)
@@ -428,9 +466,7 @@ class ClusterVectorEnv(VectorEnv):
             if (tables is not None and tables[0] is trace and tables[1].config == template.sim_config
                     and _same_table(tables[1].throughputs, template.throughputs)):
                 return tables
-        simulator = Simulator(trace.jobs, template.sim_config, template.throughputs, trace_name=trace.name)
-        type_table = type_throughput_table(simulator.view) if self.obs_version == 2 else None
-        return trace, simulator, RemainingTimePredictor(simulator.view), type_table
+        return trace_tables(trace, template.sim_config, template.throughputs, self.obs_version)
 
     # --- batched state ---------------------------------------------------------------------
 
