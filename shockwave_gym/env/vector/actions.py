@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from shockwave_gym.env.vector import jit
 from shockwave_gym.env.vector.packing import pack_rows
 from shockwave_gym.env.vector.slots import BatchSlotMap
 from shockwave_gym.errors import InvalidActionError
@@ -33,9 +32,8 @@ class _ModeBase:
     closes_every_step = True
     name = ""
 
-    def __init__(self, num_clusters: int, max_jobs: int, *, compiled: bool = False, idle_allowed: bool = True):
+    def __init__(self, num_clusters: int, max_jobs: int, *, idle_allowed: bool = True):
         self.max_jobs = max_jobs
-        self.compiled = compiled
         self.idle_allowed = idle_allowed
 
     def _shaped(self, action, shape: tuple) -> np.ndarray:
@@ -58,11 +56,6 @@ class BatchSelect(_ModeBase):
                 raise InvalidActionError("select actions must hold only 0 and 1 (bool, integer or float)")
             bits = bits.astype(bool)
         wanted = bits & rows[:, None]
-        if self.compiled:
-            sel = np.zeros(gang.shape, bool)
-            repairs = np.zeros(rows.size, np.int64)
-            jit.choose_select(rows, wanted, slots.slot_job, slots.job_slot, gang, gpus, sel, repairs)
-            return sel, rows.copy(), repairs
         valid = slots.valid
         absent = np.count_nonzero(wanted & ~valid, axis=1)
         candidate = np.zeros(gang.shape, bool)
@@ -86,13 +79,6 @@ class BatchPriority(_ModeBase):
         if scores.dtype.kind not in "iuf":
             raise InvalidActionError(f"priority scores must be numbers (integer or float), got dtype {scores.dtype}")
         slot_job = slots.slot_job
-        if self.compiled:
-            sel = np.zeros(gang.shape, bool)
-            bad = np.zeros(rows.size, bool)
-            jit.choose_priority(rows, np.ascontiguousarray(scores), slot_job, slots.queued, gang, gpus, sel, bad)
-            if bad.any():
-                raise _rows_error(bad, "priority scores must be finite")
-            return sel, rows.copy(), np.zeros(rows.size, np.int64)
         valid = slots.valid & rows[:, None]
         bad = rows & ~np.isfinite(np.where(valid, scores, 0).sum(axis=1, dtype=np.float64))
         if bad.any():
@@ -121,8 +107,8 @@ class BatchSequential(_ModeBase):
     closes_every_step = False
     name = "sequential"
 
-    def __init__(self, num_clusters: int, max_jobs: int, *, compiled: bool = False, idle_allowed: bool = True):
-        super().__init__(num_clusters, max_jobs, compiled=compiled, idle_allowed=idle_allowed)
+    def __init__(self, num_clusters: int, max_jobs: int, *, idle_allowed: bool = True):
+        super().__init__(num_clusters, max_jobs, idle_allowed=idle_allowed)
         self.picked = np.zeros((num_clusters, max_jobs), bool)
         self.free_gpus = np.zeros(num_clusters, np.int64)
         self.slot_gang = np.zeros((num_clusters, max_jobs), np.int64)

@@ -301,21 +301,6 @@ if AVAILABLE:
                 return False
         return True
 
-    @_jit
-    def choose_priority(rows, scores, slot_job, queued, gang, gpus, sel, bad):
-        """:func:`priority_one` for ``rows``. Rows with a NaN or infinite score of an occupied
-        slot are flagged in ``bad``."""
-        slots = slot_job.shape[1]
-        keys = np.empty(slots)
-        ids = np.empty(slots, np.int64)
-        waiting = np.zeros(gpus.max() + 2, np.int64)  # unpopped jobs per gang size
-        for k in range(rows.size):
-            if not rows[k]:
-                continue
-            if not scores_finite(k, scores, slot_job):
-                bad[k] = True
-            priority_one(k, scores, slot_job, queued, gang, gpus, sel, keys, ids, waiting)
-
     @_inline
     def select_one(k, wanted, slot_job, job_slot, gang, gpus, sel, order):
         """SelectMode.choose for cluster ``k``: wanted slotted jobs in arrival order, packed;
@@ -332,14 +317,6 @@ if AVAILABLE:
                 order[count] = j
                 count += 1
         return absent + count - _scan(k, order, count, gang, gpus, sel)
-
-    @_jit
-    def choose_select(rows, wanted, slot_job, job_slot, gang, gpus, sel, repairs):
-        """:func:`select_one` for ``rows``."""
-        order = np.empty(job_slot.shape[1], np.int64)
-        for k in range(rows.size):
-            if rows[k]:
-                repairs[k] = select_one(k, wanted, slot_job, job_slot, gang, gpus, sel, order)
 
     @_jit
     def masked_sums(values, mask, out, counts):

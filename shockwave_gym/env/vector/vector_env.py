@@ -148,8 +148,8 @@ class ClusterVectorEnv(VectorEnv):
         self.type_table = None if self.compiled else BatchTypeTable(k)
         self.job_tables = TraceJobTables(k) if self.compiled else None
         self.slots = BatchSlotMap(k, self.max_jobs, compiled=self.compiled)
-        self.mode = BATCH_MODES[self.action_mode](k, self.max_jobs, compiled=self.compiled,
-                                                  idle_allowed=first.idle_allowed)
+        # the compiled path decodes priority and select in fused.advance; these are the numpy rules
+        self.mode = BATCH_MODES[self.action_mode](k, self.max_jobs, idle_allowed=first.idle_allowed)
         self._rounds_skipped_total = np.zeros(k, np.int64)
         #: one compiled call per step (env/vector/fused.py): the priority and select modes
         self._fused = self.compiled and self.action_mode in ("priority", "select")
