@@ -73,19 +73,12 @@ if AVAILABLE:
                 rate_out[k, j] = packed[current, 2]
                 weighted = 0.0
                 total = 0.0
-                if done > 0:
-                    last = p - 1  # = first + done - 1, the last completed epoch
-                    mean_out[k, j] = packed[last, 4] / done
-                    for w in range(sizes):
-                        weight = prior[base + j, w] + packed[last, 5 + w]
-                        weighted += weight * duration_at[base + j, w]
-                        total += weight
-                else:
-                    mean_out[k, j] = duration
-                    for w in range(sizes):
-                        weight = prior[base + j, w] + 0.0
-                        weighted += weight * duration_at[base + j, w]
-                        total += weight
+                last = p - 1  # = first + done - 1, the last completed epoch (when done > 0)
+                mean_out[k, j] = packed[last, 4] / done if done > 0 else duration
+                for w in range(sizes):  # the prior plus the epochs seen at each size (none yet: + 0.0)
+                    weight = prior[base + j, w] + (packed[last, 5 + w] if done > 0 else 0.0)
+                    weighted += weight * duration_at[base + j, w]
+                    total += weight
                 expected = weighted / total
                 future = max(num_epochs[k, j] - done - 1, 0)
                 remaining_out[k, j] = (1.0 - fraction) * duration + future * expected
