@@ -7,7 +7,9 @@ clusters in the native vector env, one process, the policy batched over them), i
 
 Runs ``shockwave_gym.training.train.train`` (the code behind ``shockwave-gym train``) for
 PPO/priority, MaskablePPO/sequential and MaskablePPO/select on both paths, same
-hyperparameters (n_steps 256 per env, batch 256, 4 epochs), with periodic evaluation and
+hyperparameters (``TrainConfig``'s defaults: a 512-step rollout summed over the envs, i.e. 256
+per env with 2 workers and 32 per env with 16 clusters, minibatches of 256, 10 epochs; each
+run's resolved values are in its JSON row), with periodic evaluation and
 checkpoints pushed past the end, and reports env steps per second of ``model.learn``
 (sequential mode counts sub-steps) and the new path's ratio to the old one. Target (issue
 13): PPO >= 4x the old path. Baseline, measured in the same run: random valid
@@ -79,8 +81,11 @@ def main() -> None:
                     progress_every_s=1e9, eval_seeds=(1001,),
                 )
                 report = train(config)
+                # the hyperparameters as the run resolved them (train() fills in the defaults)
                 row[vec] = {"envs": envs, "env_steps_per_s": report["env_steps_per_s"], "timesteps": report["timesteps"],
-                            "learn_wall_s": report["wall_s"]}
+                            "learn_wall_s": report["wall_s"], "n_steps_per_env": config.n_steps,
+                            "rollout_steps": config.n_steps * config.envs, "batch_size": config.batch_size,
+                            "n_epochs": config.n_epochs, "embed_dim": config.embed_dim, "hidden_dim": config.hidden_dim}
                 print(f"{algo}/{mode} {vec} x{envs}: {report['env_steps_per_s']:,.0f} env steps/s",
                       file=sys.stderr, flush=True)
             baseline = random_steps_per_s(mode, 2000)
@@ -94,7 +99,6 @@ def main() -> None:
         "envs": {"subproc": args.envs, "native": args.native_envs},
         "target": f"PPO native >= {TARGET_PPO_RATIO}x subproc",
         "meets_target": bool(results["ppo/priority"].get("native_over_subproc", 0.0) >= TARGET_PPO_RATIO),
-        "network": {"embed_dim": 32, "hidden_dim": 64, "n_steps": 256, "batch_size": 256, "n_epochs": 4},
         "results": results,
         "baseline": "random valid actions on the same env, one process, no learning (same run)",
         "spec_context": "toy figures from the project's start, not this run: PPO ~4k steps/s, MaskablePPO on MultiBinary ~200 steps/s",
