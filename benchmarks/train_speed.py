@@ -10,7 +10,8 @@ PPO/priority, MaskablePPO/sequential and MaskablePPO/select on both paths, same
 hyperparameters (``TrainConfig``'s defaults: a 512-step rollout summed over the envs, i.e. 256
 per env with 2 workers and 32 per env with 16 clusters, minibatches of 256, 10 epochs; each
 run's resolved values are in its JSON row), with periodic evaluation and
-checkpoints pushed past the end, and reports env steps per second of ``model.learn``
+checkpoints pushed past the end, and reports env steps per second of ``model.learn`` and its
+wall-time split between rollouts and PPO's update (:class:`PhaseClock`)
 (sequential mode counts sub-steps) and the new path's ratio to the old one. Target (issue
 13): PPO >= 4x the old path. Baseline, measured in the same run: random valid
 actions on the same env in this one process, no learning. Toy figures from the project's start (~4k
@@ -59,6 +60,44 @@ def random_steps_per_s(mode: str, steps: int) -> float:
     return steps / (time.perf_counter() - start)
 
 
+class PhaseClock:
+    """Wall seconds inside SB3's ``collect_rollouts`` (the rollouts: policy forward
+    passes and env steps) and ``train`` (the update), accumulated while installed: the split
+    that says what bounds a run. Installed around one ``train()`` call of this benchmark."""
+
+    def __init__(self):
+        self.seconds = {"rollout": 0.0, "update": 0.0}
+        self._saved = []
+
+    def _timed(self, owner, name, phase):
+        original = owner.__dict__[name]
+
+        def timed(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                self.seconds[phase] += time.perf_counter() - start
+
+        self._saved.append((owner, name, original))
+        setattr(owner, name, timed)
+
+    def __enter__(self):
+        from sb3_contrib import MaskablePPO
+        from stable_baselines3 import PPO
+        from stable_baselines3.common.on_policy_algorithm import OnPolicyAlgorithm
+
+        self._timed(OnPolicyAlgorithm, "collect_rollouts", "rollout")
+        self._timed(MaskablePPO, "collect_rollouts", "rollout")
+        self._timed(PPO, "train", "update")
+        self._timed(MaskablePPO, "train", "update")
+        return self
+
+    def __exit__(self, *exc):
+        for owner, name, original in reversed(self._saved):
+            setattr(owner, name, original)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--timesteps", type=int, default=4096)
@@ -73,19 +112,22 @@ def main() -> None:
             for vec, envs in (("subproc", args.envs), ("native", args.native_envs)):
                 if vec == "subproc" and mode == "select" and args.skip_old_select:
                     continue
-                # at least two rollouts per run, whatever the number of envs
+                # 8,192 steps with 16 clusters (16 rollouts of 512), more with more envs
                 timesteps = max(args.timesteps, 2 * 256 * envs)
                 config = TrainConfig(
                     out=os.path.join(scratch, f"{algo}-{mode}-{vec}"), algo=algo, action_mode=mode, timesteps=timesteps,
                     envs=envs, vec=vec, eval_every=10 * timesteps, checkpoint_every=10 * timesteps,
                     progress_every_s=1e9, eval_seeds=(1001,),
                 )
-                report = train(config)
+                with PhaseClock() as clock:
+                    report = train(config)
                 # the hyperparameters as the run resolved them (train() fills in the defaults)
                 row[vec] = {"envs": envs, "env_steps_per_s": report["env_steps_per_s"], "timesteps": report["timesteps"],
                             "learn_wall_s": report["wall_s"], "n_steps_per_env": config.n_steps,
                             "rollout_steps": config.n_steps * config.envs, "batch_size": config.batch_size,
-                            "n_epochs": config.n_epochs, "embed_dim": config.embed_dim, "hidden_dim": config.hidden_dim}
+                            "n_epochs": config.n_epochs, "embed_dim": config.embed_dim, "hidden_dim": config.hidden_dim,
+                            "wall_s_per_8192_steps": {phase: round(seconds * 8192 / report["timesteps"], 3)
+                                                     for phase, seconds in clock.seconds.items()}}
                 print(f"{algo}/{mode} {vec} x{envs}: {report['env_steps_per_s']:,.0f} env steps/s",
                       file=sys.stderr, flush=True)
             baseline = random_steps_per_s(mode, 2000)
