@@ -22,6 +22,8 @@ OBJECTIVES = ("authors", "normalized")
 NUMERICS = ("faithful", "authors")
 NOISE_MODES = ("sign", "uniform", "job")
 RANK_METHODS = ("mip", "local", "hybrid")
+#: ``counts_method``: how the homogeneous counts program is solved (:mod:`.exact_counts`).
+COUNTS_METHODS = ("auto", "mip", "exact")
 
 
 @dataclass(frozen=True)
@@ -113,6 +115,8 @@ class ShockwaveConfig:
     rank_time_limit_s: float = 5.0
     rank_method: str = "local"
     rank_mip_max_columns: int = 2000
+    counts_method: str = "auto"
+    exact_counts_min_jobs: int = 200
     warm_from_previous: bool = False
     threads: int = 1
     noise: float = 0.0
@@ -157,6 +161,11 @@ class ShockwaveConfig:
         if isinstance(self.rank_mip_max_columns, bool) or not isinstance(self.rank_mip_max_columns, int) \
                 or self.rank_mip_max_columns < 0:
             raise InputError(f"rank_mip_max_columns must be an integer >= 0, got {self.rank_mip_max_columns!r}")
+        if self.counts_method not in COUNTS_METHODS:
+            raise InputError(f"counts_method must be one of {COUNTS_METHODS}, got {self.counts_method!r}")
+        if isinstance(self.exact_counts_min_jobs, bool) or not isinstance(self.exact_counts_min_jobs, int) \
+                or self.exact_counts_min_jobs < 0:
+            raise InputError(f"exact_counts_min_jobs must be an integer >= 0, got {self.exact_counts_min_jobs!r}")
         if not isinstance(self.threads, int) or self.threads < 1:
             raise InputError(f"threads must be an integer >= 1, got {self.threads!r}")
         if not (self.priority_log_cap > 0):

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from shockwave_agents.shockwave.config import ShockwaveConfig
+from shockwave_agents.shockwave.exact_counts import exact_counts_applies, solve_counts_exactly
 from shockwave_agents.shockwave.greedy import greedy_plan, typed_greedy_plan, typed_top_up
 from shockwave_agents.shockwave.instance import PlanningInstance
 from shockwave_agents.shockwave.mip import MipProgram, ProgramError, ProgramForm
@@ -204,7 +205,7 @@ class Planner:
         record.counts_variables = program.num_cols
         if attempt.greedy is not None:
             record.greedy_objective = evaluate_plan(instance, attempt.greedy).objective
-        attempt.result = self._run(program, self._warm_start(instance, attempt, program), record)
+        attempt.result = self._run_counts(instance, program, self._warm_start(instance, attempt, program), record)
         if not attempt.result.has_solution:
             return attempt
         counts, round0 = counts_from_vector(program, attempt.result.vector)
@@ -280,6 +281,29 @@ class Planner:
         attempt.solver_nsw = float(-program.c[z0:z0 + n] @ result.vector[z0:z0 + n]) * program.objective_unit
         attempt.schedule = x
         return attempt
+
+    def _uses_exact_counts(self, instance: PlanningInstance, program: MipProgram) -> bool:
+        method = self.config.counts_method
+        if method == "mip" or self.backend.name == "greedy" or not exact_counts_applies(instance, program):
+            return False
+        return method == "exact" or instance.num_jobs >= self.config.exact_counts_min_jobs
+
+    def _run_counts(self, instance: PlanningInstance, program: MipProgram, start: np.ndarray | None,
+                    record: PlanRecord) -> SolveResult:
+        """The counts program: solved exactly (:mod:`.exact_counts`) where the configuration
+        says so; an unproven exact point (level budget spent) warm-starts the MIP solver."""
+        if not self._uses_exact_counts(instance, program):
+            return self._run(program, start, record)
+        result = solve_counts_exactly(instance, program)
+        record.solves += 1
+        record.exact_solves += 1
+        record.solve_s += result.solve_s
+        record.status = result.status
+        if result.status in (SolveStatus.OPTIMAL, SolveStatus.INFEASIBLE):
+            return result
+        if result.has_solution:
+            start = result.vector
+        return self._run(program, start, record)
 
     def _abs_gap(self, instance: PlanningInstance) -> float:
         """Absolute gap in objective units: ``mip_abs_gap`` unit-weight log utilities."""

@@ -39,7 +39,8 @@ class PlanRecord:
     plan. ``gap`` / ``bound`` are the proven absolute gap and bound of the main solve that
     produced the plan; ``gap_share_of_nsw`` is that gap as a share of the NSW term.
     ``solver_fallbacks`` counts solves a licensed solver could not take, solved by HiGHS.
-    ``packing_repaired``: a typed plan whose counts did not pack, packed with repair (None:
+    ``exact_solves`` counts counts programs solved by :mod:`.exact_counts` (included in
+    ``solves``). ``packing_repaired``: a typed plan whose counts did not pack, packed with repair (None:
     homogeneous, or packed as solved).
     """
 
@@ -56,6 +57,7 @@ class PlanRecord:
     total_s: float = 0.0
     time_limit_hits: int = 0
     solver_fallbacks: int = 0
+    exact_solves: int = 0
     constrained_skipped: str | None = None
     constrained_status: SolveStatus | None = None
     relaxed_status: SolveStatus | None = None

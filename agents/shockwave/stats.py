@@ -35,7 +35,8 @@ def summarise_plans(records: list[PlanRecord]) -> dict:
     relaxed), ``rank_s`` the re-ranking solves, ``plan_s`` everything a re-plan took.
     ``gap_abs`` is the proven absolute gap of each main solve (objective units) and
     ``gap_share_of_nsw`` that gap as a share of the plan's NSW (log-utility) term.
-    ``solver_fallbacks`` counts solves a licensed solver could not take (HiGHS solved them).
+    ``solver_fallbacks`` counts solves a licensed solver could not take (HiGHS solved them);
+    ``exact_solves`` the counts programs solved without a MIP solver (:mod:`.exact_counts`).
     """
     paths = Counter(r.path for r in records)
     statuses = Counter(r.status.value if r.status is not None else "none" for r in records)
@@ -46,6 +47,7 @@ def summarise_plans(records: list[PlanRecord]) -> dict:
         "statuses": dict(statuses),
         "time_limit_hits": int(sum(r.time_limit_hits for r in records)),
         "solver_fallbacks": int(sum(r.solver_fallbacks for r in records)),
+        "exact_solves": int(sum(r.exact_solves for r in records)),
         "jobs": _size([r.jobs for r in records]),
         "variables": _size([r.variables or 0 for r in records]),
         "solve_s": _distribution([r.solve_s for r in records]),
