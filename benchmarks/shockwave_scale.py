@@ -15,7 +15,10 @@ with the 1-minute load average before and after:
 
 Targets are for a quiet machine; the JSON says whether each was met on this one, with the
 load, so a loaded run can be judged by its CPU time. Prints one JSON object. Options:
-``--cases canonical,scale-900``, ``--no-baseline``.
+``--cases canonical,scale-900``, ``--no-baseline``, and ``--counts-mip-baseline scale-900,scale-2000``:
+those cases are also run with ``--agent-opt counts_method=mip`` (every counts program solved
+by HiGHS, the planner before the exact counts solver), and the JSON gives the wall-clock
+ratio (before / now) of the same run.
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ CASES = {  # name: (trace, gpus, target wall seconds)
 }
 #: The planner as it was before re-ranking by local search.
 BEFORE = ["--agent-opt", "rank_method=mip"]
+#: The planner as it was before the exact counts solver (agents/shockwave/exact_counts.py).
+COUNTS_MIP = ["--agent-opt", "counts_method=mip"]
 
 
 def cli() -> str:
@@ -69,7 +74,8 @@ def run_cli(trace: str, gpus: int, extra: list[str]) -> dict:
         "rounds": record["rounds"],
         "progress_lines": sum(1 for line in completed.stderr.splitlines() if line.startswith("round ")),
         "planner": {key: stats[key] for key in (
-            "plans", "paths", "statuses", "time_limit_hits", "jobs", "solve_s", "rank_s", "plan_s", "warnings")},
+            "plans", "paths", "statuses", "time_limit_hits", "exact_solves", "jobs", "solve_s", "rank_s", "plan_s",
+            "warnings")},
     }
 
 
@@ -93,9 +99,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", default=",".join(CASES), help="comma-separated: " + ", ".join(CASES))
     parser.add_argument("--no-baseline", action="store_true", help="skip the before-this-work canonical run")
+    parser.add_argument("--counts-mip-baseline", default="", metavar="CASES",
+                        help="comma-separated cases also run with counts_method=mip (HiGHS for every counts program)")
     args = parser.parse_args(argv)
     names = [name for name in args.cases.split(",") if name]
-    unknown = sorted(set(names) - set(CASES))
+    counts_mip = [name for name in args.counts_mip_baseline.split(",") if name]
+    unknown = sorted((set(names) | set(counts_mip)) - set(CASES))
     if unknown:
         parser.error(f"unknown case(s) {unknown}; known: {sorted(CASES)}")
     record: dict = {"benchmark": "shockwave_scale", "generate_2000": "shockwave-gym " + " ".join(GENERATE_2000),
@@ -112,6 +121,11 @@ def main(argv: list[str] | None = None) -> int:
                 row["change_vs_before"] = compare(row["metrics"], before["metrics"])
                 row["within_1pct_of_before"] = all(
                     abs(row["change_vs_before"][key]) <= 0.01 for key in METRICS if key in row["change_vs_before"])
+            if name in counts_mip:
+                before = run_cli(trace, gpus, COUNTS_MIP)
+                row["counts_mip"] = {"options": " ".join(COUNTS_MIP), **before,
+                                     "wall_ratio_before_over_now": before["wall_s"] / row["wall_s"]}
+                row["change_vs_counts_mip"] = compare(row["metrics"], before["metrics"])
             record["cases"][name] = row
             print(f"{name}: {row['wall_s']:.1f} s wall, {row['cpu_s']:.1f} s CPU, load {row['load_average_1min'][0]:.1f}, "
                   f"{row['planner']['plans']} plans (target {target:.0f} s)", file=sys.stderr)
