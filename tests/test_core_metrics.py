@@ -210,3 +210,30 @@ def test_restart_overhead_is_the_rounds_sums_added_in_order(agent):
     for value in per_round:
         expected = expected + value
     assert restart_overhead_gpu_s(result) == expected
+
+
+def _array_mean_active_jobs(a, c):
+    """The array expression mean_active_jobs takes without the compiled loops."""
+    overlap = np.minimum(c[:, None], c[None, :]) - np.maximum(a[:, None], a[None, :])
+    total = np.clip(overlap, 0.0, None).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(c - a > 0, total / (c - a), 1.0)
+
+
+def test_compiled_overlap_sums_are_the_array_expression_bit_for_bit():
+    jit = pytest.importorskip("shockwave_gym.batch.jit")
+    if not jit.AVAILABLE:
+        pytest.skip("numba is not installed")
+    from shockwave_gym.metrics import _compiled_overlaps
+
+    assert _compiled_overlaps() is jit.overlap_row_sums  # loaded, so mean_active_jobs uses it
+    rng = np.random.default_rng(7)
+    for n in (1, 2, 7, 8, 9, 64, 127, 128, 129, 300, 1025):
+        a = np.round(rng.uniform(0.0, 5e4, n), 2)
+        c = a + rng.exponential(4e3, n) * (rng.random(n) > 0.1)  # some zero-length lifetimes
+        got = mean_active_jobs(a, c)
+        want = _array_mean_active_jobs(a, c)
+        assert np.array_equal(got.view(np.int64), want.view(np.int64)), n
+    # non-finite input takes the array expression, NaN where it gives NaN
+    a, c = np.array([0.0, 5.0, np.nan]), np.array([10.0, 20.0, 30.0])
+    np.testing.assert_array_equal(mean_active_jobs(a, c), _array_mean_active_jobs(a, c))
