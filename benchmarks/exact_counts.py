@@ -8,7 +8,8 @@ run stops after ``--programs`` such programs. Objectives are the program's own (
 coefficients, unscaled), so they compare directly; "better" / "worse" mean by more than the
 program's absolute gap.
 
-Default trace: the generated 2,000-job trace of benchmarks/shockwave_scale.py on 512 GPUs
+``--agent shockwave-normalized`` (or ``shockwave-fair``) compares under that variant's
+configuration. Default trace: the generated 2,000-job trace of benchmarks/shockwave_scale.py on 512 GPUs
 (``--trace scale-900 --gpus 256`` for the bundled one). Prints one JSON object.
 """
 
@@ -64,9 +65,13 @@ class ComparingPlanner(Planner):
         return result
 
 
+VARIANTS = {"shockwave": ShockwaveConfig, "shockwave-normalized": ShockwaveConfig.normalized,
+            "shockwave-fair": ShockwaveConfig.fair}
+
+
 class ComparingAgent(ShockwaveAgent):
-    def __init__(self, min_jobs: int, limit: int):
-        super().__init__(ShockwaveConfig(counts_method="mip"))
+    def __init__(self, min_jobs: int, limit: int, variant: str = "shockwave"):
+        super().__init__(VARIANTS[variant](counts_method="mip"))
         self.min_jobs, self.limit = min_jobs, limit
 
     def reset(self, view, seed=None):
@@ -100,6 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gpus", type=int, default=512)
     parser.add_argument("--programs", type=int, default=40, help="stop after this many compared programs")
     parser.add_argument("--min-jobs", type=int, default=200)
+    parser.add_argument("--agent", default="shockwave", choices=sorted(VARIANTS), help="the planner's configuration")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         trace_arg = args.trace
@@ -107,14 +113,14 @@ def main(argv: list[str] | None = None) -> int:
             trace_arg = str(Path(tmp) / "scale-2000.jsonl")
             subprocess.run([cli(), *GENERATE_2000, "--out", trace_arg], check=True, capture_output=True)
         trace = load_trace(trace_arg)
-        agent = ComparingAgent(args.min_jobs, args.programs)
+        agent = ComparingAgent(args.min_jobs, args.programs, args.agent)
         start = time.perf_counter()
         try:
             run_episode(trace, agent, SimConfig(gpus=args.gpus), progress=False)
         except _Enough:
             pass
     rows = agent.planner.rows
-    print(json.dumps({"benchmark": "exact_counts", "trace": args.trace or "generated scale-2000", "gpus": args.gpus,
+    print(json.dumps({"benchmark": "exact_counts", "agent": args.agent, "trace": args.trace or "generated scale-2000", "gpus": args.gpus,
                       "min_jobs": args.min_jobs, "wall_s": time.perf_counter() - start,
                       "summary": summarise(rows), "programs": rows}, allow_nan=False, default=float))
     return 0
