@@ -39,7 +39,7 @@ from shockwave_agents.shockwave.instance import (
     objective_coefficients,
 )
 from shockwave_agents.shockwave.licences import SolverFallbackWarning
-from shockwave_agents.shockwave.numerics import planner_epochs_done
+from shockwave_agents.shockwave.numerics import RoundClockCalibration, planner_epochs_done
 from shockwave_agents.shockwave.planner import Planner
 from shockwave_agents.shockwave.predictor import JobEstimates, ShockwavePredictor
 from shockwave_agents.shockwave.record import PlanRecord
@@ -98,12 +98,17 @@ class ShockwaveAgent(Agent):
                 raise InputError("Shockwave: restart_in_program is not supported on a heterogeneous cluster")
             bundle = view.throughputs_by_type
             self._type_speeds = TypeSpeeds(view, [bundle.table(t) for t in cluster.types], view.type_gpus)
+        self._calibration = None
+        if cfg.numerics == "authors" and cfg.authors_clock_calibration and self._type_speeds is None:
+            self._calibration = RoundClockCalibration(view.num_jobs, cfg.drift_threshold)
         self._started = True
 
     def act(self, view) -> np.ndarray:
         if not getattr(self, "_started", False):
             self.reset(view)
         active = np.asarray(view.active_job_ids, dtype=np.int64)
+        if self._calibration is not None:
+            self._calibration.observe(view)
         if active.size == 0:
             return active
         changed = not np.array_equal(active, self._last_active)
@@ -187,7 +192,10 @@ class ShockwaveAgent(Agent):
             instance, remaining = self._typed_instance(view, active, reestimate)
             self._adopt(view, self.planner.plan(instance), active, remaining)
             return
-        estimates = self.predictor.estimate(view, active, whole_epochs=self.config.numerics == "authors")
+        scale = None if self._calibration is None else self._calibration.update(view, active)
+        estimates = self.predictor.estimate(
+            view, active, whole_epochs=self.config.numerics == "authors", duration_scale=scale,
+        )
         if reestimate:
             share = min(1.0, view.gpus / active.size)
             finish_s = view.arrival_s[active] + (estimates.work_done_s + estimates.remaining_s) / share

@@ -67,7 +67,11 @@ class ShockwaveConfig:
     authors' implementation (:mod:`.numerics`): whole-epoch progress and a remaining-time
     estimate without the current epoch, and the makespan term dropped from relaxed plans where
     its range is below ``authors_rel_gap`` times the heaviest priority's term (1e-7, the
-    solvers' default optimality tolerance; 0 = never). Faithful numerics ignore it.
+    solvers' default optimality tolerance; 0 = never). ``authors_clock_calibration``
+    (authors numerics only, one GPU type): drift recalibration against a profile walked from
+    round 0 of the simulation, as the authors' scheduler does
+    (:class:`.numerics.RoundClockCalibration`), instead of from the job's own run time.
+    Faithful numerics ignore both.
 
     Solver: ``solver`` is a name from :data:`SOLVER_NAMES`; ``mip_abs_gap`` is the absolute
     gap in units of one unit-weight job's log utility (``mip_rel_gap`` stays 0: a relative
@@ -109,6 +113,7 @@ class ShockwaveConfig:
     priority_log_cap: float = math.inf
     numerics: str = "faithful"
     authors_rel_gap: float = 1e-7
+    authors_clock_calibration: bool = True
     solver: str = "auto"
     mip_abs_gap: float = 1e-4
     time_limit_s: float = 10.0

@@ -92,3 +92,67 @@ def effective_relaxed_instance(instance: PlanningInstance, rel_gap: float) -> tu
         return replace(instance, makespan_coef_per_s=0.0), True
     return instance, False
 
+
+
+class RoundClockCalibration:
+    """The authors' drift recalibration as their simulator feeds it (point 4 of the module
+    docstring; ``authors_clock_calibration``).
+
+    Their scheduler files each throughput measurement under the *global* round counter and
+    compares the samples so measured with the samples the job's profile would have processed
+    in the same span, both counted from round 0 of the simulation, not from the job's
+    arrival: each measurement's rate is taken to hold since the previous measurement (since
+    round 0 for the first). A job that waited, or arrived late, is thus compared with a
+    profile that ran ahead of it. Where its epochs speed up later (an accordion or GNS job
+    moving to larger batches), the profile's span covers more epochs than it did, so every
+    duration of the job is scaled up by profile / measured (beyond ``threshold``), and the
+    factor stays until a later comparison drifts again. Inflated durations make the job's
+    fair-share finish target recede as fast as its projected finish, so its lateness ratio
+    stays near 1 and the relaxed path never gives it priority.
+
+    We cannot read a job's future schedule: the span beyond the job's progress is walked at
+    the rest of its current epoch, then at the predictor's posterior-mean future epoch
+    duration. Work is counted in epochs (the authors' samples / samples per epoch).
+    """
+
+    def __init__(self, num_jobs: int, threshold: float):
+        self.threshold = float(threshold)
+        self.key_round = np.zeros(num_jobs, dtype=np.int64)  # round of the last measurement
+        self.measured_epochs = np.zeros(num_jobs)  # since round 0, at each measurement's rate
+        self.scale = np.ones(num_jobs)
+
+    def observe(self, view) -> None:
+        """Record a measurement for each job that ran in the round that just ended (filed
+        under the current round index, as the authors' completed-round counter)."""
+        ran = np.flatnonzero(view.ran_last_round & view.is_active)
+        if ran.size == 0 or view.round_index < 1:
+            return
+        span_s = (view.round_index - self.key_round[ran]) * float(view.round_s)
+        self.measured_epochs[ran] += span_s / np.asarray(view.current_epoch_duration_s)[ran]
+        self.key_round[ran] = view.round_index
+
+    def update(self, view, job_ids: np.ndarray) -> np.ndarray:
+        """Recalibrate ``job_ids`` against their profile walk; return their duration scales."""
+        from shockwave_agents.shockwave.predictor import measured_versus_table
+        from shockwave_gym.interface import predictor_for
+
+        job_ids = np.asarray(job_ids, dtype=np.int64)
+        measured = self.measured_epochs[job_ids]
+        span_s = self.key_round[job_ids] * float(view.round_s)
+        table_s, _ = measured_versus_table(view, job_ids)
+        progress = np.asarray(view.epoch_progress, dtype=np.float64)[job_ids]
+        fraction = np.asarray(view.current_epoch_fraction_done)[job_ids]
+        current_s = np.asarray(view.current_epoch_duration_s)[job_ids]
+        future_s = predictor_for(view).expected_epoch_duration_s(view.observed_batch_size_counts)[job_ids]
+        ahead_s = span_s - table_s
+        rest_s = (1.0 - fraction) * current_s
+        within = ahead_s <= rest_s
+        walked = np.where(within, ahead_s / current_s, (1.0 - fraction) + (ahead_s - rest_s) / future_s)
+        behind = np.divide(progress * span_s, table_s, out=np.zeros_like(span_s), where=table_s > 0)
+        profile = np.where(ahead_s >= 0, progress + walked, behind)
+        valid = (measured > 0) & (profile > 0)
+        drift = np.zeros(job_ids.size)
+        drift[valid] = np.abs(measured[valid] - profile[valid]) / profile[valid]
+        recalibrate = valid & (drift > self.threshold)
+        self.scale[job_ids[recalibrate]] = profile[recalibrate] / measured[recalibrate]
+        return self.scale[job_ids].copy()

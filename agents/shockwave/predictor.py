@@ -104,11 +104,19 @@ class ShockwavePredictor:
         signs = np.array([self._job_sign[j] for j in job_ids.tolist()])
         return np.maximum(values_s * (1.0 + self.noise * signs), MIN_NOISY_PREDICTION_S)
 
-    def estimate(self, view: ClusterView, job_ids: np.ndarray, *, whole_epochs: bool = False) -> JobEstimates:
+    def estimate(
+        self, view: ClusterView, job_ids: np.ndarray, *, whole_epochs: bool = False,
+        duration_scale: np.ndarray | None = None,
+    ) -> JobEstimates:
         """Estimates for ``job_ids`` (active jobs) from the view alone. ``whole_epochs``: the
-        authors' estimates instead (:func:`.numerics.whole_epoch_estimates`)."""
+        authors' estimates instead (:func:`.numerics.whole_epoch_estimates`).
+        ``duration_scale``: per-job recalibration factors to use instead of the drift rule
+        (the authors' round-clock calibration, :class:`.numerics.RoundClockCalibration`)."""
         job_ids = np.asarray(job_ids, dtype=np.int64)
-        scale = drift_scale(view, job_ids, self.drift_threshold)
+        if duration_scale is None:
+            scale = drift_scale(view, job_ids, self.drift_threshold)
+        else:
+            scale = np.asarray(duration_scale, dtype=np.float64)
         done = view.epochs_done.astype(np.float64)
         progress = view.epoch_progress
         current_s = view.current_epoch_duration_s
