@@ -39,7 +39,11 @@ from shockwave_agents.shockwave.instance import (
     objective_coefficients,
 )
 from shockwave_agents.shockwave.licences import SolverFallbackWarning
-from shockwave_agents.shockwave.numerics import RoundClockCalibration, planner_epochs_done
+from shockwave_agents.shockwave.numerics import (
+    RoundClockCalibration,
+    planner_epochs_done,
+    profile_durations_s,
+)
 from shockwave_agents.shockwave.planner import Planner
 from shockwave_agents.shockwave.predictor import JobEstimates, ShockwavePredictor
 from shockwave_agents.shockwave.record import PlanRecord
@@ -47,6 +51,7 @@ from shockwave_agents.shockwave.solvers import select_backend
 from shockwave_agents.shockwave.stats import summarise_plans
 from shockwave_agents.shockwave.type_speeds import TypeSpeeds
 from shockwave_gym.errors import InputError
+from shockwave_gym.interface import predictor_for
 from shockwave_gym.placement import Placement
 
 #: Smallest fair-share rate on a typed cluster (reference seconds per second).
@@ -99,8 +104,15 @@ class ShockwaveAgent(Agent):
             bundle = view.throughputs_by_type
             self._type_speeds = TypeSpeeds(view, [bundle.table(t) for t in cluster.types], view.type_gpus)
         self._calibration = None
-        if cfg.numerics == "authors" and cfg.authors_clock_calibration and self._type_speeds is None:
-            self._calibration = RoundClockCalibration(view.num_jobs, cfg.drift_threshold)
+        self._profile_s = None  # the authors' epoch durations per reachable size, if rounded
+        if cfg.numerics == "authors" and self._type_speeds is None:
+            if cfg.authors_profile_rounding:
+                self._profile_s = profile_durations_s(view)
+            if cfg.authors_clock_calibration:
+                core = predictor_for(view)
+                table_s = np.where(core.size_valid, core.duration_at_s, 0.0)
+                durations = table_s if self._profile_s is None else self._profile_s
+                self._calibration = RoundClockCalibration(view, cfg.drift_threshold, durations)
         self._started = True
 
     def act(self, view) -> np.ndarray:
@@ -195,6 +207,7 @@ class ShockwaveAgent(Agent):
         scale = None if self._calibration is None else self._calibration.update(view, active)
         estimates = self.predictor.estimate(
             view, active, whole_epochs=self.config.numerics == "authors", duration_scale=scale,
+            durations_s=self._profile_s,
         )
         if reestimate:
             share = min(1.0, view.gpus / active.size)

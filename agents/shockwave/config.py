@@ -70,8 +70,10 @@ class ShockwaveConfig:
     solvers' default optimality tolerance; 0 = never). ``authors_clock_calibration``
     (authors numerics only, one GPU type): drift recalibration against a profile walked from
     round 0 of the simulation, as the authors' scheduler does
-    (:class:`.numerics.RoundClockCalibration`), instead of from the job's own run time.
-    Faithful numerics ignore both.
+    (:class:`.numerics.RoundClockCalibration`), instead of from the job's own run time;
+    ``authors_profile_rounding`` (the same scope): the estimates use epoch durations rounded
+    to whole seconds, at least 1 s, as the authors' job profiles hold them. Faithful
+    numerics ignore all three.
 
     Solver: ``solver`` is a name from :data:`SOLVER_NAMES`; ``mip_abs_gap`` is the absolute
     gap in units of one unit-weight job's log utility (``mip_rel_gap`` stays 0: a relative
@@ -114,6 +116,7 @@ class ShockwaveConfig:
     numerics: str = "faithful"
     authors_rel_gap: float = 1e-7
     authors_clock_calibration: bool = True
+    authors_profile_rounding: bool = True
     solver: str = "auto"
     mip_abs_gap: float = 1e-4
     time_limit_s: float = 10.0

@@ -49,13 +49,40 @@ def planner_epochs_done(view, job_ids: np.ndarray, numerics: str) -> np.ndarray:
     return np.minimum(progress[job_ids], view.num_epochs[job_ids]).astype(np.float64)
 
 
-def whole_epoch_estimates(view, job_ids: np.ndarray, duration_scale: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def profile_durations_s(view) -> np.ndarray:
+    """(jobs, reachable sizes) epoch durations as the authors' scheduler holds them: the
+    throughput table's, rounded to whole seconds and at least 1 s (0 where no size)."""
+    from shockwave_gym.interface import predictor_for
+
+    core = predictor_for(view)
+    return np.where(core.size_valid, np.maximum(1.0, np.round(core.duration_at_s)), 0.0)
+
+
+def whole_epoch_estimates(
+    view, job_ids: np.ndarray, duration_scale: np.ndarray, durations_s: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """The authors' (remaining time, work done) for ``job_ids``, before any noise: the
     expected time of the epochs after the current one only, and the completed epochs' run
-    time. ``duration_scale`` is the drift recalibration factor per job (1 = table right)."""
+    time. ``duration_scale`` is the drift recalibration factor per job (1 = table right);
+    ``durations_s`` (jobs, reachable sizes) replaces the throughput table's epoch durations
+    (:func:`profile_durations_s`)."""
     from shockwave_gym.interface import predictor_for
 
     done = view.epochs_done
+    if durations_s is not None:
+        d = durations_s[job_ids]
+        counts = view.observed_batch_size_counts[job_ids]
+        work_done = (counts * d).sum(axis=1) * duration_scale
+        if view.oracle:
+            left_in_current = (1.0 - view.current_epoch_fraction_done) * view.current_epoch_duration_s
+            future = np.maximum(np.asarray(view.remaining_s, dtype=np.float64) - left_in_current, 0.0)
+            return future[job_ids] * duration_scale, work_done
+        weights = predictor_for(view).prior[job_ids] + counts
+        expected = (weights * d).sum(axis=1) / weights.sum(axis=1)
+        epochs = view.num_epochs[job_ids]
+        future_epochs = np.maximum(epochs - done[job_ids] - 1, 0)
+        remaining = np.where(done[job_ids] >= epochs, 0.0, future_epochs * expected) * duration_scale
+        return remaining, work_done
     if view.oracle:
         # the true time of the epochs after the current one
         left_in_current = (1.0 - view.current_epoch_fraction_done) * view.current_epoch_duration_s
@@ -70,6 +97,19 @@ def whole_epoch_estimates(view, job_ids: np.ndarray, duration_scale: np.ndarray)
         )[job_ids]
     work_done = np.nan_to_num(view.mean_epoch_duration_s[job_ids]) * done[job_ids] * duration_scale
     return remaining, work_done
+
+
+def whole_epoch_mean_s(view, job_ids: np.ndarray, duration_scale: np.ndarray, durations_s: np.ndarray) -> np.ndarray:
+    """The planner's mean epoch duration d_j from ``durations_s``: the mean over the completed
+    epochs and the current one, as the authors interpolate it."""
+    from shockwave_gym.interface import predictor_for
+
+    core = predictor_for(view)
+    d = durations_s[job_ids]
+    slot = np.argmax(core.sizes[job_ids] == np.asarray(view.current_batch_size)[job_ids][:, None], axis=1)
+    done = np.asarray(view.epochs_done, dtype=np.float64)[job_ids]
+    total = (view.observed_batch_size_counts[job_ids] * d).sum(axis=1) + d[np.arange(job_ids.size), slot]
+    return total / (done + 1.0) * duration_scale
 
 
 def gap_swallows_makespan(instance: PlanningInstance, rel_gap: float) -> bool:
@@ -95,7 +135,7 @@ def effective_relaxed_instance(instance: PlanningInstance, rel_gap: float) -> tu
 
 
 class RoundClockCalibration:
-    """The authors' drift recalibration as their simulator feeds it (point 4 of the module
+    """The authors' drift recalibration as their simulator feeds it (point 5 of the module
     docstring; ``authors_clock_calibration``).
 
     Their scheduler files each throughput measurement under the *global* round counter and
@@ -103,27 +143,41 @@ class RoundClockCalibration:
     in the same span, both counted from round 0 of the simulation, not from the job's
     arrival: each measurement's rate is taken to hold since the previous measurement (since
     round 0 for the first). A job that waited, or arrived late, is thus compared with a
-    profile that ran ahead of it. Where its epochs speed up later (an accordion or GNS job
-    moving to larger batches), the profile's span covers more epochs than it did, so every
-    duration of the job is scaled up by profile / measured (beyond ``threshold``), and the
-    factor stays until a later comparison drifts again. Inflated durations make the job's
-    fair-share finish target recede as fast as its projected finish, so its lateness ratio
-    stays near 1 and the relaxed path never gives it priority.
+    profile that ran ahead of it, past its end if the span is longer than the whole profile
+    (then at the profile's last epoch's duration). Where the profile speeds up (an accordion
+    or GNS job moving to larger batches), it covers more epochs than the job did, so every
+    duration of the job is scaled up by profile / measured when they differ by more than
+    ``threshold``; the factor stays until a later comparison drifts again. Inflated durations
+    make the job's fair-share finish target recede as fast as its projected finish, so its
+    lateness ratio stays near 1 and the relaxed path never gives it priority.
 
-    We cannot read a job's future schedule: the span beyond the job's progress is walked at
-    the rest of its current epoch, then at the predictor's posterior-mean future epoch
-    duration. Work is counted in epochs (the authors' samples / samples per epoch).
+    We cannot read a job's future schedule, so the profile is walked as the scheduler's own
+    estimates describe it (``durations_s``, per reachable size): the rest of the current
+    epoch, then the remaining epochs at the posterior-mean epoch duration, then the last
+    epoch's duration as the mode fixes it in the authors' profiles (the largest batch size
+    for accordion and static jobs; the *initial* size for GNS jobs, whose profiled last epoch
+    keeps it). Work is counted in epochs (the authors' samples / samples per epoch).
     """
 
-    def __init__(self, num_jobs: int, threshold: float):
+    def __init__(self, view, threshold: float, durations_s: np.ndarray):
+        from shockwave_gym.interface import predictor_for
+
+        core = predictor_for(view)
+        n = view.num_jobs
         self.threshold = float(threshold)
-        self.key_round = np.zeros(num_jobs, dtype=np.int64)  # round of the last measurement
-        self.measured_epochs = np.zeros(num_jobs)  # since round 0, at each measurement's rate
-        self.scale = np.ones(num_jobs)
+        self.durations_s = durations_s
+        self.key_round = np.zeros(n, dtype=np.int64)  # round of the last measurement
+        self.measured_epochs = np.zeros(n)  # since round 0, at each measurement's rate
+        self.scale = np.ones(n)
+        initial = np.argmax(core.sizes == np.asarray(view.initial_batch_size)[:, None], axis=1)
+        largest = np.argmax(np.where(core.size_valid, core.sizes, -1), axis=1)
+        gns = np.array([view.spec(j).mode == "gns" for j in range(n)], dtype=bool)
+        self.last_epoch_s = durations_s[np.arange(n), np.where(gns, initial, largest)]
 
     def observe(self, view) -> None:
         """Record a measurement for each job that ran in the round that just ended (filed
-        under the current round index, as the authors' completed-round counter)."""
+        under the current round index, as the authors' completed-round counter), at the rate
+        it really ran."""
         ran = np.flatnonzero(view.ran_last_round & view.is_active)
         if ran.size == 0 or view.round_index < 1:
             return
@@ -131,25 +185,39 @@ class RoundClockCalibration:
         self.measured_epochs[ran] += span_s / np.asarray(view.current_epoch_duration_s)[ran]
         self.key_round[ran] = view.round_index
 
-    def update(self, view, job_ids: np.ndarray) -> np.ndarray:
-        """Recalibrate ``job_ids`` against their profile walk; return their duration scales."""
-        from shockwave_agents.shockwave.predictor import measured_versus_table
+    def profile_epochs(self, view, job_ids: np.ndarray) -> np.ndarray:
+        """Epochs the (estimated) profile of ``job_ids`` covers from round 0 to their last
+        measurement."""
         from shockwave_gym.interface import predictor_for
 
+        core = predictor_for(view)
+        d = self.durations_s[job_ids]
+        counts = view.observed_batch_size_counts[job_ids]
+        weights = core.prior[job_ids] + counts
+        future_s = (weights * d).sum(axis=1) / weights.sum(axis=1)
+        slot = np.argmax(core.sizes[job_ids] == np.asarray(view.current_batch_size)[job_ids][:, None], axis=1)
+        current_s = d[np.arange(job_ids.size), slot]
+        fraction = np.asarray(view.current_epoch_fraction_done)[job_ids]
+        progress = np.asarray(view.epoch_progress, dtype=np.float64)[job_ids]
+        left = np.asarray(view.num_epochs, dtype=np.float64)[job_ids] - progress
+        done_s = (counts * d).sum(axis=1) + fraction * current_s
+        span_s = self.key_round[job_ids] * float(view.round_s)
+        ahead_s = span_s - done_s
+        rest_s = (1.0 - fraction) * current_s
+        end_s = rest_s + np.maximum(left - (1.0 - fraction), 0.0) * future_s
+        walked = np.where(
+            ahead_s <= rest_s, ahead_s / current_s,
+            np.where(ahead_s <= end_s, (1.0 - fraction) + (ahead_s - rest_s) / future_s,
+                     left + (ahead_s - end_s) / self.last_epoch_s[job_ids]),
+        )
+        behind = np.divide(progress * span_s, done_s, out=np.zeros_like(span_s), where=done_s > 0)
+        return np.where(ahead_s >= 0, progress + walked, behind)
+
+    def update(self, view, job_ids: np.ndarray) -> np.ndarray:
+        """Recalibrate ``job_ids`` against their profile walk; return their duration scales."""
         job_ids = np.asarray(job_ids, dtype=np.int64)
         measured = self.measured_epochs[job_ids]
-        span_s = self.key_round[job_ids] * float(view.round_s)
-        table_s, _ = measured_versus_table(view, job_ids)
-        progress = np.asarray(view.epoch_progress, dtype=np.float64)[job_ids]
-        fraction = np.asarray(view.current_epoch_fraction_done)[job_ids]
-        current_s = np.asarray(view.current_epoch_duration_s)[job_ids]
-        future_s = predictor_for(view).expected_epoch_duration_s(view.observed_batch_size_counts)[job_ids]
-        ahead_s = span_s - table_s
-        rest_s = (1.0 - fraction) * current_s
-        within = ahead_s <= rest_s
-        walked = np.where(within, ahead_s / current_s, (1.0 - fraction) + (ahead_s - rest_s) / future_s)
-        behind = np.divide(progress * span_s, table_s, out=np.zeros_like(span_s), where=table_s > 0)
-        profile = np.where(ahead_s >= 0, progress + walked, behind)
+        profile = self.profile_epochs(view, job_ids)
         valid = (measured > 0) & (profile > 0)
         drift = np.zeros(job_ids.size)
         drift[valid] = np.abs(measured[valid] - profile[valid]) / profile[valid]
