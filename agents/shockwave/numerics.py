@@ -1,7 +1,7 @@
 """Emulation of the authors' *effective* Shockwave numerics (``numerics="authors"``).
 
 The default (``numerics="faithful"``) plans with the published objective, exactly. The
-authors' implementation behaves differently in three ways that do not come from the
+authors' implementation behaves differently in five ways that do not come from the
 published objective but from how their code feeds and solves it (docs/AGENTS.md, "The
 authors' numerics"). With ``numerics="authors"`` the planner reproduces them:
 
@@ -28,6 +28,19 @@ authors' numerics"). With ``numerics="authors"`` the planner reproduces them:
    ``nsw_coef * w_max * |log(floor)|``; if so the plan is solved without the makespan term
    (:func:`effective_relaxed_instance`). The NSW terms of the other jobs are kept: they only
    break ties among the plans the heavy jobs leave open.
+4. **Whole-second profiles** (``authors_profile_rounding``). Their scheduler holds each
+   epoch's profiled duration rounded to whole seconds, at least 1 s
+   (:func:`profile_durations_s`): a 1.24-1.36 s Recommendation epoch counts as 1 s, so those
+   jobs' estimates are 20-26% short and they look late sooner. The estimates, the planner's
+   mean epoch duration (:func:`whole_epoch_mean_s`) and the calibration below use these
+   durations; the simulation runs at the true ones.
+5. **Recalibration against a profile that ran from round 0** (``authors_clock_calibration``,
+   :class:`RoundClockCalibration`). Their drift check files a job's throughput measurements
+   under the global round counter, so it compares the job with its profile run from the
+   start of the simulation, not from its arrival. A late or long-waiting job whose batches
+   grow (an accordion or GNS job) is found "slower than profiled" and all its durations are
+   scaled up, often 2x or more; its fair-share target then recedes with its projected finish
+   and it never gets the relaxed path's priority. This is how their late LM jobs starve.
 
 Everything here is opt-in; the faithful default never calls these functions.
 """
@@ -136,7 +149,7 @@ def effective_relaxed_instance(instance: PlanningInstance, rel_gap: float) -> tu
 
 class RoundClockCalibration:
     """The authors' drift recalibration as their simulator feeds it (point 5 of the module
-    docstring; ``authors_clock_calibration``).
+    docstring).
 
     Their scheduler files each throughput measurement under the *global* round counter and
     compares the samples so measured with the samples the job's profile would have processed
