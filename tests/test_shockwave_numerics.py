@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -11,15 +12,18 @@ from shockwave_agents import make_agent
 from shockwave_agents.shockwave.config import ShockwaveConfig
 from shockwave_agents.shockwave.instance import PlanningInstance
 from shockwave_agents.shockwave.numerics import (
+    RoundClockCalibration,
     effective_relaxed_instance,
     gap_swallows_makespan,
     planner_epochs_done,
+    profile_durations_s,
     whole_epoch_estimates,
+    whole_epoch_mean_s,
 )
 from shockwave_agents.shockwave.predictor import ShockwavePredictor
 from shockwave_gym.config import SimConfig
 from shockwave_gym.errors import InputError
-from shockwave_gym.interface import predicted_remaining_s
+from shockwave_gym.interface import predicted_remaining_s, predictor_for
 from shockwave_gym.runner import run_episode
 from shockwave_gym.simulator import Simulator
 from shockwave_gym.traces import load_trace
@@ -208,3 +212,163 @@ def test_frontier_pareto_and_target_check():
     with pytest.raises(SystemExit, match="no such file"):
         frontier["parse_trace"]("/no/such/file.jsonl:32")
     assert frontier["parse_trace"]("canonical-analogue-120") == ("canonical-analogue-120", 32)
+
+
+# --- the authors' whole-second profiles and round-clock calibration ----------------------
+
+
+def test_profile_durations_are_whole_seconds_of_at_least_one():
+    view = played(0).view
+    core = predictor_for(view)
+    profile = profile_durations_s(view)
+    valid = core.size_valid
+    np.testing.assert_array_equal(profile[valid], np.maximum(1.0, np.round(core.duration_at_s[valid])))
+    assert np.all(profile[~valid] == 0.0) and np.all(profile[valid] >= 1.0)
+    assert np.all(profile[valid] == np.floor(profile[valid]))
+    rec = [j for j in range(view.num_jobs) if view.spec(j).model == "Recommendation"]
+    assert rec and np.all(profile[rec][valid[rec]] == 1.0)  # 0.97-1.36 s epochs all become 1 s
+
+
+def test_estimates_from_a_duration_table_by_hand():
+    view = played(6).view
+    jobs = np.asarray(view.active_job_ids)
+    core = predictor_for(view)
+    ones = np.ones(jobs.size)
+    table = np.where(core.size_valid, core.duration_at_s, 0.0)
+    # the throughput table itself gives back the default estimates
+    remaining, work_done = whole_epoch_estimates(view, jobs, ones, table)
+    default_remaining, default_done = whole_epoch_estimates(view, jobs, ones)
+    np.testing.assert_allclose(remaining, default_remaining, rtol=1e-9, atol=1e-6)
+    np.testing.assert_allclose(work_done, default_done, rtol=1e-9, atol=1e-6)
+    # a rounded table, one job by hand: (E - e - 1) future epochs at the posterior mean
+    profile = profile_durations_s(view)
+    remaining, work_done = whole_epoch_estimates(view, jobs, 2.0 * ones, profile)
+    mean = whole_epoch_mean_s(view, jobs, ones, profile)
+    for i, j in enumerate(jobs.tolist()):
+        counts = view.observed_batch_size_counts[j]
+        weights = core.prior[j] + counts
+        expected = float((weights * profile[j]).sum() / weights.sum())
+        future = max(int(view.num_epochs[j] - view.epochs_done[j]) - 1, 0)
+        assert remaining[i] == pytest.approx(2.0 * future * expected, rel=1e-12)
+        assert work_done[i] == pytest.approx(2.0 * float((counts * profile[j]).sum()), rel=1e-12)
+        current = profile[j][list(core.sizes[j]).index(int(view.current_batch_size[j]))]
+        by_hand = (float((counts * profile[j]).sum()) + current) / (view.epochs_done[j] + 1.0)
+        assert mean[i] == pytest.approx(by_hand, rel=1e-12)
+
+
+WAIT_TRACE = [  # one GPU: a static job for ~25 rounds, then an LM job that waited from t = 0
+    {"job_type": "Transformer (batch size 32)", "total_iterations": 13600, "gang": 1, "mode": "static",
+     "priority": 1, "slo_s": -1, "arrival_s": 0, "duration_s": 0},
+    {"job_type": "LM (batch size 5)", "total_iterations": 286440, "gang": 1, "mode": "accordion",
+     "priority": 1, "slo_s": -1, "arrival_s": 0, "duration_s": 0},
+]
+
+
+def waiting_lm_job(tmp_path):
+    """FIFO on one GPU, with the calibration observing every boundary as the agent does;
+    stops after the LM job's first round. Returns (view, calibration, that round)."""
+    import json
+
+    path = tmp_path / "wait.jsonl"
+    path.write_text("".join(json.dumps(job) + "\n" for job in WAIT_TRACE))
+    trace = load_trace(str(path), gpus=1)
+    sim = Simulator(trace.jobs, SimConfig(gpus=1), trace_name=trace.name)
+    fifo = make_agent("fifo")
+    fifo.reset(sim.view, 0)
+    calibration = RoundClockCalibration(sim.view, 0.4, profile_durations_s(sim.view))
+    while True:
+        calibration.observe(sim.view)
+        if sim.view.run_time_s[1] > 0:
+            return sim.view, calibration
+        sim.step(fifo.act(sim.view))
+
+
+def test_measurements_are_filed_under_the_global_round_and_count_from_round_zero(tmp_path):
+    view, calibration = waiting_lm_job(tmp_path)
+    first = view.round_index  # the boundary after the LM job's first round
+    assert first > 20  # it waited about 25 rounds
+    assert calibration.key_round[1] == first
+    # its rate at the first measurement is taken to hold since round 0
+    assert calibration.measured_epochs[1] == pytest.approx(first * 120.0 / view.current_epoch_duration_s[1])
+    assert 0 < calibration.key_round[0] < first  # the static job, measured while it ran
+
+
+def test_a_job_that_waited_is_inflated_and_a_static_job_is_not(tmp_path):
+    view, calibration = waiting_lm_job(tmp_path)
+    core = predictor_for(view)
+    profile = profile_durations_s(view)
+    scale = calibration.update(view, np.array([1]))
+    # by hand: the LM job's profile (24 epochs, 5 -> 80) ends long before the span from round
+    # 0 does, and runs on at its last epoch's duration (batch 80, accordion)
+    epochs, progress = 24.0, float(view.epoch_progress[1])
+    fraction = float(view.current_epoch_fraction_done[1])
+    d5, d80 = profile[1][list(core.sizes[1]).index(5)], profile[1][list(core.sizes[1]).index(80)]
+    weights = core.prior[1] + view.observed_batch_size_counts[1]
+    future = float((weights * profile[1]).sum() / weights.sum())
+    span = calibration.key_round[1] * 120.0
+    assert int(view.current_batch_size[1]) == 5
+    completed = float((view.observed_batch_size_counts[1] * profile[1]).sum())
+    end = completed + fraction * d5 + (1 - fraction) * d5 + (epochs - progress - (1 - fraction)) * future
+    walked = epochs + (span - end) / d80
+    measured = calibration.measured_epochs[1]
+    assert walked > 1.4 * measured
+    assert scale[0] == pytest.approx(walked / measured, rel=1e-9)
+    # the static job ran from round 0 at the profiled rate (whole seconds only): no drift
+    assert calibration.update(view, np.array([0]))[0] == 1.0
+    # the factor stays until a comparison drifts again
+    calibration.measured_epochs[1] = walked
+    assert calibration.update(view, np.array([1]))[0] == pytest.approx(walked / measured, rel=1e-9)
+
+
+def test_the_calibration_and_rounding_are_authors_only_and_switchable():
+    view = played(0).view
+    agents = {
+        "faithful": make_agent("shockwave", solver="highs"),
+        "authors": make_agent("shockwave", solver="highs", numerics="authors"),
+        "neither": make_agent("shockwave", solver="highs", numerics="authors", authors_clock_calibration=False,
+                              authors_profile_rounding=False),
+        "fair": make_agent("shockwave-fair", solver="highs"),
+    }
+    for agent in agents.values():
+        agent.reset(view, 0)
+    assert agents["faithful"]._calibration is None and agents["faithful"]._profile_s is None
+    assert isinstance(agents["authors"]._calibration, RoundClockCalibration)
+    np.testing.assert_array_equal(agents["authors"]._profile_s, profile_durations_s(view))
+    for name in ("neither", "fair"):
+        assert agents[name]._calibration is None and agents[name]._profile_s is None
+    with pytest.raises(InputError, match="authors_clock_calibration must be true or false"):
+        ShockwaveConfig(authors_clock_calibration="yes")
+
+
+@functools.cache
+def canonical_authors(**options):
+    from shockwave_gym.throughput import ThroughputTable
+
+    table = ThroughputTable.builtin("v100")
+    trace = load_trace("authors-canonical-120", table, gpus=32)
+    agent = make_agent("shockwave", numerics="authors", solver="highs", **options)
+    return run_episode(trace, agent, SimConfig(gpus=32), table, progress=False)
+
+
+def test_the_authors_numerics_rank_jobs_like_the_authors_and_starve_their_late_lm_jobs():
+    """The canonical trace: per-job FTF (authors' basis) ranks as in the authors' published
+    list, their headline figures hold, and their three starved late LM jobs are late here too,
+    through the round-clock calibration (without it they are not)."""
+    from scipy.stats import spearmanr
+
+    from shockwave_gym.metrics import jobs_table
+    from shockwave_gym.reference import authors_canonical
+
+    theirs = authors_canonical().policy("shockwave")
+    outcome = canonical_authors()
+    rho = np.array([row["ftf_admission"] for row in jobs_table(outcome.result)])
+    assert spearmanr(rho, theirs.ftf).statistic >= 0.9
+    m = outcome.metrics
+    assert m["makespan_s"] == pytest.approx(theirs.makespan_s, rel=0.03)
+    assert m["avg_jct_admission_s"] == pytest.approx(theirs.avg_jct_s, rel=0.03)
+    assert abs(m["unfair_fraction_admission"] - theirs.unfair_fraction) <= 0.02
+    starved = [99, 77, 31]
+    assert np.all(np.asarray(theirs.ftf)[starved] > 1.4) and np.all(rho[starved] > 1.3)
+    without = canonical_authors(authors_clock_calibration=False).result
+    rho_without = np.array([row["ftf_admission"] for row in jobs_table(without)])
+    assert np.all(rho_without[starved] < 1.1)

@@ -39,7 +39,11 @@ from shockwave_agents.shockwave.instance import (
     objective_coefficients,
 )
 from shockwave_agents.shockwave.licences import SolverFallbackWarning
-from shockwave_agents.shockwave.numerics import planner_epochs_done
+from shockwave_agents.shockwave.numerics import (
+    RoundClockCalibration,
+    planner_epochs_done,
+    profile_durations_s,
+)
 from shockwave_agents.shockwave.planner import Planner
 from shockwave_agents.shockwave.predictor import JobEstimates, ShockwavePredictor
 from shockwave_agents.shockwave.record import PlanRecord
@@ -47,6 +51,7 @@ from shockwave_agents.shockwave.solvers import select_backend
 from shockwave_agents.shockwave.stats import summarise_plans
 from shockwave_agents.shockwave.type_speeds import TypeSpeeds
 from shockwave_gym.errors import InputError
+from shockwave_gym.interface import predictor_for
 from shockwave_gym.placement import Placement
 
 #: Smallest fair-share rate on a typed cluster (reference seconds per second).
@@ -98,12 +103,24 @@ class ShockwaveAgent(Agent):
                 raise InputError("Shockwave: restart_in_program is not supported on a heterogeneous cluster")
             bundle = view.throughputs_by_type
             self._type_speeds = TypeSpeeds(view, [bundle.table(t) for t in cluster.types], view.type_gpus)
+        self._calibration = None
+        self._profile_s = None  # the authors' epoch durations per reachable size, if rounded
+        if cfg.numerics == "authors" and self._type_speeds is None:
+            if cfg.authors_profile_rounding:
+                self._profile_s = profile_durations_s(view)
+            if cfg.authors_clock_calibration:
+                core = predictor_for(view)
+                table_s = np.where(core.size_valid, core.duration_at_s, 0.0)
+                durations = table_s if self._profile_s is None else self._profile_s
+                self._calibration = RoundClockCalibration(view, cfg.drift_threshold, durations)
         self._started = True
 
     def act(self, view) -> np.ndarray:
         if not getattr(self, "_started", False):
             self.reset(view)
         active = np.asarray(view.active_job_ids, dtype=np.int64)
+        if self._calibration is not None:
+            self._calibration.observe(view)
         if active.size == 0:
             return active
         changed = not np.array_equal(active, self._last_active)
@@ -187,7 +204,11 @@ class ShockwaveAgent(Agent):
             instance, remaining = self._typed_instance(view, active, reestimate)
             self._adopt(view, self.planner.plan(instance), active, remaining)
             return
-        estimates = self.predictor.estimate(view, active, whole_epochs=self.config.numerics == "authors")
+        scale = None if self._calibration is None else self._calibration.update(view, active)
+        estimates = self.predictor.estimate(
+            view, active, whole_epochs=self.config.numerics == "authors", duration_scale=scale,
+            durations_s=self._profile_s,
+        )
         if reestimate:
             share = min(1.0, view.gpus / active.size)
             finish_s = view.arrival_s[active] + (estimates.work_done_s + estimates.remaining_s) / share

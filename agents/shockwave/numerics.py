@@ -1,7 +1,7 @@
 """Emulation of the authors' *effective* Shockwave numerics (``numerics="authors"``).
 
 The default (``numerics="faithful"``) plans with the published objective, exactly. The
-authors' implementation behaves differently in three ways that do not come from the
+authors' implementation behaves differently in five ways that do not come from the
 published objective but from how their code feeds and solves it (docs/AGENTS.md, "The
 authors' numerics"). With ``numerics="authors"`` the planner reproduces them:
 
@@ -28,6 +28,19 @@ authors' numerics"). With ``numerics="authors"`` the planner reproduces them:
    ``nsw_coef * w_max * |log(floor)|``; if so the plan is solved without the makespan term
    (:func:`effective_relaxed_instance`). The NSW terms of the other jobs are kept: they only
    break ties among the plans the heavy jobs leave open.
+4. **Whole-second profiles** (``authors_profile_rounding``). Their scheduler holds each
+   epoch's profiled duration rounded to whole seconds, at least 1 s
+   (:func:`profile_durations_s`): a 1.24-1.36 s Recommendation epoch counts as 1 s, so those
+   jobs' estimates are 20-26% short and they look late sooner. The estimates, the planner's
+   mean epoch duration (:func:`whole_epoch_mean_s`) and the calibration below use these
+   durations; the simulation runs at the true ones.
+5. **Recalibration against a profile that ran from round 0** (``authors_clock_calibration``,
+   :class:`RoundClockCalibration`). Their drift check files a job's throughput measurements
+   under the global round counter, so it compares the job with its profile run from the
+   start of the simulation, not from its arrival. A late or long-waiting job whose batches
+   grow (an accordion or GNS job) is found "slower than profiled" and all its durations are
+   scaled up, often 2x or more; its fair-share target then recedes with its projected finish
+   and it never gets the relaxed path's priority. This is how their late LM jobs starve.
 
 Everything here is opt-in; the faithful default never calls these functions.
 """
@@ -49,13 +62,40 @@ def planner_epochs_done(view, job_ids: np.ndarray, numerics: str) -> np.ndarray:
     return np.minimum(progress[job_ids], view.num_epochs[job_ids]).astype(np.float64)
 
 
-def whole_epoch_estimates(view, job_ids: np.ndarray, duration_scale: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def profile_durations_s(view) -> np.ndarray:
+    """(jobs, reachable sizes) epoch durations as the authors' scheduler holds them: the
+    throughput table's, rounded to whole seconds and at least 1 s (0 where no size)."""
+    from shockwave_gym.interface import predictor_for
+
+    core = predictor_for(view)
+    return np.where(core.size_valid, np.maximum(1.0, np.round(core.duration_at_s)), 0.0)
+
+
+def whole_epoch_estimates(
+    view, job_ids: np.ndarray, duration_scale: np.ndarray, durations_s: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """The authors' (remaining time, work done) for ``job_ids``, before any noise: the
     expected time of the epochs after the current one only, and the completed epochs' run
-    time. ``duration_scale`` is the drift recalibration factor per job (1 = table right)."""
+    time. ``duration_scale`` is the drift recalibration factor per job (1 = table right);
+    ``durations_s`` (jobs, reachable sizes) replaces the throughput table's epoch durations
+    (:func:`profile_durations_s`)."""
     from shockwave_gym.interface import predictor_for
 
     done = view.epochs_done
+    if durations_s is not None:
+        d = durations_s[job_ids]
+        counts = view.observed_batch_size_counts[job_ids]
+        work_done = (counts * d).sum(axis=1) * duration_scale
+        if view.oracle:
+            left_in_current = (1.0 - view.current_epoch_fraction_done) * view.current_epoch_duration_s
+            future = np.maximum(np.asarray(view.remaining_s, dtype=np.float64) - left_in_current, 0.0)
+            return future[job_ids] * duration_scale, work_done
+        weights = predictor_for(view).prior[job_ids] + counts
+        expected = (weights * d).sum(axis=1) / weights.sum(axis=1)
+        epochs = view.num_epochs[job_ids]
+        future_epochs = np.maximum(epochs - done[job_ids] - 1, 0)
+        remaining = np.where(done[job_ids] >= epochs, 0.0, future_epochs * expected) * duration_scale
+        return remaining, work_done
     if view.oracle:
         # the true time of the epochs after the current one
         left_in_current = (1.0 - view.current_epoch_fraction_done) * view.current_epoch_duration_s
@@ -70,6 +110,19 @@ def whole_epoch_estimates(view, job_ids: np.ndarray, duration_scale: np.ndarray)
         )[job_ids]
     work_done = np.nan_to_num(view.mean_epoch_duration_s[job_ids]) * done[job_ids] * duration_scale
     return remaining, work_done
+
+
+def whole_epoch_mean_s(view, job_ids: np.ndarray, duration_scale: np.ndarray, durations_s: np.ndarray) -> np.ndarray:
+    """The planner's mean epoch duration d_j from ``durations_s``: the mean over the completed
+    epochs and the current one, as the authors interpolate it."""
+    from shockwave_gym.interface import predictor_for
+
+    core = predictor_for(view)
+    d = durations_s[job_ids]
+    slot = np.argmax(core.sizes[job_ids] == np.asarray(view.current_batch_size)[job_ids][:, None], axis=1)
+    done = np.asarray(view.epochs_done, dtype=np.float64)[job_ids]
+    total = (view.observed_batch_size_counts[job_ids] * d).sum(axis=1) + d[np.arange(job_ids.size), slot]
+    return total / (done + 1.0) * duration_scale
 
 
 def gap_swallows_makespan(instance: PlanningInstance, rel_gap: float) -> bool:
@@ -92,3 +145,95 @@ def effective_relaxed_instance(instance: PlanningInstance, rel_gap: float) -> tu
         return replace(instance, makespan_coef_per_s=0.0), True
     return instance, False
 
+
+
+class RoundClockCalibration:
+    """The authors' drift recalibration as their simulator feeds it (point 5 of the module
+    docstring).
+
+    Their scheduler files each throughput measurement under the *global* round counter and
+    compares the samples so measured with the samples the job's profile would have processed
+    in the same span, both counted from round 0 of the simulation, not from the job's
+    arrival: each measurement's rate is taken to hold since the previous measurement (since
+    round 0 for the first). A job that waited, or arrived late, is thus compared with a
+    profile that ran ahead of it, past its end if the span is longer than the whole profile
+    (then at the profile's last epoch's duration). Where the profile speeds up (an accordion
+    or GNS job moving to larger batches), it covers more epochs than the job did, so every
+    duration of the job is scaled up by profile / measured when they differ by more than
+    ``threshold``; the factor stays until a later comparison drifts again. Inflated durations
+    make the job's fair-share finish target recede as fast as its projected finish, so its
+    lateness ratio stays near 1 and the relaxed path never gives it priority.
+
+    We cannot read a job's future schedule, so the profile is walked as the scheduler's own
+    estimates describe it (``durations_s``, per reachable size): the rest of the current
+    epoch, then the remaining epochs at the posterior-mean epoch duration, then the last
+    epoch's duration as the mode fixes it in the authors' profiles (the largest batch size
+    for accordion and static jobs; the *initial* size for GNS jobs, whose profiled last epoch
+    keeps it). Work is counted in epochs (the authors' samples / samples per epoch).
+    """
+
+    def __init__(self, view, threshold: float, durations_s: np.ndarray):
+        from shockwave_gym.interface import predictor_for
+
+        core = predictor_for(view)
+        n = view.num_jobs
+        self.threshold = float(threshold)
+        self.durations_s = durations_s
+        self.key_round = np.zeros(n, dtype=np.int64)  # round of the last measurement
+        self.measured_epochs = np.zeros(n)  # since round 0, at each measurement's rate
+        self.scale = np.ones(n)
+        initial = np.argmax(core.sizes == np.asarray(view.initial_batch_size)[:, None], axis=1)
+        largest = np.argmax(np.where(core.size_valid, core.sizes, -1), axis=1)
+        gns = np.array([view.spec(j).mode == "gns" for j in range(n)], dtype=bool)
+        self.last_epoch_s = durations_s[np.arange(n), np.where(gns, initial, largest)]
+
+    def observe(self, view) -> None:
+        """Record a measurement for each job that ran in the round that just ended (filed
+        under the current round index, as the authors' completed-round counter), at the rate
+        it really ran."""
+        ran = np.flatnonzero(view.ran_last_round & view.is_active)
+        if ran.size == 0 or view.round_index < 1:
+            return
+        span_s = (view.round_index - self.key_round[ran]) * float(view.round_s)
+        self.measured_epochs[ran] += span_s / np.asarray(view.current_epoch_duration_s)[ran]
+        self.key_round[ran] = view.round_index
+
+    def profile_epochs(self, view, job_ids: np.ndarray) -> np.ndarray:
+        """Epochs the (estimated) profile of ``job_ids`` covers from round 0 to their last
+        measurement."""
+        from shockwave_gym.interface import predictor_for
+
+        core = predictor_for(view)
+        d = self.durations_s[job_ids]
+        counts = view.observed_batch_size_counts[job_ids]
+        weights = core.prior[job_ids] + counts
+        future_s = (weights * d).sum(axis=1) / weights.sum(axis=1)
+        slot = np.argmax(core.sizes[job_ids] == np.asarray(view.current_batch_size)[job_ids][:, None], axis=1)
+        current_s = d[np.arange(job_ids.size), slot]
+        fraction = np.asarray(view.current_epoch_fraction_done)[job_ids]
+        progress = np.asarray(view.epoch_progress, dtype=np.float64)[job_ids]
+        left = np.asarray(view.num_epochs, dtype=np.float64)[job_ids] - progress
+        done_s = (counts * d).sum(axis=1) + fraction * current_s
+        span_s = self.key_round[job_ids] * float(view.round_s)
+        ahead_s = span_s - done_s
+        rest_s = (1.0 - fraction) * current_s
+        end_s = rest_s + np.maximum(left - (1.0 - fraction), 0.0) * future_s
+        walked = np.where(
+            ahead_s <= rest_s, ahead_s / current_s,
+            np.where(ahead_s <= end_s, (1.0 - fraction) + (ahead_s - rest_s) / future_s,
+                     left + (ahead_s - end_s) / self.last_epoch_s[job_ids]),
+        )
+        behind = np.divide(progress * span_s, done_s, out=np.zeros_like(span_s), where=done_s > 0)
+        return np.where(ahead_s >= 0, progress + walked, behind)
+
+    def update(self, view, job_ids: np.ndarray) -> np.ndarray:
+        """Recalibrate ``job_ids`` against their profile walk; return their duration scales."""
+        job_ids = np.asarray(job_ids, dtype=np.int64)
+        measured = self.measured_epochs[job_ids]
+        profile = self.profile_epochs(view, job_ids)
+        valid = (measured > 0) & (profile > 0)
+        drift = np.zeros(job_ids.size)
+        drift[valid] = np.abs(measured[valid] - profile[valid]) / profile[valid]
+        recalibrate = valid & (drift > self.threshold)
+        self.scale[job_ids[recalibrate]] = profile[recalibrate] / measured[recalibrate]
+        return self.scale[job_ids].copy()

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from shockwave_agents.shockwave.numerics import whole_epoch_estimates
+from shockwave_agents.shockwave.numerics import whole_epoch_estimates, whole_epoch_mean_s
 from shockwave_gym.interface import predicted_remaining_s, predictor_for
 from shockwave_gym.view import ClusterView
 
@@ -104,17 +104,30 @@ class ShockwavePredictor:
         signs = np.array([self._job_sign[j] for j in job_ids.tolist()])
         return np.maximum(values_s * (1.0 + self.noise * signs), MIN_NOISY_PREDICTION_S)
 
-    def estimate(self, view: ClusterView, job_ids: np.ndarray, *, whole_epochs: bool = False) -> JobEstimates:
+    def estimate(
+        self, view: ClusterView, job_ids: np.ndarray, *, whole_epochs: bool = False,
+        duration_scale: np.ndarray | None = None, durations_s: np.ndarray | None = None,
+    ) -> JobEstimates:
         """Estimates for ``job_ids`` (active jobs) from the view alone. ``whole_epochs``: the
-        authors' estimates instead (:func:`.numerics.whole_epoch_estimates`)."""
+        authors' estimates instead (:func:`.numerics.whole_epoch_estimates`).
+        ``duration_scale``: per-job recalibration factors to use instead of the drift rule
+        (the authors' round-clock calibration, :class:`.numerics.RoundClockCalibration`);
+        ``durations_s``: with ``whole_epochs``, the (jobs, reachable sizes) epoch durations
+        the estimates use instead of the throughput table's (:func:`.numerics.profile_durations_s`)."""
         job_ids = np.asarray(job_ids, dtype=np.int64)
-        scale = drift_scale(view, job_ids, self.drift_threshold)
+        if duration_scale is None:
+            scale = drift_scale(view, job_ids, self.drift_threshold)
+        else:
+            scale = np.asarray(duration_scale, dtype=np.float64)
         done = view.epochs_done.astype(np.float64)
         progress = view.epoch_progress
         current_s = view.current_epoch_duration_s
         completed_s = np.nan_to_num(view.mean_epoch_duration_s[job_ids]) * done[job_ids]
         mean_epoch = (completed_s + current_s[job_ids]) / (done[job_ids] + 1.0) * scale
-        if whole_epochs:
+        if whole_epochs and durations_s is not None:
+            remaining, work_done = whole_epoch_estimates(view, job_ids, scale, durations_s)
+            mean_epoch = whole_epoch_mean_s(view, job_ids, scale, durations_s)
+        elif whole_epochs:
             remaining, work_done = whole_epoch_estimates(view, job_ids, scale)
         else:
             remaining = _faithful_remaining_s(view, job_ids, scale)
