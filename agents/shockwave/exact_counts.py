@@ -39,6 +39,7 @@ import numpy as np
 
 from shockwave_agents.shockwave.instance import PlanningInstance
 from shockwave_agents.shockwave.mip import MipProgram, ProgramForm
+from shockwave_agents.shockwave.program import program_vector
 from shockwave_agents.shockwave.results import SolveResult, SolveStatus, check_solution
 
 #: The name results of this module carry in ``SolveResult.solver``.
@@ -67,13 +68,11 @@ def exact_counts_applies(instance: PlanningInstance, program: MipProgram) -> boo
 @dataclass(frozen=True)
 class JobTables:
     """Per job j and round count n in 0..T (arrays (n_jobs, T + 1)): ``value`` w_j z_j in the
-    solver's scaled units (-inf where n gives fewer than lo_j epochs), ``remaining`` R_j - d_j
-    p_j in rounds, ``planned`` p_j and ``z`` z_j; ``first`` the fewest rounds that meet lo_j."""
+    solver's scaled units (-inf where n gives fewer than lo_j epochs) and ``remaining`` R_j -
+    d_j p_j in rounds; ``first`` the fewest rounds that meet lo_j."""
 
     value: np.ndarray
     remaining: np.ndarray
-    planned: np.ndarray
-    z: np.ndarray
     first: np.ndarray
 
 
@@ -106,7 +105,7 @@ def job_tables(instance: PlanningInstance, program: MipProgram) -> JobTables | N
     value = np.where(meets, weights[:, None] * z, -np.inf)
     remaining = (np.asarray(instance.remaining_s, dtype=np.float64) / float(instance.round_s))[:, None] \
         - d_rounds[:, None] * planned
-    return JobTables(value, remaining, planned, z, first)
+    return JobTables(value, remaining, first)
 
 
 def divisible_knapsack(values: np.ndarray, weights: np.ndarray, capacity: int) -> np.ndarray:
@@ -275,7 +274,8 @@ def solve_counts_exactly(instance: PlanningInstance, program: MipProgram,
         if best is None or level.objective > best.objective:
             best = level
         search.add_price(level.price)
-    vector = _vector(program, tables, best.counts)
+    schedule = np.arange(instance.rounds)[None, :] < best.counts[:, None]  # any schedule with these counts
+    vector = program_vector(instance, schedule, program)
     problem = check_solution(program, vector)
     elapsed = time.perf_counter() - start
     if problem is not None:
@@ -284,18 +284,6 @@ def solve_counts_exactly(instance: PlanningInstance, program: MipProgram,
     bound_unscaled = bound * program.objective_unit
     message = f"{len(search.solved)} of {int(np.sum(search.feasible))} makespan levels solved"
     return SolveResult(status, SOLVER_NAME, elapsed, vector, objective, max(objective, bound_unscaled), message)
-
-
-def _vector(program: MipProgram, tables: JobTables, counts: np.ndarray) -> np.ndarray:
-    """The program's full column vector for ``counts``: n, p, z and m."""
-    rows = np.arange(counts.size)
-    layout = program.layout
-    vector = np.zeros(program.num_cols)
-    vector[:layout.n] = counts
-    vector[layout.p:layout.p + layout.n] = tables.planned[rows, counts]
-    vector[layout.z:layout.z + layout.n] = tables.z[rows, counts]
-    vector[layout.m] = max(0.0, float(np.max(tables.remaining[rows, counts])))
-    return vector
 
 
 __all__ = ["JobTables", "MAX_LEVELS", "SOLVER_NAME", "divisible_knapsack", "exact_counts_applies",

@@ -82,25 +82,17 @@ def whole_epoch_estimates(
     from shockwave_gym.interface import predictor_for
 
     done = view.epochs_done
-    if durations_s is not None:
-        d = durations_s[job_ids]
-        counts = view.observed_batch_size_counts[job_ids]
-        work_done = (counts * d).sum(axis=1) * duration_scale
-        if view.oracle:
-            left_in_current = (1.0 - view.current_epoch_fraction_done) * view.current_epoch_duration_s
-            future = np.maximum(np.asarray(view.remaining_s, dtype=np.float64) - left_in_current, 0.0)
-            return future[job_ids] * duration_scale, work_done
-        weights = predictor_for(view).prior[job_ids] + counts
-        expected = (weights * d).sum(axis=1) / weights.sum(axis=1)
-        epochs = view.num_epochs[job_ids]
-        future_epochs = np.maximum(epochs - done[job_ids] - 1, 0)
-        remaining = np.where(done[job_ids] >= epochs, 0.0, future_epochs * expected) * duration_scale
-        return remaining, work_done
     if view.oracle:
         # the true time of the epochs after the current one
         left_in_current = (1.0 - view.current_epoch_fraction_done) * view.current_epoch_duration_s
         future = np.maximum(np.asarray(view.remaining_s, dtype=np.float64) - left_in_current, 0.0)
         remaining = future[job_ids] * duration_scale
+    elif durations_s is not None:
+        weights = predictor_for(view).prior[job_ids] + view.observed_batch_size_counts[job_ids]
+        expected = (weights * durations_s[job_ids]).sum(axis=1) / weights.sum(axis=1)
+        epochs = view.num_epochs[job_ids]
+        future_epochs = np.maximum(epochs - done[job_ids] - 1, 0)
+        remaining = np.where(done[job_ids] >= epochs, 0.0, future_epochs * expected) * duration_scale
     else:
         full_scale = np.ones(view.num_jobs)
         full_scale[job_ids] = duration_scale
@@ -108,8 +100,17 @@ def whole_epoch_estimates(
             done, np.zeros(view.num_jobs), view.current_epoch_duration_s, view.num_epochs,
             view.observed_batch_size_counts, duration_scale=full_scale,
         )[job_ids]
-    work_done = np.nan_to_num(view.mean_epoch_duration_s[job_ids]) * done[job_ids] * duration_scale
+    if durations_s is not None:
+        work_done = (view.observed_batch_size_counts[job_ids] * durations_s[job_ids]).sum(axis=1) * duration_scale
+    else:
+        work_done = np.nan_to_num(view.mean_epoch_duration_s[job_ids]) * done[job_ids] * duration_scale
     return remaining, work_done
+
+
+def _current_size_slot(core, view, job_ids: np.ndarray) -> np.ndarray:
+    """Each job's column in the predictor's (jobs, reachable sizes) tables for its current
+    batch size."""
+    return np.argmax(core.sizes[job_ids] == np.asarray(view.current_batch_size)[job_ids][:, None], axis=1)
 
 
 def whole_epoch_mean_s(view, job_ids: np.ndarray, duration_scale: np.ndarray, durations_s: np.ndarray) -> np.ndarray:
@@ -119,7 +120,7 @@ def whole_epoch_mean_s(view, job_ids: np.ndarray, duration_scale: np.ndarray, du
 
     core = predictor_for(view)
     d = durations_s[job_ids]
-    slot = np.argmax(core.sizes[job_ids] == np.asarray(view.current_batch_size)[job_ids][:, None], axis=1)
+    slot = _current_size_slot(core, view, job_ids)
     done = np.asarray(view.epochs_done, dtype=np.float64)[job_ids]
     total = (view.observed_batch_size_counts[job_ids] * d).sum(axis=1) + d[np.arange(job_ids.size), slot]
     return total / (done + 1.0) * duration_scale
@@ -208,7 +209,7 @@ class RoundClockCalibration:
         counts = view.observed_batch_size_counts[job_ids]
         weights = core.prior[job_ids] + counts
         future_s = (weights * d).sum(axis=1) / weights.sum(axis=1)
-        slot = np.argmax(core.sizes[job_ids] == np.asarray(view.current_batch_size)[job_ids][:, None], axis=1)
+        slot = _current_size_slot(core, view, job_ids)
         current_s = d[np.arange(job_ids.size), slot]
         fraction = np.asarray(view.current_epoch_fraction_done)[job_ids]
         progress = np.asarray(view.epoch_progress, dtype=np.float64)[job_ids]

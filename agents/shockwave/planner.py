@@ -295,10 +295,8 @@ class Planner:
         if not self._uses_exact_counts(instance, program):
             return self._run(program, start, record)
         result = solve_counts_exactly(instance, program)
-        record.solves += 1
+        self._count(result, record)
         record.exact_solves += 1
-        record.solve_s += result.solve_s
-        record.status = result.status
         if result.status in (SolveStatus.OPTIMAL, SolveStatus.INFEASIBLE):
             return result
         if result.has_solution:
@@ -311,11 +309,16 @@ class Planner:
 
     def _run(self, program: MipProgram, start: np.ndarray | None, record: PlanRecord) -> SolveResult:
         result = self.backend.solve(program, time_limit_s=self.config.time_limit_s, warm_start=start)
-        record.solves += 1
-        record.solve_s += result.solve_s
-        record.status = result.status
+        self._count(result, record)
         if result.status in (SolveStatus.NO_SOLUTION, SolveStatus.FEASIBLE):
             record.time_limit_hits += 1
         if result.fallback_reason is not None:
             record.solver_fallbacks += 1
         return result
+
+    @staticmethod
+    def _count(result: SolveResult, record: PlanRecord) -> None:
+        """One main solve in the plan's record."""
+        record.solves += 1
+        record.solve_s += result.solve_s
+        record.status = result.status
