@@ -548,21 +548,15 @@ class ClusterEnv(gym.Env):
             scores = np.asarray(action)
             if scores.shape != (self.max_jobs,):
                 raise InvalidActionError(f"priority action must have shape ({self.max_jobs},), got {scores.shape}")
-            if scores.dtype.kind not in "iuf":
+            if scores.dtype.kind not in "biuf":
                 raise InvalidActionError(f"priority scores must be numbers (integer or float), got dtype {scores.dtype}")
             if scores.dtype == np.float64 and not math.isfinite(
                     np.add.reduce(scores[self.slots.slots_by_job()], dtype=np.float64)):
                 raise InvalidActionError("priority scores must be finite")  # finite scores may sum to inf
-            if scores.dtype != np.float32 and scores.dtype != np.float64:
-                # other dtypes sort as themselves (e.g. wrapping integer negation): decode in Python
-                job_ids, _ = self._mode.choose(scores, sim.view, self.slots)
-                chosen = np.zeros(sim.num_jobs, dtype=bool)
-                chosen[job_ids] = True
-                result = compiled.run(fast.GIVEN, wanted=chosen)
-            else:  # as float64 (exact, same order and ties): the kernel has one signature to compile
-                result = compiled.run(fast.PRIORITY, scores=scores.astype(np.float64))
-                if result is None:
-                    raise InvalidActionError("priority scores must be finite")
+            # every dtype as float64 (PriorityMode sorts these values): one signature to compile
+            result = compiled.run(fast.PRIORITY, scores=scores.astype(np.float64))
+            if result is None:
+                raise InvalidActionError("priority scores must be finite")
         else:
             result = compiled.run(fast.SELECT, wanted=np.array(_select_bits(action, self.max_jobs), dtype=np.bool_))
         reward, repairs = result

@@ -107,8 +107,9 @@ class PriorityMode(_SlotMode):
         scores = np.asarray(action)
         if scores.shape != (self.max_jobs,):
             raise InvalidActionError(f"priority action must have shape ({self.max_jobs},), got {scores.shape}")
-        if scores.dtype.kind not in "iuf":
+        if scores.dtype.kind not in "biuf":
             raise InvalidActionError(f"priority scores must be numbers (integer or float), got dtype {scores.dtype}")
+        scores = scores.astype(np.float64, copy=False)  # every dtype sorts as its values (no integer wrap)
         by_id = slots.slots_by_job()  # occupied slots, ascending job id
         own = scores[by_id]
         if not math.isfinite(np.add.reduce(own, dtype=np.float64)):  # one reduction catches NaN and inf
@@ -161,7 +162,7 @@ class SequentialMode(_SlotMode):
     def pick(self, action) -> tuple[bool, bool]:
         """Apply one sub-step; returns (round closes now, the pick was infeasible)."""
         value = np.asarray(action)
-        if value.shape not in ((), (1,)) or not np.issubdtype(value.dtype, np.integer):
+        if value.shape not in ((), (1,)) or not (np.issubdtype(value.dtype, np.integer) or value.dtype == bool):
             raise InvalidActionError(f"sequential action must be one integer, got {action!r}")
         slot = int(value.reshape(()))
         if not 0 <= slot <= self.max_jobs:

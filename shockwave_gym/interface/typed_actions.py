@@ -92,8 +92,9 @@ class TypedPriorityMode(PriorityMode):
         scores = np.asarray(action)
         if scores.shape != (self.max_jobs,):
             raise InvalidActionError(f"priority action must have shape ({self.max_jobs},), got {scores.shape}")
-        if scores.dtype.kind not in "iuf":
+        if scores.dtype.kind not in "biuf":
             raise InvalidActionError(f"priority scores must be numbers (integer or float), got dtype {scores.dtype}")
+        scores = scores.astype(np.float64, copy=False)  # every dtype sorts as its values (PriorityMode)
         by_id = slots.slots_by_job()
         own = scores[by_id]
         if not math.isfinite(np.add.reduce(own, dtype=np.float64)):

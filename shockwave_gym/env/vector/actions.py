@@ -45,17 +45,29 @@ class _ModeBase:
     def start_round(self, slots, gang, gpus, rows) -> None:
         """Nothing to forget between rounds (the sequential mode overrides this)."""
 
+    def check(self, action, slots: BatchSlotMap, rows: np.ndarray, *, finite: bool = True) -> np.ndarray:
+        """``action`` in the one dtype ``choose`` reads, or InvalidActionError; changes
+        nothing, so a step checks its action before it runs any pending autoreset."""
+        raise NotImplementedError
+
 
 class BatchSelect(_ModeBase):
     name = "select"
 
-    def choose(self, action, slots: BatchSlotMap, gang: np.ndarray, gpus: np.ndarray, rows: np.ndarray):
+    def check(self, action, slots: BatchSlotMap, rows: np.ndarray, *, finite: bool = True) -> np.ndarray:
+        """(K, max_jobs) C-contiguous bool: every dtype holding only 0 and 1 in every row."""
         bits = self._shaped(action, slots.slot_job.shape)
         if bits.dtype != bool:
-            if bits.dtype.kind not in "iuf" or not np.all((bits == 0) | (bits == 1)):
+            as_bool = bits.astype(bool) if bits.dtype.kind in "iuf" else None
+            # exactly 0 or 1 <=> equal to its truth value (0.5, 2, inf and NaN all differ)
+            if as_bool is None or np.count_nonzero(as_bool != bits):
                 raise InvalidActionError("select actions must hold only 0 and 1 (bool, integer or float)")
-            bits = bits.astype(bool)
-        wanted = bits & rows[:, None]
+            bits = as_bool
+        return np.ascontiguousarray(bits)
+
+    def choose(self, action, slots: BatchSlotMap, gang: np.ndarray, gpus: np.ndarray, rows: np.ndarray):
+        """``action`` as :meth:`check` returns it."""
+        wanted = action & rows[:, None]
         valid = slots.valid
         absent = np.count_nonzero(wanted & ~valid, axis=1)
         candidate = np.zeros(gang.shape, bool)
@@ -74,15 +86,25 @@ class BatchSelect(_ModeBase):
 class BatchPriority(_ModeBase):
     name = "priority"
 
-    def choose(self, action, slots: BatchSlotMap, gang: np.ndarray, gpus: np.ndarray, rows: np.ndarray):
+    def check(self, action, slots: BatchSlotMap, rows: np.ndarray, *, finite: bool = True) -> np.ndarray:
+        """(K, max_jobs) C-contiguous float64 scores (bool, integer or float: the values
+        PriorityMode sorts); with ``finite``, those of the occupied slots of ``rows`` must be."""
         scores = self._shaped(action, slots.slot_job.shape)
-        if scores.dtype.kind not in "iuf":
+        if scores.dtype.kind not in "biuf":
             raise InvalidActionError(f"priority scores must be numbers (integer or float), got dtype {scores.dtype}")
+        scores = np.ascontiguousarray(scores, dtype=np.float64)
+        if finite:
+            valid = slots.valid & rows[:, None]
+            bad = rows & ~np.isfinite(np.where(valid, scores, 0.0).sum(axis=1))
+            if bad.any():
+                raise _rows_error(bad, "priority scores must be finite")
+        return scores
+
+    def choose(self, action, slots: BatchSlotMap, gang: np.ndarray, gpus: np.ndarray, rows: np.ndarray):
+        """``action`` as :meth:`check` returns it."""
+        scores = action
         slot_job = slots.slot_job
         valid = slots.valid & rows[:, None]
-        bad = rows & ~np.isfinite(np.where(valid, scores, 0).sum(axis=1, dtype=np.float64))
-        if bad.any():
-            raise _rows_error(bad, "priority scores must be finite")
         key = np.where(valid, -scores, np.inf)  # empty slots last
         order = np.lexsort((slot_job, key), axis=1)  # descending score, ties by arrival
         ids = np.take_along_axis(slot_job, order, axis=1)
@@ -128,13 +150,19 @@ class BatchSequential(_ModeBase):
     def pickable(self) -> np.ndarray:
         return self.valid & ~self.picked & (self.slot_gang <= self.free_gpus[:, None])
 
-    def choose(self, action, slots: BatchSlotMap, gang: np.ndarray, gpus: np.ndarray, rows: np.ndarray):
+    def check(self, action, slots: BatchSlotMap, rows: np.ndarray, *, finite: bool = True) -> np.ndarray:
+        """(K,) int64 picks (any integer dtype, or bool), each of ``rows`` in 0..max_jobs."""
         value = np.asarray(action)
-        if value.shape != rows.shape or not np.issubdtype(value.dtype, np.integer):
+        if value.shape != rows.shape or not (np.issubdtype(value.dtype, np.integer) or value.dtype == bool):
             raise InvalidActionError(f"sequential actions must be {rows.size} integers, got {action!r}")
         out_of_range = rows & ((value < 0) | (value > self.max_jobs))
         if out_of_range.any():
             raise _rows_error(out_of_range, f"sequential action must be in 0..{self.max_jobs}")
+        return value.astype(np.int64)
+
+    def choose(self, action, slots: BatchSlotMap, gang: np.ndarray, gpus: np.ndarray, rows: np.ndarray):
+        """``action`` as :meth:`check` returns it; picks of the rows in ``rows``."""
+        value = action
         end = value == self.max_jobs
         slot = np.minimum(value, self.max_jobs - 1)
         index = np.arange(rows.size)

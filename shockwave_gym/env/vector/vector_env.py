@@ -209,12 +209,13 @@ class ClusterVectorEnv(VectorEnv):
             return self._finish_step(*self._advance_fused(actions))
         sim = self.sim
         resetting = self._autoreset  # next-step autoreset: these clusters reset and ignore their action
+        acting = ~resetting
+        mode = self.mode
+        actions = mode.check(actions, self.slots, acting)  # a refused action changes nothing
         if resetting.any():
             for i in np.flatnonzero(resetting).tolist():
                 self._reset_cluster(i, None)
             self._begin_decision(resetting)
-        acting = ~resetting
-        mode = self.mode
         sel, closes, repairs = mode.choose(actions, self.slots, sim.gang, sim.gpus, acting)
         if self.skip_trivial and self.action_mode == "sequential":
             forced = mode.forced_picks(acting & ~closes)
@@ -282,27 +283,18 @@ class ClusterVectorEnv(VectorEnv):
         sim, slots, state = self.sim, self.slots, self._state
         resetting = self._autoreset
         fresh = resetting
+        acting = ~resetting
+        select = self.action_mode == "select"
+        # one dtype per mode, whatever the caller's (one compiled signature); refused before
+        # any pending autoreset runs (the kernel checks scores itself when none is pending)
+        checked = self.mode.check(actions, slots, acting, finite=bool(resetting.any()))
+        scores, wanted = (_NO_SCORES, checked) if select else (checked, _NO_WANTED)
         if resetting.any():
             for i in np.flatnonzero(resetting).tolist():
                 self._reset_cluster(i, None)
             if state.progress.shape != sim.pos.shape:  # a wider trace: every cluster derives again
                 state = self._new_state()
                 fresh = np.ones(k, bool)
-        acting = ~resetting
-        shape = slots.slot_job.shape
-        select = self.action_mode == "select"
-        if select:
-            wanted = self.mode._shaped(actions, shape)
-            if wanted.dtype != bool and wanted.dtype.kind not in "iuf":
-                raise InvalidActionError(_SELECT_VALUES)
-            wanted = np.ascontiguousarray(wanted)  # its values are checked in the compiled pass
-            scores = _NO_SCORES
-        else:
-            scores = self.mode._shaped(actions, shape)
-            if scores.dtype.kind not in "iuf":
-                raise InvalidActionError(f"priority scores must be numbers (integer or float), got dtype {scores.dtype}")
-            scores = np.ascontiguousarray(scores)  # read as float64 per entry, as PriorityMode does
-            wanted = _NO_WANTED
         capacity = sim.round_start_s.shape[1]
         if sim.round_index.max() >= capacity:  # the agent's round needs a record
             sim.reserve_rounds(int(sim.round_index.max()) + 1)
@@ -360,12 +352,15 @@ class ClusterVectorEnv(VectorEnv):
         sim, state = self.sim, self._state
         state = _State(state.progress, state.active, state.num_active, state.remaining, state.rho, state.extra)
         start_s = sim.time_s.copy()
+        active_before = state.active
+        if active_before.shape != sim.status.shape:  # an autoreset this step loaded a wider trace
+            active_before = _widened(active_before, sim.status.shape[1])
         if rows.any():
             sim.step(sel & rows[:, None], rows)
         self._refresh(None if refresh_all else rows)
         new = self._state
         transition = BatchTransition(
-            sim=sim, start_s=start_s, end_s=sim.time_s, active_before=state.active, active=new.active,
+            sim=sim, start_s=start_s, end_s=sim.time_s, active_before=active_before, active=new.active,
             rho_hat=new.rho, max_jobs=self.max_jobs, jct_normaliser_s=self.jct_normaliser_s, compiled=self.compiled,
             rows=rows,
         )
@@ -677,6 +672,14 @@ def _merge_rows(step_info: dict, reset_info: dict, rows: np.ndarray) -> dict:
             out[key] = old.copy()
             for i in np.flatnonzero(rows).tolist():
                 out[key][i] = fresh[i]
+    return out
+
+
+def _widened(active: np.ndarray, width: int) -> np.ndarray:
+    """``active`` (K, jobs) with False columns up to ``width`` jobs (the jobs a narrower trace
+    does not have were not active)."""
+    out = np.zeros((active.shape[0], width), bool)
+    out[:, : active.shape[1]] = active
     return out
 
 
