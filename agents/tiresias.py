@@ -18,10 +18,11 @@ Rule (extends :class:`~shockwave_agents.las.LasAgent`, whose queues and order it
 
 Source: Gu et al., "Tiresias: A GPU Cluster Manager for Distributed Deep Learning"
 (NSDI '19), section 4: discretised two-dimensional LAS (attained service = GPUs x time, a
-few queues, FIFO inside a queue) with starvation prevention by promotion to the highest
-queue, the starvation limit set by a ``PromoteKnob`` that scales with the job's executed
-time. Tiresias' placement (consolidation by model skew) is not modelled: the simulator packs
-gangs by count. Not in the Shockwave authors' simulator.
+few queues, FIFO inside a queue) with starvation prevention by promotion to the highest queue
+of a job that has waited beyond a starvation limit, set with the paper's ``PromoteKnob``. The
+limit's form here, ``promote_knob`` x the job's executed time, is ours. Tiresias' placement
+(consolidation by model skew) is not modelled: the simulator packs gangs by count. Not in the
+Shockwave authors' simulator.
 
 On a heterogeneous cluster the order is placed on the fastest type with room for each job
 (:func:`shockwave_gym.interface.pack_for_cluster`; docs/HETEROGENEOUS.md).
@@ -59,8 +60,9 @@ class TiresiasAgent(LasAgent):
         self._last_held_s = np.full(view.num_jobs, np.nan)  # when each job last stopped holding GPUs
         self._promotions = 0
 
-    def queues(self, view: ClusterView, active: np.ndarray) -> np.ndarray:
-        """Queue index of each active job (0 = top) after this boundary's promotions."""
+    def promote_and_queue(self, view: ClusterView, active: np.ndarray) -> np.ndarray:
+        """Promote the starved jobs (updating their service counts), then return each active
+        job's queue (0 = top). Call once per boundary."""
         now_s = view.time_s
         self._last_held_s[np.asarray(view.ran_last_round, dtype=bool)] = now_s
         attained = view.attained_service_gpu_s[active]
@@ -80,7 +82,7 @@ class TiresiasAgent(LasAgent):
             self.reset(view)
         active = view.active_job_ids
         # stable: equal queues keep ascending id, i.e. arrival order
-        order = active[np.argsort(self.queues(view, active), kind="stable")]
+        order = active[np.argsort(self.promote_and_queue(view, active), kind="stable")]
         return pack_for_cluster(order, view, backfill=self.backfill)
 
     def stats(self) -> dict:
