@@ -30,13 +30,18 @@ def _shockwave_uses_seed(options: Mapping[str, object]) -> bool:
 
 
 #: Built-in agents: whether the episode seed can change their decisions (a bool, or a rule
-#: over the agent's options). Read from their code: the queue orders and the Gavel mechanism
-#: with its six allocation rules ignore the seed; the learned policies act deterministically
-#: (argmax / sign of the network output); Shockwave seeds only its prediction-noise RNG.
+#: over the agent's options). Read from their code: the queue orders (FIFO, SRTF, LAS,
+#: Tiresias, weighted SRPT, max-rho) and the Gavel mechanism with its six allocation rules
+#: and their work-conserving variants ignore the seed; the learned policies act
+#: deterministically (argmax / sign of the network output); Shockwave seeds only its
+#: prediction-noise RNG.
 BUILTIN_USES_SEED: dict[str, bool | Callable[[Mapping[str, object]], bool]] = {
     "fifo": False,
     "srtf": False,
     "las": False,
+    "tiresias": False,
+    "wsrpt": False,
+    "max-rho": False,
     "gavel": False,
     "gavel-blind": False,
     "themis": False,
@@ -44,6 +49,12 @@ BUILTIN_USES_SEED: dict[str, bool | Callable[[Mapping[str, object]], bool]] = {
     "ossp": False,
     "mst": False,
     "gandiva_fair": False,
+    "gavel-wc": False,
+    "themis-wc": False,
+    "allox-wc": False,
+    "ossp-wc": False,
+    "mst-wc": False,
+    "gandiva_fair-wc": False,
     "shockwave": _shockwave_uses_seed,
     "shockwave-normalized": _shockwave_uses_seed,
     "shockwave-fair": _shockwave_uses_seed,
