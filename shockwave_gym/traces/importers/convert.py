@@ -1,0 +1,225 @@
+"""``import-trace``: read a dataset, map and rescale its jobs, write a JSON-lines trace.
+
+The reading streams; each kept job is held as a few numbers in columns (about 60 bytes plus
+its id), then the jobs are sorted by arrival (ties in input order), windowed, cut to a job
+count, rescaled to a load, and written one line at a time to a temporary file renamed into
+place. The same inputs and options always give the same bytes.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from array import array
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from shockwave_gym.errors import InputError
+from shockwave_gym.jobs import JOB_STATUSES, JobOrigin, JobSpec
+from shockwave_gym.throughput import ThroughputTable
+from shockwave_gym.traces.fields import MAX_ARRIVAL_S
+from shockwave_gym.traces.importers import pai, philly, slurm
+from shockwave_gym.traces.importers.mapping import JobMapper
+from shockwave_gym.traces.importers.records import FILTER_REASONS, FieldError, LoggedJob, RowProblem
+from shockwave_gym.traces.importers.rescale import arrival_factor, offered_load, parse_window
+from shockwave_gym.traces.jsonl import format_line
+from shockwave_gym.traces.validation import MAX_TRACE_EPOCHS
+
+READERS: dict[str, Callable[[list], Iterator[LoggedJob | RowProblem]]] = {
+    "philly": philly.read,
+    "helios": slurm.read_helios,
+    "pai": pai.read,
+    "acme": slurm.read_acme,
+}
+FORMATS = tuple(READERS)
+
+
+@dataclass(frozen=True)
+class ImportOptions:
+    """What ``import-trace`` was asked for (flags of the same names)."""
+
+    fmt: str
+    paths: tuple[str, ...]
+    out: str
+    seed: int = 0
+    gpus: int | None = None
+    load: float | None = None
+    jobs: int | None = None
+    window: str | None = None
+    large: str = "split"
+    throughputs: ThroughputTable | None = None
+
+
+@dataclass
+class ImportSummary:
+    """Counts and loads of one import (printed by the CLI)."""
+
+    rows: int = 0
+    problems: Counter = field(default_factory=Counter)
+    flags: Counter = field(default_factory=Counter)
+    statuses: Counter = field(default_factory=Counter)
+    outside_window: int = 0
+    beyond_jobs: int = 0
+    written: int = 0
+    epochs: int = 0
+    gpus: int | None = None
+    loads: dict[str, float] = field(default_factory=dict)  # label -> GPU-equivalents of work
+
+    def lines(self) -> list[str]:
+        unusable = sum(n for reason, n in self.problems.items() if reason not in FILTER_REASONS)
+        out = [f"read {self.rows} rows: {self.written} trace jobs written; "
+               f"{unusable} unusable rows (listed above)"]
+        if self.problems:
+            out.append("rows without a job by reason: " + _counts(self.problems))
+        if self.outside_window or self.beyond_jobs:
+            out.append(f"left out by --window: {self.outside_window}; by --jobs: {self.beyond_jobs}")
+        if self.flags:
+            out.append("mapping rules applied (jobs): " + _counts(self.flags))
+        out.append("statuses: " + (_counts(self.statuses) or "none"))
+        for label, work in self.loads.items():
+            what = f"{work / self.gpus:.3f} on {self.gpus} GPUs" if self.gpus else f"{work:.2f} busy GPUs"
+            out.append(f"offered load, {label}: {what}")
+        if self.epochs > MAX_TRACE_EPOCHS:
+            out.append(f"warning: the trace holds {self.epochs:,} epochs, more than the loader's "
+                       f"{MAX_TRACE_EPOCHS:,} (docs/TRACES.md, Limits): cut it with --window or --jobs")
+        return out
+
+
+def _counts(counter: Counter) -> str:
+    return ", ".join(f"{key} {n}" for key, n in sorted(counter.items()))
+
+
+class _Columns:
+    """The kept jobs, a few numbers each."""
+
+    def __init__(self) -> None:
+        self.submit, self.iso, self.logged_run = array("d"), array("d"), array("d")
+        self.logged_work, self.logged_gpus = array("d"), array("d")
+        self.template, self.epochs, self.status = array("H"), array("q"), array("B")
+        self.user, self.vc = array("I"), array("I")
+        self.ids: list[str] = []
+        self.names: dict[str, int] = {}
+
+    def name(self, text: str) -> int:
+        return self.names.setdefault(text, len(self.names))
+
+
+def import_trace(options: ImportOptions, report: Callable[[RowProblem], None]) -> ImportSummary:
+    """Convert ``options.paths`` into ``options.out``; each unusable row goes to ``report``."""
+    if options.fmt not in READERS:
+        raise InputError(f"--format must be one of {', '.join(FORMATS)}, got {options.fmt!r}")
+    if options.load is not None and options.gpus is None:
+        raise InputError("--load needs --gpus: a load is relative to a cluster size")
+    window = parse_window(options.window) if options.window else None
+    table = options.throughputs or ThroughputTable.builtin_v100()
+    mapper = JobMapper(table, options.seed, options.large)
+    summary, cols = ImportSummary(gpus=options.gpus), _Columns()
+    for item in READERS[options.fmt](list(options.paths)):
+        summary.rows += 1
+        if isinstance(item, RowProblem):
+            summary.problems[item.reason] += 1
+            if item.reason not in FILTER_REASONS:
+                report(item)
+            continue
+        try:
+            parts, flags = mapper.map(item)
+        except FieldError as exc:
+            problem = RowProblem(options.paths[0] if len(options.paths) == 1 else "input", item.line,
+                                 exc.field, exc.message, exc.reason)
+            summary.problems[problem.reason] += 1
+            report(problem)
+            continue
+        for flag in (*item.flags, *flags):
+            summary.flags[flag] += 1
+        for part in parts:
+            cols.submit.append(item.submit_s)
+            cols.iso.append(part.isolated_s)
+            cols.logged_run.append(part.logged_run_s)
+            cols.logged_work.append(part.logged_work)
+            cols.logged_gpus.append(item.gpus)
+            cols.template.append(part.template)
+            cols.epochs.append(part.epochs)
+            cols.status.append(JOB_STATUSES.index(item.status))
+            cols.user.append(cols.name(item.user))
+            cols.vc.append(cols.name(item.vc))
+            cols.ids.append(part.source_id)
+    order = _select(cols, window, options.jobs, summary)
+    if not order:
+        raise InputError(f"{', '.join(options.paths)}: no usable job to write (see the problems above)")
+    arrivals = _arrivals(cols, order, mapper, options, summary)
+    _write(cols, order, arrivals, mapper, options.out, summary)
+    return summary
+
+
+def _select(cols: _Columns, window, jobs: int | None, summary: ImportSummary) -> list[int]:
+    if not cols.ids:
+        return []
+    order = sorted(range(len(cols.ids)), key=cols.submit.__getitem__)
+    if window is not None:
+        t0 = cols.submit[order[0]]
+        kept = [i for i in order if window[0] <= cols.submit[i] - t0 < window[1]]
+        summary.outside_window = len(order) - len(kept)
+        order = kept
+    if jobs is not None and len(order) > jobs:
+        summary.beyond_jobs = len(order) - jobs
+        order = order[:jobs]
+    return order
+
+
+def _arrivals(cols: _Columns, order: list[int], mapper: JobMapper, options: ImportOptions,
+              summary: ImportSummary) -> list[float]:
+    t0 = cols.submit[order[0]]
+    arrivals = [round(cols.submit[i] - t0, 3) for i in order]
+    gangs = [mapper.templates[cols.template[i]].gang for i in order]
+    if options.gpus is not None and max(gangs) > options.gpus:
+        raise InputError(f"--gpus {options.gpus}: a job of the trace has a gang of {max(gangs)} GPUs")
+    work = sum(g * cols.iso[i] for g, i in zip(gangs, order, strict=True))
+    logged = sum(cols.logged_work[i] for i in order)
+    span = arrivals[-1]
+    summary.loads["logged (GPUs x logged run time)"] = logged / span if span > 0 else float("inf")
+    summary.loads["converted (gang x isolated time)"] = work / span if span > 0 else float("inf")
+    if options.load is not None:
+        factor = arrival_factor(work, span, options.gpus, options.load)
+        arrivals = [round(a * factor, 3) for a in arrivals]
+        span = arrivals[-1]
+        summary.loads[f"after --load {options.load:g}"] = offered_load(work, span, 1)
+    if arrivals[-1] > MAX_ARRIVAL_S:
+        raise InputError(f"the last arrival is at {arrivals[-1]:g} s, beyond the trace limit "
+                         f"{MAX_ARRIVAL_S:g} s: choose a smaller --window or a higher --load")
+    return arrivals
+
+
+def _write(cols: _Columns, order: list[int], arrivals: list[float], mapper: JobMapper, out: str,
+           summary: ImportSummary) -> None:
+    names = list(cols.names)
+    path = Path(out)
+    directory = path.parent if str(path.parent) else Path(".")
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise InputError(f"cannot write {out}: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            os.fchmod(handle.fileno(), 0o644)
+            for job_id, (i, arrival) in enumerate(zip(order, arrivals, strict=True)):
+                template = mapper.templates[cols.template[i]]
+                status = JOB_STATUSES[cols.status[i]]
+                origin = JobOrigin(
+                    source_id=cols.ids[i], user=names[cols.user[i]], vc=names[cols.vc[i]], status=status,
+                    logged_run_s=cols.logged_run[i], logged_gpus=cols.logged_gpus[i],
+                )
+                spec = JobSpec(
+                    job_id=job_id, model=template.model, initial_batch_size=template.batch_size,
+                    total_iterations=cols.epochs[i] * template.iterations_per_epoch, gang=template.gang,
+                    mode="static", arrival_s=arrival, origin=origin,
+                )
+                handle.write(format_line(spec) + "\n")
+                summary.statuses[status] += 1
+                summary.epochs += cols.epochs[i]
+            summary.written = len(order)
+        os.replace(tmp_name, path)
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
