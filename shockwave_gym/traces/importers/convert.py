@@ -76,7 +76,7 @@ class ImportSummary:
         if self.outside_window or self.beyond_jobs:
             out.append(f"left out by --window: {self.outside_window}; by --jobs: {self.beyond_jobs}")
         if self.flags:
-            out.append("mapping rules applied (jobs): " + _counts(self.flags))
+            out.append("mapping rules applied (logged jobs): " + _counts(self.flags))
         out.append("statuses: " + (_counts(self.statuses) or "none"))
         for label, work in self.loads.items():
             what = f"{work / self.gpus:.3f} on {self.gpus} GPUs" if self.gpus else f"{work:.2f} busy GPUs"
