@@ -11,8 +11,7 @@ from shockwave_gym.errors import TraceError
 from shockwave_gym.jobs import DATASET_SIZES, JobOrigin
 from shockwave_gym.throughput import ThroughputTable
 from shockwave_gym.traces import load_trace, save_trace, validate_trace
-from shockwave_gym.traces.importers import ImportOptions, import_trace
-from shockwave_gym.traces.importers import jsonarray
+from shockwave_gym.traces.importers import ImportOptions, import_trace, jsonarray
 from shockwave_gym.traces.importers.mapping import EARLY_FRACTION, JobMapper, gang_parts, job_hash
 from shockwave_gym.traces.importers.records import LoggedJob
 from shockwave_gym.traces.importers.rescale import offered_load
