@@ -80,7 +80,8 @@ def test_early_ending_keeps_its_logged_end_and_a_nominal_length(status):
     epoch_s = mapper.templates[part.template].epoch_s
     assert part.logged_run_s == 5000.0
     assert part.isolated_s > part.logged_run_s
-    assert abs(part.isolated_s - 5000.0 / u) <= epoch_s / 2 + 1e-9 or part.isolated_s - epoch_s <= 5000.0
+    assert part.epochs == max(1, round(5000.0 / u / epoch_s), math.floor(5000.0 / epoch_s) + 1)
+    assert part.isolated_s == pytest.approx(part.epochs * epoch_s)
 
 
 def test_split_parts_share_template_and_length_and_stretch_multiplies_the_run():
