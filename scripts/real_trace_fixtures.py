@@ -49,6 +49,8 @@ def philly_objects(n: int, seed: int = 1):
             detail.append({"ip": f"m{node}", "gpus": [f"gpu{g}" for g in range(take)]})
             left, node = left - take, node + 1
         attempts = [{"start_time": _stamp(start), "end_time": _stamp(end), "detail": detail}]
+        if i % 11 == 9:  # an attempt with no recorded start (a logging gap), then the last one
+            attempts = [{"start_time": None, "end_time": _stamp(start), "detail": detail}, *attempts]
         if i % 7 == 3:  # a retried job: a short first attempt, then the last one
             first_end = start + timedelta(seconds=30)
             attempts = [{"start_time": _stamp(start), "end_time": _stamp(first_end), "detail": detail},
@@ -113,28 +115,36 @@ def write_helios(path: Path) -> None:
     _write_csv(path, header, rows)
 
 
+def _tz(t: datetime) -> str:
+    return _stamp(t) + "+00:00"
+
+
 def write_acme(path: Path) -> None:
-    header = ["job_id", "user", "node_num", "gpu_num", "cpu_num", "type", "state",
-              "submit_time", "start_time", "end_time", "duration", "queue", "fail_time"]
+    """Kalos columns (Seren has no mem, shared_mem, fail_time and stop_time columns)."""
+    header = ["job_id", "user", "node_num", "gpu_num", "cpu_num", "mem_per_pod_GB", "shared_mem_per_pod",
+              "type", "state", "submit_time", "start_time", "end_time", "fail_time", "stop_time",
+              "duration", "queue", "gpu_time"]
     rows = []
     for i, submit, start, end, gpus, state in _jobs(32, SLURM_STATES, 3):
         gpus = gpus * 2 if gpus >= 8 else gpus  # many large jobs
         run = int((end - start).total_seconds())
-        fail = _stamp(start + timedelta(seconds=run // 2)) if state in ("FAILED", "NODE_FAIL") and i % 4 == 0 else ""
-        rows.append([f"dlc{900000 + i:x}", f"user{i % 4}", max(1, gpus // 8), gpus, 8 * gpus,
+        fail = _tz(start + timedelta(seconds=run // 2)) if state in ("FAILED", "NODE_FAIL") and i % 4 == 0 else ""
+        stop = _tz(end) if state == "CANCELLED" else ""
+        rows.append([f"dlc{900000 + i:x}", f"user{i % 4}", max(1, gpus // 8), gpus, 8 * gpus, 1000, 100.0,
                      ("Pretrain", "SFT", "Evaluation", "Debug")[i % 4], state,
-                     _stamp(submit), _stamp(start), _stamp(end), run, "normal", fail])
+                     _tz(submit), _tz(start), _tz(end), fail, stop, run, int((start - submit).total_seconds()),
+                     float(run * gpus)])
     rows[5][3] = 0  # CPU-only
-    rows.insert(4, ["dlcbad1", "user1", 1, 8, 64, "SFT", "FAILED", "2020-04-01 09:00:00",
-                    "2020-04-01 09:01:00", "2020-04-01 10:01:00", 3600, "normal", "2020-04-01 11:00:00"])  # fail_time
-    rows.insert(8, ["dlcbad2", "user1", 1, -8, 64, "SFT", "COMPLETED", "2020-04-01 09:00:00",
-                    "2020-04-01 09:01:00", "2020-04-01 10:01:00", 3600, "normal", ""])  # gpu_num
-    rows.insert(12, ["dlcbad3", "user2", 1, 8, 64, "SFT", "COMPLETED", "2020-04-01 09:00:00",
-                     "2020-04-01 10:01:00", "2020-04-01 10:01:00", 0, "normal", ""])  # no run
-    rows.insert(16, ["dlcbad4", "user2", 1, 8, 64, "SFT", "COMPLETED", "yesterday",
-                     "2020-04-01 09:01:00", "2020-04-01 10:01:00", 3600, "normal", ""])  # submit_time
-    rows.insert(20, ["", "user3", 1, 8, 64, "SFT", "COMPLETED", "2020-04-01 09:00:00",
-                     "2020-04-01 09:01:00", "2020-04-01 10:01:00", 3600, "normal", ""])  # job_id
+
+    def bad(job_id, gpus, state, submit, start, end, fail=""):
+        return [job_id, "user1", 1, gpus, 64, 1000, 100.0, "SFT", state, submit, start, end, fail, "", 3600, 60, 0.0]
+
+    t0, t1, t2 = "2020-04-01 09:00:00+00:00", "2020-04-01 09:01:00+00:00", "2020-04-01 10:01:00+00:00"
+    rows.insert(4, bad("dlcbad1", 8, "FAILED", t0, t1, t2, "2020-04-01 11:00:00+00:00"))  # fail_time
+    rows.insert(8, bad("dlcbad2", -8, "COMPLETED", t0, t1, t2))  # gpu_num
+    rows.insert(12, bad("dlcbad3", 8, "COMPLETED", t0, t2, t2))  # no run
+    rows.insert(16, bad("dlcbad4", 8, "COMPLETED", "yesterday", t1, t2))  # submit_time
+    rows.insert(20, bad("", 8, "COMPLETED", t0, t1, t2))  # job_id
     _write_csv(path, header, rows)
 
 
@@ -142,14 +152,14 @@ def write_pai(job_path: Path, task_path: Path) -> None:
     """Headerless tables, as published. Times are seconds from the trace's start."""
     rng = random.Random(4)
     jobs, tasks = [], []
-    statuses = ("Terminated", "Failed", "Terminated", "Interrupted")
+    statuses = ("Terminated", "Failed", "Terminated")
     t = 0.0
     for i in range(32):
         t += rng.randint(0, 900)
         start = t + rng.randint(1, 300)
         end = start + int(60 * 10 ** rng.uniform(0, 3))
         name = f"{i:04x}a1b2c3d4e5f6"
-        jobs.append([name, f"inst{i}", f"user{i % 6}", statuses[i % 4], t, end])
+        jobs.append([name, f"inst{i}", f"user{i % 6}", statuses[i % 3], t, end])
         gpus = GPU_CYCLE[i % len(GPU_CYCLE)]
         if i % 5 == 2:  # parameter server + workers
             tasks.append([name, "ps", 2, "Terminated", start, end, 600, 29.3, "", ""])

@@ -39,7 +39,7 @@ DATASET_STATUSES = {
     "philly": {"completed", "killed", "failed"},
     "helios": {"completed", "cancelled", "failed", "timeout", "node_fail"},
     "acme": {"completed", "cancelled", "failed", "timeout", "node_fail"},
-    "pai": {"completed", "failed", "killed"},
+    "pai": {"completed", "failed"},
 }
 
 

@@ -13,12 +13,13 @@ Rules (docs/TRACES.md, "Real cluster traces"):
   ``ceil(plan_gpu / 100)`` whole GPUs; a fractional request (e.g. 50) is rounded up to a whole
   GPU and the job flagged ``fractional``. The job's GPU count is the sum over its tasks of
   ``inst_num`` times that. A job with no GPU (parameter servers only) is ``cpu-only``.
-* Tasks named in :data:`NON_TRAINING_TASKS` (evaluation, notebooks, inference) hold no
-  training work: they add no GPUs, and a job made only of them is ``non-training``.
-* Arrival: the job's ``start_time`` (submission); run time: the latest task end minus the
-  earliest task start, over the job's training tasks.
-* Status: Terminated is completed, Failed is failed, Interrupted is killed; Running and
-  Waiting never finished in the trace (``not-run``).
+* Tasks named in :data:`NON_TRAINING_TASKS` (``evaluator``, the role the dataset's README
+  gives inference jobs) hold no training work: they add no GPUs, and a job made only of
+  them is ``non-training``.
+* Arrival: the job's ``start_time`` (its submission, per the README); run time: the latest
+  task end minus the earliest task start, over the job's GPU tasks.
+* Status: Terminated is completed, Failed is failed; Running and Waiting never finished in
+  the trace (``not-run``).
 
 The task table is read first and held per job (a few numbers per job); the job table is
 then streamed.
@@ -45,9 +46,9 @@ from shockwave_gym.traces.importers.records import (
 JOB_COLUMNS = ("job_name", "inst_id", "user", "status", "start_time", "end_time")
 TASK_COLUMNS = ("job_name", "task_name", "inst_num", "status", "start_time", "end_time",
                 "plan_cpu", "plan_mem", "plan_gpu", "gpu_type")
-STATUSES = {"Terminated": "completed", "Failed": "failed", "Interrupted": "killed"}
+STATUSES = {"Terminated": "completed", "Failed": "failed"}
 UNFINISHED = ("Running", "Waiting")
-NON_TRAINING_TASKS = frozenset({"evaluator", "inference", "JupyterTask"})
+NON_TRAINING_TASKS = frozenset({"evaluator"})
 
 
 class _TaskSum:

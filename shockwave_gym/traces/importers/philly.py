@@ -9,9 +9,11 @@ Fields read from each object (the dataset README's names)::
     attempts        list of {start_time, end_time, detail: [{ip, gpus: [...]}]}
 
 Rules: the run time is the sum over attempts of ``end_time - start_time`` (every attempt
-held its GPUs); the GPU count is that of the last attempt (the one that ended the job),
-the number of entries of ``gpus`` summed over its ``detail``. A job without attempts, or
-whose last attempt has no end time, never finished a run in the log (``not-run``).
+held its GPUs); an attempt without a start or end time (a logging gap, per the README)
+adds nothing (flag ``untimed-attempt``). The GPU count is that of the last attempt (the one
+that ended the job), the number of entries of ``gpus`` summed over its ``detail``. A job
+without attempts, whose last attempt has no end time (still running when the log was
+taken) or with no timed attempt never finished a run in the log (``not-run``).
 Status: Pass is completed, Killed is killed, Failed is failed.
 """
 
@@ -66,18 +68,31 @@ def job_from_object(obj: object, line: int) -> LoggedJob:
         raise FieldError("attempts", "no attempt: the job never ran", "not-run")
     if len(attempts) > MAX_ATTEMPTS:
         raise FieldError("attempts", f"more than {MAX_ATTEMPTS} attempts")
-    run_s = 0.0
+    run_s, untimed = 0.0, False
+    last = len(attempts) - 1
     for index, attempt in enumerate(attempts):
         where = f"attempts[{index}]"
         if not isinstance(attempt, dict):
             raise FieldError(where, f"must be an object, got {type(attempt).__name__}")
-        start = parse_time(f"{where}.start_time", attempt.get("start_time"), missing="the attempt never started")
-        end = parse_time(f"{where}.end_time", attempt.get("end_time"), missing="the attempt has no end in the log")
+        if index == last and _missing(attempt.get("end_time")):
+            raise FieldError(f"{where}.end_time", "the last attempt has no end: still running in the log", "not-run")
+        if _missing(attempt.get("start_time")) or _missing(attempt.get("end_time")):
+            untimed = True
+            continue
+        start = parse_time(f"{where}.start_time", attempt.get("start_time"))
+        end = parse_time(f"{where}.end_time", attempt.get("end_time"))
         if start < submit_s:
             raise FieldError(f"{where}.start_time", "is before submitted_time")
         run_s += run_between(f"{where}.start_time", start, end)
-    gpus = _attempt_gpus(attempts[-1], f"attempts[{len(attempts) - 1}]")
-    return LoggedJob(source_id, user, vc, STATUSES[raw_status], submit_s, run_s, float(gpus), line)
+    if run_s <= 0:
+        raise FieldError("attempts", "no attempt has both a start and an end time", "not-run")
+    gpus = _attempt_gpus(attempts[last], f"attempts[{last}]")
+    flags = ("untimed-attempt",) if untimed else ()
+    return LoggedJob(source_id, user, vc, STATUSES[raw_status], submit_s, run_s, float(gpus), line, flags)
+
+
+def _missing(raw: object) -> bool:
+    return raw is None or (isinstance(raw, str) and raw.strip() in ("", "None"))
 
 
 def read(paths: list[str | Path]) -> Iterator[LoggedJob | RowProblem]:
