@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from shockwave_gym.errors import InputError
 from shockwave_gym.jobs import JOB_STATUSES, JobOrigin, JobSpec
 from shockwave_gym.throughput import ThroughputTable
@@ -92,18 +94,29 @@ def _counts(counter: Counter) -> str:
 
 
 class _Columns:
-    """The kept jobs, a few numbers each."""
+    """The kept jobs, a few numbers each; ids as UTF-8 in one buffer."""
 
     def __init__(self) -> None:
         self.submit, self.iso, self.logged_run = array("d"), array("d"), array("d")
         self.logged_work, self.logged_gpus = array("d"), array("d")
         self.template, self.epochs, self.status = array("H"), array("q"), array("B")
         self.user, self.vc = array("I"), array("I")
-        self.ids: list[str] = []
+        self.id_bytes, self.id_ends = bytearray(), array("Q")
         self.names: dict[str, int] = {}
+
+    def __len__(self) -> int:
+        return len(self.id_ends)
 
     def name(self, text: str) -> int:
         return self.names.setdefault(text, len(self.names))
+
+    def add_id(self, text: str) -> None:
+        self.id_bytes += text.encode()
+        self.id_ends.append(len(self.id_bytes))
+
+    def source_id(self, i: int) -> str:
+        start = self.id_ends[i - 1] if i else 0
+        return self.id_bytes[start:self.id_ends[i]].decode()
 
 
 def import_trace(options: ImportOptions, report: Callable[[RowProblem], None]) -> ImportSummary:
@@ -144,22 +157,22 @@ def import_trace(options: ImportOptions, report: Callable[[RowProblem], None]) -
             cols.status.append(JOB_STATUSES.index(item.status))
             cols.user.append(cols.name(item.user))
             cols.vc.append(cols.name(item.vc))
-            cols.ids.append(part.source_id)
+            cols.add_id(part.source_id)
     order = _select(cols, window, options.jobs, summary)
-    if not order:
+    if not len(order):
         raise InputError(f"{', '.join(options.paths)}: no usable job to write (see the problems above)")
     arrivals = _arrivals(cols, order, mapper, options, summary)
     _write(cols, order, arrivals, mapper, options.out, summary)
     return summary
 
 
-def _select(cols: _Columns, window, jobs: int | None, summary: ImportSummary) -> list[int]:
-    if not cols.ids:
-        return []
-    order = sorted(range(len(cols.ids)), key=cols.submit.__getitem__)
-    if window is not None:
-        t0 = cols.submit[order[0]]
-        kept = [i for i in order if window[0] <= cols.submit[i] - t0 < window[1]]
+def _select(cols: _Columns, window, jobs: int | None, summary: ImportSummary) -> np.ndarray:
+    """Indices of the kept jobs in arrival order (ties in input order)."""
+    submit = np.frombuffer(cols.submit, dtype=np.float64)
+    order = np.argsort(submit, kind="stable")
+    if window is not None and len(order):
+        offset = submit[order] - submit[order[0]]
+        kept = order[(offset >= window[0]) & (offset < window[1])]
         summary.outside_window = len(order) - len(kept)
         order = kept
     if jobs is not None and len(order) > jobs:
@@ -168,22 +181,23 @@ def _select(cols: _Columns, window, jobs: int | None, summary: ImportSummary) ->
     return order
 
 
-def _arrivals(cols: _Columns, order: list[int], mapper: JobMapper, options: ImportOptions,
-              summary: ImportSummary) -> list[float]:
-    t0 = cols.submit[order[0]]
-    arrivals = [round(cols.submit[i] - t0, 3) for i in order]
-    gangs = [mapper.templates[cols.template[i]].gang for i in order]
-    if options.gpus is not None and max(gangs) > options.gpus:
-        raise InputError(f"--gpus {options.gpus}: a job of the trace has a gang of {max(gangs)} GPUs")
-    work = sum(g * cols.iso[i] for g, i in zip(gangs, order, strict=True))
-    logged = sum(cols.logged_work[i] for i in order)
-    span = arrivals[-1]
+def _arrivals(cols: _Columns, order: np.ndarray, mapper: JobMapper, options: ImportOptions,
+              summary: ImportSummary) -> np.ndarray:
+    submit = np.frombuffer(cols.submit, dtype=np.float64)[order]
+    arrivals = np.round(submit - submit[0], 3)
+    template_gangs = np.array([t.gang for t in mapper.templates], dtype=np.int64)
+    gangs = template_gangs[np.frombuffer(cols.template, dtype=np.uint16)[order]]
+    if options.gpus is not None and int(gangs.max()) > options.gpus:
+        raise InputError(f"--gpus {options.gpus}: a job of the trace has a gang of {int(gangs.max())} GPUs")
+    work = float(np.dot(gangs, np.frombuffer(cols.iso, dtype=np.float64)[order]))
+    logged = float(np.frombuffer(cols.logged_work, dtype=np.float64)[order].sum())
+    span = float(arrivals[-1])
     summary.loads["logged (GPUs x logged run time)"] = logged / span if span > 0 else float("inf")
     summary.loads["converted (gang x isolated time)"] = work / span if span > 0 else float("inf")
     if options.load is not None:
         factor = arrival_factor(work, span, options.gpus, options.load)
-        arrivals = [round(a * factor, 3) for a in arrivals]
-        span = arrivals[-1]
+        arrivals = np.round(arrivals * factor, 3)
+        span = float(arrivals[-1])
         summary.loads[f"after --load {options.load:g}"] = offered_load(work, span, 1)
     if arrivals[-1] > MAX_ARRIVAL_S:
         raise InputError(f"the last arrival is at {arrivals[-1]:g} s, beyond the trace limit "
@@ -191,7 +205,7 @@ def _arrivals(cols: _Columns, order: list[int], mapper: JobMapper, options: Impo
     return arrivals
 
 
-def _write(cols: _Columns, order: list[int], arrivals: list[float], mapper: JobMapper, out: str,
+def _write(cols: _Columns, order: np.ndarray, arrivals: np.ndarray, mapper: JobMapper, out: str,
            summary: ImportSummary) -> None:
     names = list(cols.names)
     path = Path(out)
@@ -203,11 +217,11 @@ def _write(cols: _Columns, order: list[int], arrivals: list[float], mapper: JobM
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             os.fchmod(handle.fileno(), 0o644)
-            for job_id, (i, arrival) in enumerate(zip(order, arrivals, strict=True)):
+            for job_id, (i, arrival) in enumerate(zip(order.tolist(), arrivals.tolist(), strict=True)):
                 template = mapper.templates[cols.template[i]]
                 status = JOB_STATUSES[cols.status[i]]
                 origin = JobOrigin(
-                    source_id=cols.ids[i], user=names[cols.user[i]], vc=names[cols.vc[i]], status=status,
+                    source_id=cols.source_id(i), user=names[cols.user[i]], vc=names[cols.vc[i]], status=status,
                     logged_run_s=cols.logged_run[i], logged_gpus=cols.logged_gpus[i],
                 )
                 spec = JobSpec(
