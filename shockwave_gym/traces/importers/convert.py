@@ -22,7 +22,7 @@ from shockwave_gym.errors import InputError
 from shockwave_gym.jobs import JOB_STATUSES, JobOrigin, JobSpec
 from shockwave_gym.throughput import ThroughputTable
 from shockwave_gym.traces.fields import MAX_ARRIVAL_S
-from shockwave_gym.traces.importers import pai, philly, slurm
+from shockwave_gym.traces.importers import acme, helios, pai, philly
 from shockwave_gym.traces.importers.mapping import JobMapper
 from shockwave_gym.traces.importers.records import FILTER_REASONS, FieldError, LoggedJob, RowProblem
 from shockwave_gym.traces.importers.rescale import arrival_factor, offered_load, parse_window
@@ -31,9 +31,9 @@ from shockwave_gym.traces.validation import MAX_TRACE_EPOCHS
 
 READERS: dict[str, Callable[[list], Iterator[LoggedJob | RowProblem]]] = {
     "philly": philly.read,
-    "helios": slurm.read_helios,
+    "helios": helios.read,
     "pai": pai.read,
-    "acme": slurm.read_acme,
+    "acme": acme.read,
 }
 FORMATS = tuple(READERS)
 

@@ -72,7 +72,8 @@ MAX_TIME_S = 4.2e9
 
 
 def parse_time(field: str, raw: object, *, missing: str | None = None) -> float:
-    """A time in seconds from a number (seconds) or a ``YYYY-MM-DD HH:MM:SS`` datetime.
+    """A time in seconds from a number (seconds) or a ``YYYY-MM-DD HH:MM:SS`` datetime
+    (with an optional UTC offset, converted to UTC; naive datetimes are taken as given).
 
     Empty values, ``None``, ``"None"`` and ``"NaN"`` are missing: with ``missing`` set they
     raise a ``"not-run"`` :class:`FieldError` with that message, else a malformed one.

@@ -1,7 +1,8 @@
-"""SenseTime Helios (SC '21) and Shanghai AI Lab Acme (NSDI '24): Slurm job tables.
+"""Slurm job tables, the shared reading of SenseTime Helios and Shanghai AI Lab Acme.
 
-Both datasets publish one CSV per cluster with a header row (Helios ``cluster_log.csv``;
-Acme ``trace_seren.csv`` and ``trace_kalos.csv``). Columns read::
+Both datasets publish one CSV per cluster with a header row
+(:mod:`~shockwave_gym.traces.importers.helios`, :mod:`~shockwave_gym.traces.importers.acme`).
+Columns read::
 
     job_id                       text      the job's id
     user                         text      its user
@@ -16,7 +17,7 @@ Acme ``trace_seren.csv`` and ``trace_kalos.csv``). Columns read::
                                            gives end_time - submit_time there)
     fail_time                    time      Acme Kalos only: when the failure happened
 
-Times are seconds or ``YYYY-MM-DD HH:MM:SS``. The run time is ``end_time - start_time``;
+Times are seconds or ``YYYY-MM-DD HH:MM:SS`` (Acme adds a UTC offset). The run time is ``end_time - start_time``;
 for a failed or node-failed job with a ``fail_time`` inside its run, ``fail_time -
 start_time`` (flagged ``fail-time``).
 """
@@ -41,10 +42,6 @@ STATUSES = {
     "COMPLETED": "completed", "CANCELLED": "cancelled", "FAILED": "failed", "TIMEOUT": "timeout",
     "NODE_FAIL": "node_fail", "OUT_OF_MEMORY": "failed", "PREEMPTED": "killed",
 }
-HELIOS_COLUMNS = ("job_id", "user", "vc", "gpu_num", "cpu_num", "node_num", "state",
-                  "submit_time", "start_time", "end_time", "duration", "queue")
-ACME_COLUMNS = ("job_id", "user", "node_num", "gpu_num", "cpu_num", "type", "state",
-                "submit_time", "start_time", "end_time", "duration", "queue", "gpu_time")
 _REQUIRED = ("job_id", "user", "gpu_num", "state", "submit_time", "start_time", "end_time")
 #: Slack between ``duration`` and ``end_time - start_time`` (the logs round to seconds).
 DURATION_TOLERANCE_S = 1.0
@@ -81,7 +78,9 @@ def job_from_row(row: dict[str, str], line: int, check_duration: bool = True) ->
     return LoggedJob(source_id, user, vc, status, submit_s, run_s, gpus, line, flags)
 
 
-def _read(paths: list[str | Path], columns: tuple[str, ...], check_duration: bool) -> Iterator[LoggedJob | RowProblem]:
+def read_slurm(paths: list[str | Path], columns: tuple[str, ...], check_duration: bool) -> Iterator[LoggedJob | RowProblem]:
+    """Every job or problem of Slurm job tables; ``columns`` is the order for a file
+    without a header."""
     for path in paths:
         file = str(path)
         for item in read_csv(path, columns, _REQUIRED):
@@ -93,13 +92,3 @@ def _read(paths: list[str | Path], columns: tuple[str, ...], check_duration: boo
                 yield job_from_row(row, line, check_duration)
             except FieldError as exc:
                 yield RowProblem(file, line, exc.field, exc.message, exc.reason)
-
-
-def read_helios(paths: list[str | Path]) -> Iterator[LoggedJob | RowProblem]:
-    """Every job or problem of Helios ``cluster_log.csv`` files."""
-    return _read(paths, HELIOS_COLUMNS, check_duration=True)
-
-
-def read_acme(paths: list[str | Path]) -> Iterator[LoggedJob | RowProblem]:
-    """Every job or problem of Acme ``trace_*.csv`` files."""
-    return _read(paths, ACME_COLUMNS, check_duration=False)
