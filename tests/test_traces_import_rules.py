@@ -176,6 +176,23 @@ def test_helios_cpu_only_is_counted_and_not_listed(tmp_path):
     assert trace.jobs[0].origin.status == "timeout" and trace.jobs[0].origin.logged_run_s == 390.0
 
 
+def test_a_run_needing_too_many_epochs_is_named_by_line(tmp_path):
+    csv = tmp_path / "cluster_log.csv"
+    head = "job_id,user,vc,gpu_num,cpu_num,node_num,state,submit_time,start_time,end_time,duration,queue\n"
+    csv.write_text(head + "1,u,v,1,4,1,COMPLETED,100,110,500,390,0\n2,u,v,1,4,1,COMPLETED,0,0,900000000,,0\n")
+    trace, summary, problems = _import(tmp_path, "helios", [csv])
+    assert trace.num_jobs == 1 and [str(p).split(": ")[0] for p in problems] == [f"{csv}:3:duration"]
+    assert "epochs" in problems[0].message
+
+
+def test_a_missing_input_file_exits_2(tmp_path, capsys):
+    from shockwave_gym.cli import main
+
+    for fmt in ("philly", "helios", "acme", "pai"):
+        assert main(["import-trace", "--format", fmt, str(tmp_path / "nope"), "--out", str(tmp_path / "t.jsonl")]) == 2
+        assert "nope: cannot read" in capsys.readouterr().err
+
+
 def test_offered_load_definition():
     assert offered_load(3600.0 * 32, 3600.0, 32) == 1.0
     assert offered_load(7200.0, 0.0, 8) == math.inf

@@ -139,8 +139,7 @@ def import_trace(options: ImportOptions, report: Callable[[RowProblem], None]) -
         try:
             parts, flags = mapper.map(item)
         except FieldError as exc:
-            problem = RowProblem(options.paths[0] if len(options.paths) == 1 else "input", item.line,
-                                 exc.field, exc.message, exc.reason)
+            problem = RowProblem(item.file, item.line, exc.field, exc.message, exc.reason)
             summary.problems[problem.reason] += 1
             report(problem)
             continue

@@ -119,12 +119,12 @@ def read(paths: list[str | Path]) -> Iterator[LoggedJob | RowProblem]:
                 continue
             line, row = item
             try:
-                yield _job(row, line, sums)
+                yield _job(row, line, sums, str(path))
             except FieldError as exc:
                 yield RowProblem(str(path), line, exc.field, exc.message, exc.reason)
 
 
-def _job(row: dict[str, str], line: int, sums: dict[str, _TaskSum]) -> LoggedJob:
+def _job(row: dict[str, str], line: int, sums: dict[str, _TaskSum], file: str) -> LoggedJob:
     name = parse_text("job_name", row["job_name"])
     user = parse_text("user", row["user"], required=False)
     raw_status = row["status"].strip()
@@ -147,4 +147,4 @@ def _job(row: dict[str, str], line: int, sums: dict[str, _TaskSum]) -> LoggedJob
         raise FieldError("start_time", "a task starts before the job's start_time")
     run_s = run_between("start_time", entry.start_s, entry.end_s)
     flags = ("fractional",) if entry.fractional else ()
-    return LoggedJob(name, user, "", STATUSES[raw_status], submit_s, run_s, entry.logged, line, flags, entry.gpus)
+    return LoggedJob(name, user, "", STATUSES[raw_status], submit_s, run_s, entry.logged, line, flags, entry.gpus, file)

@@ -50,7 +50,7 @@ def _attempt_gpus(attempt: dict, where: str) -> int:
     return gpus
 
 
-def job_from_object(obj: object, line: int) -> LoggedJob:
+def job_from_object(obj: object, line: int, file: str = "") -> LoggedJob:
     """One ``cluster_job_log`` element as a :class:`LoggedJob`; raises :class:`FieldError`."""
     if not isinstance(obj, dict):
         raise FieldError("job", f"must be a JSON object, got {type(obj).__name__}")
@@ -88,7 +88,7 @@ def job_from_object(obj: object, line: int) -> LoggedJob:
         raise FieldError("attempts", "no attempt has both a start and an end time", "not-run")
     gpus = _attempt_gpus(attempts[last], f"attempts[{last}]")
     flags = ("untimed-attempt",) if untimed else ()
-    return LoggedJob(source_id, user, vc, STATUSES[raw_status], submit_s, run_s, float(gpus), line, flags)
+    return LoggedJob(source_id, user, vc, STATUSES[raw_status], submit_s, run_s, float(gpus), line, flags, file=file)
 
 
 def _missing(raw: object) -> bool:
@@ -101,6 +101,6 @@ def read(paths: list[str | Path]) -> Iterator[LoggedJob | RowProblem]:
         file = str(path)
         for line, index, obj in iter_array(path):
             try:
-                yield job_from_object(obj, line)
+                yield job_from_object(obj, line, file)
             except FieldError as exc:
                 yield RowProblem(file, line, exc.field, f"{exc.message} (job {index})", exc.reason)

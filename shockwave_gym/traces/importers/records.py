@@ -23,7 +23,7 @@ class LoggedJob:
     PAI), ``whole_gpus`` the whole GPUs the adapter's rule gives (``None``: ``gpus``
     itself, a whole number); ``run_s`` is the logged service time (end minus start, summed
     over attempts for Philly); ``flags`` name the adapter rules that changed the row
-    (``"fractional"``, ``"fail-time"``)."""
+    (``"fractional"``, ``"fail-time"``); ``file`` and ``line`` say where the row is."""
 
     source_id: str
     user: str
@@ -35,6 +35,7 @@ class LoggedJob:
     line: int
     flags: tuple[str, ...] = ()
     whole_gpus: int | None = None
+    file: str = ""
 
     @property
     def gang_gpus(self) -> int:

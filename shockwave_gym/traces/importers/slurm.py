@@ -47,7 +47,7 @@ _REQUIRED = ("job_id", "user", "gpu_num", "state", "submit_time", "start_time", 
 DURATION_TOLERANCE_S = 1.0
 
 
-def job_from_row(row: dict[str, str], line: int, check_duration: bool = True) -> LoggedJob:
+def job_from_row(row: dict[str, str], line: int, check_duration: bool = True, file: str = "") -> LoggedJob:
     """One CSV row as a :class:`LoggedJob`; raises :class:`FieldError`."""
     source_id = parse_text("job_id", row["job_id"])
     user = parse_text("user", row["user"], required=False)
@@ -75,7 +75,7 @@ def job_from_row(row: dict[str, str], line: int, check_duration: bool = True) ->
         if not start_s < fail_s <= end_s:
             raise FieldError("fail_time", "is not inside the run (start_time, end_time]")
         run_s, flags = fail_s - start_s, ("fail-time",)
-    return LoggedJob(source_id, user, vc, status, submit_s, run_s, gpus, line, flags)
+    return LoggedJob(source_id, user, vc, status, submit_s, run_s, gpus, line, flags, file=file)
 
 
 def read_slurm(paths: list[str | Path], columns: tuple[str, ...], check_duration: bool) -> Iterator[LoggedJob | RowProblem]:
@@ -89,6 +89,6 @@ def read_slurm(paths: list[str | Path], columns: tuple[str, ...], check_duration
                 continue
             line, row = item
             try:
-                yield job_from_row(row, line, check_duration)
+                yield job_from_row(row, line, check_duration, file)
             except FieldError as exc:
                 yield RowProblem(file, line, exc.field, exc.message, exc.reason)
