@@ -204,6 +204,14 @@ def _arrivals(cols: _Columns, order: np.ndarray, mapper: JobMapper, options: Imp
     return arrivals
 
 
+def _in_chunks(order: np.ndarray, arrivals: np.ndarray, size: int = 1 << 16):
+    """``(job id, column index, arrival)`` in order, converting a chunk at a time."""
+    for start in range(0, len(order), size):
+        chunk = zip(order[start:start + size].tolist(), arrivals[start:start + size].tolist(), strict=True)
+        for offset, (i, arrival) in enumerate(chunk):
+            yield start + offset, i, arrival
+
+
 def _write(cols: _Columns, order: np.ndarray, arrivals: np.ndarray, mapper: JobMapper, out: str,
            summary: ImportSummary) -> None:
     names = list(cols.names)
@@ -216,7 +224,7 @@ def _write(cols: _Columns, order: np.ndarray, arrivals: np.ndarray, mapper: JobM
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             os.fchmod(handle.fileno(), 0o644)
-            for job_id, (i, arrival) in enumerate(zip(order.tolist(), arrivals.tolist(), strict=True)):
+            for job_id, i, arrival in _in_chunks(order, arrivals):
                 template = mapper.templates[cols.template[i]]
                 status = JOB_STATUSES[cols.status[i]]
                 origin = JobOrigin(
