@@ -181,3 +181,40 @@ def test_describe_trace_on_every_bundled_trace(capsys):
         assert text.startswith(f"trace {name}: ") and "statuses: none recorded" in text
         if name in BUNDLED_GPUS:
             assert f"offered load on {BUNDLED_GPUS[name]} GPUs" in text
+
+
+def test_a_synthetic_philly_log_converts_streaming(tmp_path, monkeypatch):
+    """A small version of the 1,000,000-job memory run of docs/TRACES.md, read in small
+    chunks so that elements straddle chunk boundaries."""
+    import importlib.util
+
+    from shockwave_gym.traces.importers import jsonarray
+
+    spec = importlib.util.spec_from_file_location("fixtures", DATA.parents[2] / "scripts" / "real_trace_fixtures.py")
+    fixtures = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fixtures)
+    log = tmp_path / "cluster_job_log"
+    fixtures.write_philly(log, 2000, with_bad=False)
+    monkeypatch.setattr(jsonarray, "CHUNK_CHARS", 4096)
+    out = tmp_path / "philly.jsonl"
+    lines = main_lines(["import-trace", "--format", "philly", str(log), "--out", str(out)])
+    # 18-job cycle of GPU counts with 16, 12, 64 and 24 split into 2, 2, 8 and 3 parts: 29 jobs per cycle
+    expected = sum(len(fixtures_parts(g)) for g in (fixtures.GPU_CYCLE * 112)[:2000])
+    assert lines[0] == f"read 2000 rows: {expected} trace jobs written; 0 unusable rows (listed above)"
+    assert validate_trace(out) == []
+
+
+def fixtures_parts(gpus: int) -> list[int]:
+    from shockwave_gym.traces.importers.mapping import gang_parts
+
+    return gang_parts(gpus)[0]
+
+
+def main_lines(argv: list[str]) -> list[str]:
+    import contextlib
+    import io
+
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        assert main(argv) == 0
+    return buffer.getvalue().splitlines()
