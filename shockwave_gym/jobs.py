@@ -7,6 +7,7 @@ durations, isolated time) is computed by :func:`shockwave_gym.profile.job_profil
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from dataclasses import dataclass
@@ -31,6 +32,10 @@ MAX_BATCH_SIZE: dict[str, int] = {
 
 MODELS: tuple[str, ...] = tuple(DATASET_SIZES)
 GANG_SIZES: tuple[int, ...] = (1, 2, 4, 8)
+
+#: How an imported job ended in its cluster's log (docs/TRACES.md, "Real cluster traces").
+#: ``completed`` ran to its nominal length; every other status ended early.
+JOB_STATUSES: tuple[str, ...] = ("completed", "killed", "failed", "cancelled", "timeout", "node_fail")
 
 _JOB_TYPE = re.compile(r"^(?P<model>.+?) \(batch size (?P<bs>\d+)\)$")
 
@@ -58,6 +63,33 @@ def format_job_type(model: str, batch_size: int) -> str:
     return f"{model} (batch size {batch_size})"
 
 
+@dataclass(frozen=True, slots=True)
+class JobOrigin:
+    """Where an imported job came from and how its log says it ended (hidden facts).
+
+    ``source_id`` is the dataset's job id (``#k`` appended for the k-th part of a split
+    job), ``user`` and ``vc`` its user and virtual cluster (kept for multi-tenant work),
+    ``status`` one of :data:`JOB_STATUSES`, ``logged_run_s`` the isolated seconds after
+    which the log says the job ended (only for early endings; below the job's isolated
+    time), ``logged_gpus`` the GPU count the log gives (fractional for Alibaba PAI).
+    The simulator runs every job to its nominal length; schedulers never see these.
+    """
+
+    source_id: str = ""
+    user: str = ""
+    vc: str = ""
+    status: str = ""
+    logged_run_s: float = -1.0
+    logged_gpus: float = -1.0
+
+
+def spec_row(job: JobSpec) -> tuple:
+    """Every field of ``job`` as a tuple, the origin only when present (so a trace without
+    origins has the digest of its twelve trace fields and job ids alone)."""
+    row = dataclasses.astuple(job)
+    return row if job.origin is not None else row[:-1]
+
+
 class _ModelFacts:
     """What both job specs derive from their model and initial batch size."""
 
@@ -80,6 +112,7 @@ class JobSpec(_ModelFacts):
 
     ``command``, ``working_dir``, ``step_arg`` and ``needs_data_dir`` say how to launch the
     real job; the simulation ignores them but keeps them so that traces round-trip.
+    ``origin`` (imported traces only) holds the job's log facts, hidden from schedulers.
     """
 
     job_id: int
@@ -96,7 +129,7 @@ class JobSpec(_ModelFacts):
     step_arg: str = ""
     needs_data_dir: int = 1
     duration_s: float = 0.0
-
+    origin: JobOrigin | None = None
 
     @property
     def iterations_per_epoch_at_initial(self) -> int:

@@ -17,6 +17,7 @@ import sys
 COMMAND_MODULES = (
     "shockwave_gym.cli.run_command",
     "shockwave_gym.cli.trace_commands",
+    "shockwave_gym.cli.import_command",
     "shockwave_gym.cli.compare_command",
     "shockwave_gym.cli.train_command",
     "shockwave_gym.cli.course_command",

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from shockwave_gym.errors import InputError
+from shockwave_gym.jobs import spec_row
 from shockwave_gym.simulator import SimConfig
 from shockwave_gym.throughput import ThroughputTable, TypedThroughputs
 from shockwave_gym.traces import Trace
@@ -196,7 +197,7 @@ class Cell:
 
 def trace_digest(trace: Trace) -> str:
     """SHA-256 of the trace's jobs (every field, in order)."""
-    rows = [dataclasses.astuple(job) for job in trace.jobs]
+    rows = [spec_row(job) for job in trace.jobs]
     return hashlib.sha256(repr(rows).encode()).hexdigest()
 
 

@@ -16,6 +16,9 @@ Schema of each object (the same twelve fields as the TSV format)::
     needs_data_dir    integer  no (1)    0 or 1; idem
     duration_s        number   no (0)    nominal duration; ignored, the simulation recomputes it
 
+plus the optional origin keys of imported traces (``source_id``, ``user``, ``vc``,
+``status``, ``logged_run_s``, ``logged_gpus``; :mod:`shockwave_gym.traces.origin_fields`).
+
 ``job_type`` (rather than separate model and batch-size keys) keeps one spelling of a job's
 type across both formats. Blank lines are skipped. A key outside this table, a missing
 required key, a value of the wrong JSON type or a line that is not a JSON object is an
@@ -39,9 +42,11 @@ from shockwave_gym.traces.fields import (
     parse_json_float,
     parse_json_int,
 )
+from shockwave_gym.traces.origin_fields import ORIGIN_KEYS, origin_items
 from shockwave_gym.traces.validation import RawRow
 
-_NAMES = {field.key: field.json_key for field in FIELDS}
+_NAMES = {field.key: field.json_key for field in FIELDS} | {key: key for key in ORIGIN_KEYS}
+_KNOWN_KEYS = (*FIELD_BY_JSON_KEY, *ORIGIN_KEYS)
 
 
 class _DuplicateKey(ValueError):
@@ -90,8 +95,8 @@ def read_rows(lines: list[tuple[int, str]], file: str) -> tuple[list[RawRow], li
             continue
         line_errors = []
         for key in obj:
-            if key not in FIELD_BY_JSON_KEY:
-                known = ", ".join(FIELD_BY_JSON_KEY)
+            if key not in _KNOWN_KEYS:
+                known = ", ".join(_KNOWN_KEYS)
                 line_errors.append(TraceError(
                     file, f"unknown key {key!r}; known keys: {known}", line_no, key
                 ))
@@ -103,7 +108,10 @@ def read_rows(lines: list[tuple[int, str]], file: str) -> tuple[list[RawRow], li
         if line_errors:
             errors.extend(line_errors)
             continue
-        values = {FIELD_BY_JSON_KEY[key].key: value for key, value in obj.items()}
+        values = {
+            FIELD_BY_JSON_KEY[key].key if key in FIELD_BY_JSON_KEY else key: value
+            for key, value in obj.items()
+        }
         rows.append(RawRow(line_no, values, _NAMES, False))
     return rows, errors
 
@@ -137,4 +145,7 @@ def format_line(job: JobSpec) -> str:
     for key, value in optional.items():
         if value != JSON_DEFAULTS[key]:
             obj[FIELD_BY_KEY[key].json_key] = _number(value) if key == "duration" else value
+    if job.origin is not None:
+        for key, value in origin_items(job.origin):
+            obj[key] = _number(value) if isinstance(value, float) else value
     return json.dumps(obj, ensure_ascii=False, allow_nan=False)

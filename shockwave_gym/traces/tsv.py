@@ -88,6 +88,11 @@ def _check_text(job: JobSpec, name: str, value: str) -> str:
 
 def format_line(job: JobSpec) -> str:
     """One TSV line (without the line break) for ``job``."""
+    if job.origin is not None:
+        raise TraceError(
+            "<writing TSV>", f"job {job.job_id} carries origin keys (status, user, ...) that the TSV "
+            "format cannot hold; write a .jsonl trace instead",
+        )
     fields = (
         job.job_type,
         _check_text(job, "command", job.command),

@@ -19,6 +19,7 @@ from shockwave_gym.jobs import JobSpec
 from shockwave_gym.profile import MAX_EPOCHS, ProfileError, job_profile
 from shockwave_gym.throughput import ThroughputTable
 from shockwave_gym.traces.fields import FIELDS, FieldProblem, parse_field
+from shockwave_gym.traces.origin_fields import parse_origin
 
 #: Most epochs a whole trace may hold (documented in docs/TRACES.md, "Limits"). The
 #: simulator keeps a few numbers per epoch of every job, so this bounds its memory (about
@@ -95,6 +96,8 @@ def build_job(
             )
         except FieldProblem as exc:
             errors.append(TraceError(file, str(exc), row.line, row.names[field.key]))
+    origin, origin_problems = parse_origin(row.values)
+    errors.extend(TraceError(file, message, row.line, key) for key, message in origin_problems)
     if errors:
         return None, errors
 
@@ -104,6 +107,8 @@ def build_job(
         optional["needs_data_dir"] = parsed["needs_data_dir"]
     if "duration" in parsed:
         optional["duration_s"] = parsed["duration"]
+    if origin is not None:
+        optional["origin"] = origin
     spec = JobSpec(
         job_id=0,
         model=model,
