@@ -162,6 +162,9 @@ def _parse(data: bytes | None, origin: str) -> tuple[dict | None, str | None]:
     bad = f"{origin}: the grading process returned no readable answers"
     if data is None:
         return None, bad + " (too large, or never closed)"
+    if not data:
+        return None, (f"{origin}: the submission ended the grading process (exit status 0) before its answers "
+                      "were recorded")
     try:
         document = json.loads(data)
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
