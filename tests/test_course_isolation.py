@@ -33,7 +33,11 @@ OVERHEAD_PER_SUBMISSION_S = 5.0
 MARKETS = {
     "honest_waterfill.py": 100, "honest_placeholder.py": 0, "honest_partial.py": 27, "honest_zero.ipynb": 0,
     "tamper_report.py": "own work", "type_module_shortcut.py": "own work", "poison_globals.py": "own work",
-    "forged_output.py": 0, "forged_channel.py": 0, "snoop.py": 0, "orphan_fork.py": 0, "atexit_exit.py": 0,
+    "forged_output.py": 0, "forged_channel.py": 0, "snoop.py": 0, "atexit_exit.py": 0,
+    "orphan_fork.py": "raised PermissionError: os.fork: not available to a submission",
+    "kill_parent.py": "raised PermissionError: os.kill: not available to a submission",
+    "read_sources.py": "raised PermissionError: open ", "unhook_import.py": "raised PermissionError: open ",
+    "write_package.py": "raised PermissionError: open ", "network_exfil.py": "own work",
     "base_exception.py": 0, "huge_answer.py": 0,
     "exit_zero.py": "raised SystemExit: 0", "os_exit.py": "ended the grading process (exit status 0)",
     "keyboard_interrupt.py": "raised KeyboardInterrupt", "generator_exit.py": "raised GeneratorExit",

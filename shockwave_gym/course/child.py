@@ -22,16 +22,24 @@ any others. The same answer functions run in-process for a notebook's self-check
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
 import json
 import os
 import sys
 import traceback
-import types
 from dataclasses import asdict, dataclass
 
 import numpy as np
+
+if __name__ == "__main__":  # the child's script: the course package is denied, so load the guards by path
+    import importlib.util
+
+    _spec = importlib.util.spec_from_file_location(
+        "shockwave_grading_guard", os.path.join(os.path.dirname(os.path.abspath(__file__)), "guard.py"))
+    _guards = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(_guards)
+    AuditGuard, ImportGuard, RefusedAccess = _guards.AuditGuard, _guards.ImportGuard, _guards.RefusedAccess
+else:
+    from shockwave_gym.course.guard import AuditGuard, ImportGuard, RefusedAccess  # noqa: F401
 
 #: Modules no submission may import, and those each lab adds (its answer, and what reaches it).
 DENIED_ALWAYS = ("shockwave_gym.course", "shockwave_gym.cli", "shockwave_gym.harness", "shockwave_gym.training")
@@ -45,71 +53,6 @@ DENIED = {
 }
 #: The most values of one answer the child sends back (a bigger array is reported by shape only).
 MAX_VALUES = 100_000
-
-
-class RefusedAccess(RuntimeError):
-    """A submission used something the grader does not give a submission of this lab."""
-
-
-class _Refusal:
-    """Stands for a name of a refused module: using it records the use and raises."""
-
-    def __init__(self, name: str, guard: ImportGuard):
-        self._name, self._guard = name, guard
-
-    def __call__(self, *args, **kwargs):
-        return self._guard.refuse(self._name)
-
-    def __getattr__(self, attr: str):
-        if attr.startswith("__"):
-            raise AttributeError(attr)
-        return _Refusal(f"{self._name}.{attr}", self._guard)
-
-
-class _RefusedModule(types.ModuleType):
-    def __getattr__(self, name: str):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return _Refusal(f"{self.__name__}.{name}", self.__dict__["_guard"])
-
-
-class ImportGuard(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """A meta-path finder that loads every ``denied`` module (and its submodules) as a stand-in.
-
-    Until :attr:`armed`, a stand-in's functions return ``None`` (the package's own imports
-    call a few at import time); armed, every use raises :class:`RefusedAccess` and is listed
-    in :attr:`refused`. It stops imports by name (plain, concatenated, ``importlib``,
-    ``type(x).__module__``); it does not stop code that removes it from ``sys.meta_path`` or
-    reads the package's files from disk (docs/COURSE.md, "Limits").
-    """
-
-    def __init__(self, denied: tuple[str, ...]):
-        self.denied, self.armed, self.refused = tuple(denied), False, []
-
-    def denies(self, name: str) -> bool:
-        return any(name == prefix or name.startswith(prefix + ".") for prefix in self.denied)
-
-    def find_spec(self, fullname, path=None, target=None):
-        if not self.denies(fullname):
-            return None
-        if self.armed:
-            self.refused.append(f"import {fullname}")
-        return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
-
-    def create_module(self, spec):
-        module = _RefusedModule(spec.name)
-        module.__dict__["_guard"] = self
-        module.__path__ = []
-        return module
-
-    def exec_module(self, module) -> None:
-        return None
-
-    def refuse(self, name: str):
-        if not self.armed:
-            return None
-        self.refused.append(name)
-        raise RefusedAccess(f"{name} is not available to a submission of this lab")
 
 
 def describe_exception(exc: BaseException) -> str:
@@ -328,6 +271,22 @@ def _refuse_oracle(guard: ImportGuard) -> None:
     ClusterView._require_oracle = require_oracle
 
 
+def denied_paths(modules) -> list[str]:
+    """The files of the ``modules`` (and their bytecode caches), as path prefixes."""
+    import shockwave_agents
+    import shockwave_gym
+
+    roots = {name: os.path.dirname(os.path.abspath(module.__file__))
+             for name, module in (("shockwave_gym", shockwave_gym), ("shockwave_agents", shockwave_agents))}
+    paths = []
+    for module in modules:
+        top, *rest = module.split(".")
+        if top in roots and rest:
+            paths.append(os.path.join(roots[top], *rest))
+            paths.append(os.path.join(roots[top], *rest[:-1], "__pycache__", rest[-1]))
+    return paths
+
+
 def _send(fd: int, document: dict) -> None:
     data = json.dumps(document).encode()
     view = memoryview(data)
@@ -344,6 +303,7 @@ def main() -> None:
     _limit(request["limits"])
     fd = int(request["result_fd"])
     os.set_inheritable(fd, False)
+    sys.dont_write_bytecode = True
     guard = ImportGuard(DENIED[request["lab"]])
     sys.meta_path.insert(0, guard)
     import shockwave_agents.base  # noqa: F401 - the public API, loaded before the guard is armed
@@ -352,6 +312,9 @@ def main() -> None:
     import shockwave_gym.testing.agent  # noqa: F401
 
     _refuse_oracle(guard)
+    AuditGuard(guard, os.getcwd(), denied_paths(guard.denied) + list(request["deny_paths"]),
+               allowed_paths=[os.path.abspath(__file__), os.path.join(os.path.dirname(os.path.abspath(__file__)), "guard.py")]
+               ).install()
     document = {"load_error": None, "answers": None, "refused": guard.refused}
     guard.armed = True
     try:

@@ -40,6 +40,16 @@ def forbidden_names(lab: Lab, code: str) -> list[str]:
     return [name for name in lab.module.FORBIDDEN_NAMES if re.search(rf"\b{re.escape(name)}\b", code)]
 
 
+def private_paths(kit: str | Path | None) -> list[str]:
+    """What a submission may not read by path: the kit, the course's sources, and the
+    repository's history when the package runs from a source checkout."""
+    from shockwave_gym.course.build import default_source
+
+    checkout = Path(__file__).resolve().parents[2] / ".git"
+    paths = [default_source()] + ([Path(kit)] if kit is not None else []) + ([checkout] if checkout.exists() else [])
+    return [str(path.resolve()) for path in paths]
+
+
 def grade_answers(lab: Lab, answers, cases: list, *, code: str, label: str, hidden: bool,
                   refused: Sequence[str] = ()) -> GradeReport:
     """The report of ``answers`` (what the submission handed back) on ``cases``. ``refused``
@@ -111,7 +121,7 @@ def grade_isolated(lab_name: str | int, path: str | Path, *, kit: str | Path | N
     if forbidden_names(lab, code):  # the own-work rule is broken before anything runs
         return Outcome(origin, grade_answers(lab, None, cases, code=code, label=origin, hidden=bool(seeds)), None)
     request = {"lab": lab.key, "code": code, "origin": origin, "entry": lab.entry, "kind": lab.kind,
-               "payload": lab.module.payload(cases)}
+               "payload": lab.module.payload(cases), "deny_paths": private_paths(kit)}
     run = run_isolated(request, origin, limits or Limits())
     if run.failure is not None:
         return Outcome(origin, None, run.failure, run.output, run.elapsed_s)
