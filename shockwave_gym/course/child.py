@@ -37,12 +37,13 @@ if __name__ == "__main__":  # the child's script: the course package is denied, 
         "shockwave_grading_guard", os.path.join(os.path.dirname(os.path.abspath(__file__)), "guard.py"))
     _guards = importlib.util.module_from_spec(_spec)
     _spec.loader.exec_module(_guards)
-    AuditGuard, ImportGuard, RefusedAccess = _guards.AuditGuard, _guards.ImportGuard, _guards.RefusedAccess
+    ImportGuard, RefusedAccess, install_audit_hook = _guards.ImportGuard, _guards.RefusedAccess, _guards.install_audit_hook
 else:
-    from shockwave_gym.course.guard import AuditGuard, ImportGuard, RefusedAccess  # noqa: F401
+    from shockwave_gym.course.guard import ImportGuard, RefusedAccess, install_audit_hook  # noqa: F401
 
 #: Modules no submission may import, and those each lab adds (its answer, and what reaches it).
-DENIED_ALWAYS = ("shockwave_gym.course", "shockwave_gym.cli", "shockwave_gym.harness", "shockwave_gym.training")
+DENIED_ALWAYS = ("shockwave_gym.course", "shockwave_gym.cli", "shockwave_gym.harness", "shockwave_gym.training",
+                 "_posixsubprocess")
 _AGENTS = ("shockwave_agents.shockwave", "shockwave_agents.gavel", "shockwave_agents.learned")
 DENIED = {
     "adaptation": DENIED_ALWAYS + _AGENTS + (
@@ -312,11 +313,15 @@ def main() -> None:
     import shockwave_gym.testing.agent  # noqa: F401
 
     _refuse_oracle(guard)
-    AuditGuard(guard, os.getcwd(), denied_paths(guard.denied) + list(request["deny_paths"]),
-               allowed_paths=[os.path.abspath(__file__), os.path.join(os.path.dirname(os.path.abspath(__file__)), "guard.py")]
-               ).install()
+    import _posixsubprocess  # starts processes without an audit event: if it was loaded already, disarm it
+    import subprocess  # noqa: F401 - so that _posixsubprocess is a stand-in before the guard is armed
+
+    _posixsubprocess.__dict__.pop("fork_exec", None)
     document = {"load_error": None, "answers": None, "refused": guard.refused}
     guard.armed = True
+    here = os.path.dirname(os.path.abspath(__file__))
+    install_audit_hook(guard, os.getcwd(), denied_paths(guard.denied) + list(request["deny_paths"]),
+                       allowed_paths=[os.path.join(here, "child.py"), os.path.join(here, "guard.py")])
     try:
         namespace = run_module(request["code"], request["origin"])
         entry = entry_of(namespace, request["origin"], request["entry"], request["kind"])

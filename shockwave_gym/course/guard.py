@@ -7,11 +7,12 @@ armed just before its code starts:
   every lab, and each lab's answer, e.g. the remaining-time predictor in lab 1) loads as a
   stand-in whose every use raises :class:`RefusedAccess` and is recorded. It stops imports by
   name, plain, concatenated, through ``importlib`` or ``type(x).__module__``;
-* :class:`AuditGuard`, a ``sys.addaudithook`` hook (which Python code cannot remove): it
+* :func:`install_audit_hook`, a ``sys.addaudithook`` hook (which Python code cannot remove): it
   refuses opening the denied modules' files, the course's sources and the kit by path,
   writing or changing files outside the submission's scratch directory, reading another
   process's ``/proc`` entries, starting processes, signalling other processes, network
-  connections and ``ctypes``; and refuses importing a denied module once the finder is gone.
+  connections, ``ctypes`` and the ``gc`` walks over every object; and refuses importing a
+  denied module once the finder is gone.
 
 Both record what they refused; the grader breaks the "own work" rule on any record. They
 are not a sandbox (docs/COURSE.md, "Limits").
@@ -97,74 +98,75 @@ _SPAWN = ("os.exec", "os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.
 _CHANGE = ("os.rename", "os.remove", "os.rmdir", "os.mkdir", "os.truncate", "os.chmod", "os.chown", "os.utime",
            "os.link", "os.symlink", "shutil.rmtree", "shutil.move", "shutil.copyfile", "shutil.copytree",
            "shutil.make_archive", "shutil.unpack_archive")
+#: Events refused outright: connections, raising the child's own limits, and walking the
+#: interpreter's objects (the way to the hook's own state).
+_REFUSED_EVENTS = frozenset({"socket.connect", "socket.bind", "socket.sendto", "socket.sendmsg", "socket.getaddrinfo",
+                             "resource.setrlimit", "resource.prlimit", "gc.get_objects", "gc.get_referrers",
+                             "gc.get_referents", "sys._current_frames"})
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
 
-class AuditGuard:
-    """The audit hook of the grading child (see the module docstring); ``denied_paths`` are
-    real paths refused with everything under them, ``allowed_paths`` exceptions to them,
-    ``scratch`` the only directory the submission may write or change."""
+def install_audit_hook(guard: ImportGuard, scratch: str, denied_paths, allowed_paths=()) -> None:
+    """Install the audit hook of the grading child (see the module docstring), on from now on.
 
-    def __init__(self, guard: ImportGuard, scratch: str, denied_paths, allowed_paths=()):
-        self.guard, self.scratch = guard, os.path.realpath(scratch)
-        self.denied = tuple(os.path.realpath(p) for p in denied_paths)
-        self.allowed = tuple(os.path.realpath(p) for p in allowed_paths)
+    ``denied_paths`` are refused with everything under them (``allowed_paths`` excepted);
+    ``scratch`` is the only directory the submission may write or change. The hook is a
+    closure over immutable values and cannot be removed or switched off from Python; the
+    uses it refuses are appended to ``guard.refused``. Install it last, just before the
+    submission runs.
+    """
+    scratch = os.path.realpath(scratch)
+    denied = tuple(os.path.realpath(p) for p in denied_paths)
+    allowed = frozenset(os.path.realpath(p) for p in allowed_paths)
+    refused, denies, first_finder, own_pid = guard.refused, guard.denies, guard, os.getpid()
 
-    def install(self) -> None:
-        sys.addaudithook(self)
-
-    def _refuse(self, what: str, exc: type[BaseException] = PermissionError):
-        self.guard.refused.append(what)
+    def refuse(what: str, exc: type[BaseException] = PermissionError):
+        refused.append(what)
         raise exc(f"{what}: not available to a submission")
 
-    @staticmethod
-    def _real(path) -> str | None:
-        if isinstance(path, int) or path is None:
+    def real(path) -> str | None:
+        if not isinstance(path, (str, bytes, os.PathLike)):
             return None
         try:
             return os.path.realpath(os.fsdecode(path))
         except (TypeError, ValueError):
             return None
 
-    def _readable(self, real: str) -> bool:
-        if real in self.allowed:
+    def readable(path: str) -> bool:
+        if path in allowed:
             return True
-        if any(real == d or real.startswith(d.rstrip("/") + "/") or real.startswith(d + ".") for d in self.denied):
+        if any(path == d or path.startswith(d.rstrip("/") + "/") or path.startswith(d + ".") for d in denied):
             return False
-        if real.startswith("/proc/"):
-            pid = real.split("/")[2]
-            return not pid.isdigit() or int(pid) == os.getpid()
+        if path.startswith("/proc/"):
+            pid = path.split("/")[2]
+            return not pid.isdigit() or int(pid) == own_pid
         return True
 
-    def _in_scratch(self, real: str) -> bool:
-        return real == self.scratch or real.startswith(self.scratch + "/") or real == "/dev/null"
+    def in_scratch(path: str) -> bool:
+        return path == scratch or path.startswith(scratch + "/") or path == "/dev/null"
 
-    def __call__(self, event: str, args: tuple) -> None:
-        if not self.guard.armed:
-            return
+    def hook(event: str, args: tuple) -> None:
         if event == "open":
-            real = self._real(args[0])
-            if real is None:
+            path = real(args[0])
+            if path is None:
                 return
-            if not self._readable(real):
-                self._refuse(f"open {args[0]}")
-            mode, flags = args[1], args[2] if len(args) > 2 else 0
+            if not readable(path):
+                refuse(f"open {args[0]}")
+            mode, flags = args[1], (args[2] if len(args) > 2 else 0)
             writes = any(c in mode for c in "wax+") if isinstance(mode, str) else bool((flags or 0) & _WRITE_FLAGS)
-            if writes and not self._in_scratch(real):
-                self._refuse(f"writing {args[0]}")
-        elif event.startswith(_SPAWN):
-            self._refuse(event)
+            if writes and not in_scratch(path):
+                refuse(f"writing {args[0]}")
+        elif event.startswith(_SPAWN) or event.startswith("ctypes.") or event in _REFUSED_EVENTS:
+            refuse(event)
         elif event in ("os.kill", "os.killpg", "signal.pthread_kill"):
-            if event != "os.kill" or args[0] not in (0, os.getpid()):
-                self._refuse(event)
-        elif event.startswith("ctypes.") or event in ("socket.connect", "socket.bind", "socket.sendto",
-                                                      "socket.getaddrinfo", "sys.remote_exec"):
-            self._refuse(event)
+            if event != "os.kill" or args[0] not in (0, own_pid):
+                refuse(event)
         elif event.startswith(_CHANGE):
             for arg in args:
-                real = self._real(arg) if isinstance(arg, (str, bytes, os.PathLike)) else None
-                if real is not None and not self._in_scratch(real):
-                    self._refuse(f"{event} {arg}")
-        elif event == "import" and self.guard.denies(str(args[0])) and (not sys.meta_path
-                                                                       or sys.meta_path[0] is not self.guard):
-            self._refuse(f"import {args[0]}", ImportError)
+                path = real(arg)
+                if path is not None and not in_scratch(path):
+                    refuse(f"{event} {arg}")
+        elif event == "import" and denies(str(args[0])) and (not sys.meta_path or sys.meta_path[0] is not first_finder):
+            refuse(f"import {args[0]}", ImportError)
+
+    sys.addaudithook(hook)
