@@ -20,6 +20,7 @@ are not a sandbox (docs/COURSE.md, "Limits").
 
 from __future__ import annotations
 
+import functools
 import importlib.abc
 import importlib.machinery
 import os
@@ -106,67 +107,60 @@ _REFUSED_EVENTS = frozenset({"socket.connect", "socket.bind", "socket.sendto", "
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
 
+def _hook(event: str, args: tuple, *, refused: list, denies, finder, scratch: str, denied: tuple, allowed: frozenset,
+          own_pid: int, sys=sys, realpath=os.path.realpath, fsdecode=os.fsdecode, path_like=(str, bytes, os.PathLike),
+          isinstance=isinstance, any=any, len=len, int=int, str=str, bool=bool, spawn=_SPAWN, change=_CHANGE,
+          refused_events=_REFUSED_EVENTS, write_flags=_WRITE_FLAGS, PermissionError=PermissionError,
+          ImportError=ImportError, TypeError=TypeError, ValueError=ValueError) -> None:
+    """The audit hook; everything it uses is bound in its defaults, so that neither the
+    module's globals nor the builtins a submission may replace change what it refuses."""
+    what, exc, paths = None, PermissionError, ()
+    if event == "open":
+        paths = (args[0],)
+    elif event.startswith(change):
+        paths = tuple(arg for arg in args if isinstance(arg, path_like))
+    elif event.startswith(spawn) or event.startswith("ctypes.") or event in refused_events:
+        what = event
+    elif event in ("os.kill", "os.killpg", "signal.pthread_kill"):
+        if event != "os.kill" or args[0] not in (0, own_pid):
+            what = event
+    elif event == "import" and denies(str(args[0])) and (not sys.meta_path or sys.meta_path[0] is not finder):
+        what, exc = f"import {args[0]}", ImportError
+    for given in paths:
+        if not isinstance(given, path_like):
+            continue
+        try:
+            path = realpath(fsdecode(given))
+        except (TypeError, ValueError):
+            continue
+        in_scratch = path == scratch or path.startswith(scratch + "/") or path == "/dev/null"
+        if path not in allowed and any(path == d or path.startswith(d + "/") or path.startswith(d + ".")
+                                       for d in denied):
+            what = f"open {given}"
+        elif path.startswith("/proc/") and path.split("/")[2].isdigit() and int(path.split("/")[2]) != own_pid:
+            what = f"open {given}"
+        elif event != "open" and not in_scratch:
+            what = f"{event} {given}"
+        elif event == "open" and not in_scratch:
+            mode, flags = args[1], (args[2] if len(args) > 2 else 0)
+            writes = any(c in mode for c in "wax+") if isinstance(mode, str) else bool((flags or 0) & write_flags)
+            what = f"writing {given}" if writes else None
+        if what is not None:
+            break
+    if what is not None:
+        refused.append(what)
+        raise exc(f"{what}: not available to a submission")
+
+
 def install_audit_hook(guard: ImportGuard, scratch: str, denied_paths, allowed_paths=()) -> None:
     """Install the audit hook of the grading child (see the module docstring), on from now on.
 
     ``denied_paths`` are refused with everything under them (``allowed_paths`` excepted);
-    ``scratch`` is the only directory the submission may write or change. The hook is a
-    closure over immutable values and cannot be removed or switched off from Python; the
-    uses it refuses are appended to ``guard.refused``. Install it last, just before the
-    submission runs.
+    ``scratch`` is the only directory the submission may write or change. The hook holds
+    immutable values only (the list of refused uses aside) and cannot be removed; the uses it
+    refuses are appended to ``guard.refused``. Install it last, just before the submission runs.
     """
-    scratch = os.path.realpath(scratch)
-    denied = tuple(os.path.realpath(p) for p in denied_paths)
-    allowed = frozenset(os.path.realpath(p) for p in allowed_paths)
-    refused, denies, first_finder, own_pid = guard.refused, guard.denies, guard, os.getpid()
-
-    def refuse(what: str, exc: type[BaseException] = PermissionError):
-        refused.append(what)
-        raise exc(f"{what}: not available to a submission")
-
-    def real(path) -> str | None:
-        if not isinstance(path, (str, bytes, os.PathLike)):
-            return None
-        try:
-            return os.path.realpath(os.fsdecode(path))
-        except (TypeError, ValueError):
-            return None
-
-    def readable(path: str) -> bool:
-        if path in allowed:
-            return True
-        if any(path == d or path.startswith(d.rstrip("/") + "/") or path.startswith(d + ".") for d in denied):
-            return False
-        if path.startswith("/proc/"):
-            pid = path.split("/")[2]
-            return not pid.isdigit() or int(pid) == own_pid
-        return True
-
-    def in_scratch(path: str) -> bool:
-        return path == scratch or path.startswith(scratch + "/") or path == "/dev/null"
-
-    def hook(event: str, args: tuple) -> None:
-        if event == "open":
-            path = real(args[0])
-            if path is None:
-                return
-            if not readable(path):
-                refuse(f"open {args[0]}")
-            mode, flags = args[1], (args[2] if len(args) > 2 else 0)
-            writes = any(c in mode for c in "wax+") if isinstance(mode, str) else bool((flags or 0) & _WRITE_FLAGS)
-            if writes and not in_scratch(path):
-                refuse(f"writing {args[0]}")
-        elif event.startswith(_SPAWN) or event.startswith("ctypes.") or event in _REFUSED_EVENTS:
-            refuse(event)
-        elif event in ("os.kill", "os.killpg", "signal.pthread_kill"):
-            if event != "os.kill" or args[0] not in (0, own_pid):
-                refuse(event)
-        elif event.startswith(_CHANGE):
-            for arg in args:
-                path = real(arg)
-                if path is not None and not in_scratch(path):
-                    refuse(f"{event} {arg}")
-        elif event == "import" and denies(str(args[0])) and (not sys.meta_path or sys.meta_path[0] is not first_finder):
-            refuse(f"import {args[0]}", ImportError)
-
-    sys.addaudithook(hook)
+    config = {"refused": guard.refused, "denies": guard.denies, "finder": guard, "scratch": os.path.realpath(scratch),
+              "denied": tuple(os.path.realpath(p).rstrip("/") for p in denied_paths),
+              "allowed": frozenset(os.path.realpath(p) for p in allowed_paths), "own_pid": os.getpid()}
+    sys.addaudithook(functools.partial(_hook, **config))
