@@ -36,7 +36,7 @@ MARKETS = {
     "forged_output.py": 0, "forged_channel.py": 0, "snoop.py": 0, "atexit_exit.py": 0,
     "orphan_fork.py": "raised PermissionError: os.fork: not available to a submission",
     "kill_parent.py": "raised PermissionError: os.kill: not available to a submission",
-    "read_sources.py": "raised PermissionError: open ", "unhook_import.py": "raised PermissionError: open ",
+    "read_sources.py": "raised PermissionError: open ", "disarm_guards.py": "raised PermissionError: open ", "unhook_import.py": "raised PermissionError: open ",
     "write_package.py": "raised PermissionError: open ", "network_exfil.py": "own work",
     "base_exception.py": 0, "huge_answer.py": 0,
     "exit_zero.py": "raised SystemExit: 0", "os_exit.py": "ended the grading process (exit status 0)",
