@@ -119,7 +119,8 @@ def test_text_output_shows_prints_apart_from_the_grade(capsys):
 
 
 @pytest.mark.parametrize("lab_key, names, zero_task", [
-    ("adaptation", ["predictor_shortcut.py", "oracle_shortcut.py", "srtf_default.py", "placeholder.py"], 3),
+    ("adaptation", ["predictor_shortcut.py", "oracle_shortcut.py", "srtf_default.py", "read_predictor.py",
+                    "placeholder.py"], 4),
     ("fairness", ["shipped_agent.py", "fifo.py", "poison_baselines.py", "fifo.py"], 1),
 ])
 def test_shortcuts_score_zero_and_poison_reaches_no_one(lab_key, names, zero_task, capsys):

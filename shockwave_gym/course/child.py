@@ -274,11 +274,11 @@ def _refuse_oracle(guard: ImportGuard) -> None:
 
 def denied_paths(modules) -> list[str]:
     """The files of the ``modules`` (and their bytecode caches), as path prefixes."""
-    import shockwave_agents
-    import shockwave_gym
+    import shockwave_agents.base
+    import shockwave_gym.view
 
     roots = {name: os.path.dirname(os.path.abspath(module.__file__))
-             for name, module in (("shockwave_gym", shockwave_gym), ("shockwave_agents", shockwave_agents))}
+             for name, module in (("shockwave_gym", shockwave_gym.view), ("shockwave_agents", shockwave_agents.base))}
     paths = []
     for module in modules:
         top, *rest = module.split(".")

@@ -141,6 +141,9 @@ def run_isolated(request: dict, origin: str, limits: Limits) -> ChildRun:
         except subprocess.TimeoutExpired:
             _kill(process)
             failure = f"{origin}: stopped at the time limit of {limits.wall_s:g} s (an endless loop, or too slow)"
+        except BaseException:  # the grader is interrupted: the child (in its own session) goes too
+            _kill(process)
+            raise
         else:
             _kill(process)  # anything the submission left running in its session
             if returncode != 0:
