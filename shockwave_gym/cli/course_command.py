@@ -9,49 +9,80 @@ import sys
 from shockwave_gym.cli.guard import PROG, check_output_dir, one_line
 
 
+def _positive(kind):
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+        return value
+    return parse
+
+
 def add_parsers(subparsers) -> None:
     course = subparsers.add_parser("course", help="build the course's student/instructor notebooks; grade a lab")
     commands = course.add_subparsers(dest="course_command", metavar="ACTION", required=True)
     build = commands.add_parser("build", help="write OUT/student (no solutions) and OUT/instructor")
     build.add_argument("--out", required=True, help="output directory")
-    build.add_argument("--source", default="notebooks/course",
-                       help="the source notebooks and instructor.json (default: notebooks/course)")
+    build.add_argument("--source", default=None,
+                       help="the source notebooks and instructor.json (default: the ones installed with the package)")
     build.set_defaults(func=run_build)
-    grade = commands.add_parser("grade", help="grade a submission (.py, or a lab notebook with graded cells)")
+    grade = commands.add_parser("grade", help="grade submissions (.py, or lab notebooks with graded cells), "
+                                              "each in its own process with limits")
     grade.add_argument("lab", metavar="LAB", help="lab number or key: 1/adaptation, 2/fairness, 3/markets")
     grade.add_argument("submissions", metavar="SUBMISSION", nargs="+",
                        help="students' .py files or .ipynb notebooks (several: each is graded)")
     grade.add_argument("--kit", default=None,
                        help="instructor kit (with instructor.json): adds the instructor-only cases")
-    grade.add_argument("--json", action="store_true", help="print each report as one line of JSON")
+    grade.add_argument("--json", action="store_true", help="print each submission's grade as one line of JSON")
+    grade.add_argument("--time-limit", type=_positive(float), default=120.0, metavar="S",
+                       help="wall-clock (and CPU) seconds per submission (default 120)")
+    grade.add_argument("--memory-limit", type=_positive(int), default=2048, metavar="MB",
+                       help="address space per submission in MB (default 2048)")
     grade.set_defaults(func=run_grade)
 
 
 def run_build(args: argparse.Namespace) -> int:
     from shockwave_gym.course import build_kit
+    from shockwave_gym.course.build import default_source
 
     check_output_dir(args.out, "--out")
-    print(build_kit(args.source, args.out).text())
+    print(build_kit(args.source if args.source is not None else default_source(), args.out).text())
     return 0
 
 
+def _shown(output: str) -> str:
+    lines = output.rstrip("\n").splitlines()
+    return "\n".join(["output of the submission (shown, not graded):"] + [f"  | {line}" for line in lines])
+
+
 def run_grade(args: argparse.Namespace) -> int:
-    """Grade every submission; one that cannot be run gets one stderr line and the others
-    are still graded (exit 2 if any could not be). A bad LAB or --kit stops at once."""
-    from shockwave_gym.course import get_lab, grade_submission
+    """Grade every submission, each in its own child process; one that cannot be graded
+    gets one stderr line and the others are still graded (exit 2 if any could not be).
+    A bad LAB or --kit stops at once."""
+    from shockwave_gym.course import get_lab
+    from shockwave_gym.course.grade import grade_isolated
+    from shockwave_gym.course.isolation import Limits
     from shockwave_gym.course.kit import hidden_seeds
-    from shockwave_gym.course.submission import SubmissionError
 
     lab = get_lab(args.lab)
     if args.kit is not None:
         hidden_seeds(args.kit, lab.key)  # a bad kit is reported before any submission runs
+    limits = Limits(wall_s=args.time_limit, memory_mb=args.memory_limit)
     status = 0
     for path in args.submissions:
-        try:
-            report = grade_submission(lab.key, path, kit=args.kit)
-        except SubmissionError as exc:
-            print(f"{PROG}: error: {one_line(str(exc))}", file=sys.stderr)
+        outcome = grade_isolated(lab.key, path, kit=args.kit, limits=limits)
+        if outcome.failure is not None:
+            print(f"{PROG}: error: {one_line(outcome.failure)}", file=sys.stderr, flush=True)
             status = 2
+        if args.json:
+            print(json.dumps(outcome.to_dict(lab)), flush=True)
             continue
-        print(json.dumps(report.to_dict()) if args.json else report.text() + "\n", flush=True)
+        blocks = [outcome.report.text()] if outcome.report is not None else []
+        if outcome.output.strip():
+            blocks.append(_shown(outcome.output) if blocks else f"{path}\n" + _shown(outcome.output))
+        if blocks:
+            print("\n".join(blocks) + "\n", flush=True)
     return status

@@ -5,8 +5,12 @@ grader that grades each lab's stated task (docs/COURSE.md).
 * :mod:`~shockwave_gym.course.markers` / :mod:`~shockwave_gym.course.notebook` - solution
   markers, and a notebook in its student and instructor versions;
 * :mod:`~shockwave_gym.course.build` - :func:`build_kit`;
-* :mod:`~shockwave_gym.course.submission` - running a ``.py`` or ``.ipynb`` submission;
-* :mod:`~shockwave_gym.course.grade` - :func:`grade_submission`, :func:`grade_object`;
+* :mod:`~shockwave_gym.course.submission` - reading a ``.py`` or ``.ipynb`` submission;
+* :mod:`~shockwave_gym.course.isolation` - running one in a fresh child process with limits;
+  :mod:`~shockwave_gym.course.child` is that process (it hands back answers, never scores) and
+  :mod:`~shockwave_gym.course.guard` what it keeps from a submission;
+* :mod:`~shockwave_gym.course.grade` - :func:`grade_isolated` (a class's submissions),
+  :func:`grade_object` (in-process, for a notebook's self-check);
 * :mod:`~shockwave_gym.course.report` - criteria and scores;
 * ``lab_adaptation``, ``lab_fairness``, ``lab_markets`` - each lab's cases and criteria.
 
@@ -15,7 +19,7 @@ may import the agents for baselines; it never imports the env, training, harness
 """
 
 from shockwave_gym.course.build import build_kit
-from shockwave_gym.course.grade import grade_object, grade_submission
+from shockwave_gym.course.grade import grade_isolated, grade_object, grade_submission
 from shockwave_gym.course.labs import LABS, get_lab
 
-__all__ = ["LABS", "build_kit", "get_lab", "grade_object", "grade_submission"]
+__all__ = ["LABS", "build_kit", "get_lab", "grade_isolated", "grade_object", "grade_submission"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 
 from shockwave_gym.course.kit import INSTRUCTOR_FILE
@@ -39,6 +40,18 @@ class BuildReport:
         return "\n".join([f"wrote {len(self.written)} files under {self.out}:"] + [f"  {p}" for p in self.written])
 
 
+def default_source() -> Path:
+    """The course's source notebooks and ``instructor.json`` installed with the package (the
+    data package ``shockwave_gym.course.sources``), or a source checkout's ``notebooks/course``."""
+    try:
+        installed = resources.files("shockwave_gym.course.sources")
+        if installed.is_dir() and (installed / INSTRUCTOR_FILE).is_file():
+            return Path(str(installed))
+    except ModuleNotFoundError:
+        pass
+    return Path(__file__).resolve().parents[2] / "notebooks" / "course"
+
+
 def leaked_lines(student: dict, lines: list[str]) -> list[str]:
     """The solution ``lines`` (of at least :data:`MIN_LEAK_CHARS`) found anywhere in ``student``."""
     text = json.dumps(student, ensure_ascii=False)
@@ -53,7 +66,8 @@ def build_kit(source: str | Path, out: str | Path) -> BuildReport:
     """Write the student and instructor versions of every lab in ``source`` under ``out``."""
     source, out = Path(source), Path(out)
     if not source.is_dir():
-        raise InputError(f"--source {source}: not a directory (the course's source notebooks, e.g. notebooks/course)")
+        raise InputError(f"--source {source}: not a directory (the course's source notebooks; without --source "
+                         "the ones installed with the package)")
     report = BuildReport(out)
     versions = {}
     for lab in LABS:

@@ -17,19 +17,18 @@ import math
 
 import numpy as np
 
-from shockwave_agents import make_agent
-from shockwave_agents.srtf import SrtfAgent
 from shockwave_gym.config import SimConfig
 from shockwave_gym.course.agents_lab import (
     Case,
     bundled_case,
-    check_on_cases,
     generated_case,
+    metrics_from,
+    problem_text,
     worst_ratio,
 )
-from shockwave_gym.course.baselines import baseline_metrics
+from shockwave_gym.course.baselines import baseline_choices, baseline_metrics
+from shockwave_gym.course.child import trace_data
 from shockwave_gym.course.report import Criterion, GradeReport
-from shockwave_gym.course.submission import describe_exception
 from shockwave_gym.interface import predicted_remaining_s
 from shockwave_gym.jobs import DATASET_SIZES, JobSpec
 from shockwave_gym.simulator import Simulator
@@ -71,57 +70,53 @@ def hidden_cases(seeds):
     return [generated_case(int(seed)) for seed in seeds]
 
 
-class BadEstimate(ValueError):
-    """The estimate returned something that is not seconds per job (found by the grader)."""
+def payload(cases) -> list[dict]:
+    """What the child gets: each case's jobs and cluster size, and FIFO's choices on it (the
+    fixed schedule along which estimates at arrival are taken)."""
+    return [{**trace_data(case.trace, case.gpus), "fifo": baseline_choices("fifo", case)} for case in cases]
 
 
-def _checked(values, view: ClusterView, case: str) -> np.ndarray:
-    where = f"{case}, round {view.round_index}"
-    try:
-        array = np.asarray(values, dtype=float)
-    except (TypeError, ValueError):
-        raise BadEstimate(f"{where}: returned {type(values).__name__}, not an array of numbers") from None
-    if array.shape != (view.num_jobs,):
-        raise BadEstimate(f"{where}: expected shape ({view.num_jobs},), got {array.shape}")
-    active = view.active_job_ids
-    bad = active[~(np.isfinite(array[active]) & (array[active] >= 0))]
-    if bad.size:
-        raise BadEstimate(f"{where}: job {bad[0]}'s estimate is {float(array[bad[0]])!r}; estimates of active jobs "
-                          "must be finite and >= 0")
-    return array
-
-
-def arrival_errors(estimate, case: Case) -> tuple[float, float]:
+def arrival_errors(at_arrival, case: Case) -> tuple[float, float]:
     """(the estimate's, the package predictor's) mean relative error over jobs, each taken in
-    the first round the job is active: the estimate a scheduler has when it first ranks the
-    job, before any of its epochs is observed. The schedule is FIFO's, the same for every
-    submission; the estimate is checked in every round."""
+    the first round the job is active (``at_arrival[j]``, handed back by the child): the
+    estimate a scheduler has when it first ranks the job, before any of its epochs is
+    observed. The schedule is FIFO's, the same for every submission; the truth and the
+    predictor's figures are computed here."""
     sim = Simulator(case.trace.jobs, SimConfig(gpus=case.gpus))
-    view, truth, fifo = sim.view, ClusterView(sim, oracle=True), make_agent("fifo")
-    fifo.reset(view, 0)
+    view, truth = sim.view, ClusterView(sim, oracle=True)
+    values = np.asarray(at_arrival, dtype=float)
+    if values.shape != (view.num_jobs,) or not np.all(np.isfinite(values) & (values >= 0)):
+        raise ValueError("the handed-back estimates are malformed")
     seen = np.zeros(view.num_jobs, dtype=bool)
     errors, reference = [], []
-    while not sim.done:
-        values = _checked(estimate(view), view, case.name)
+    for choice in baseline_choices("fifo", case):
         new = view.active_job_ids[~seen[view.active_job_ids]]
         if new.size:
             seen[new] = True
             true = truth.remaining_s[new]
             errors.append(np.abs(values[new] - true) / true)
             reference.append(np.abs(predicted_remaining_s(view)[new] - true) / true)
-        sim.step(fifo.act(view))
+        sim.step(choice)
     return float(np.concatenate(errors).mean()), float(np.concatenate(reference).mean())
 
 
-def grade(estimate, cases, report: GradeReport) -> None:
-    """Add lab 1's criteria for the function ``estimate`` on ``cases`` to ``report``."""
-    errors, problem = {}, None
+def _estimate_problem(answers, cases) -> tuple[dict, str | None]:
+    if not isinstance(answers, dict) or not isinstance(answers.get("arrivals"), list):
+        return {}, "the handed-back answers are malformed"
+    if answers.get("problem") is not None:
+        return {}, problem_text(answers["problem"], cases, sep=", ")
+    if len(answers["arrivals"]) != len(cases):
+        return {}, "the handed-back answers miss cases"
     try:
-        errors = {case.name: arrival_errors(estimate, case) for case in cases}
-    except BadEstimate as exc:
-        problem = str(exc)
-    except Exception as exc:  # the student's function raised or returned nonsense
-        problem = f"the estimate raised {describe_exception(exc)}"
+        return {case.name: arrival_errors(at, case) for case, at in zip(cases, answers["arrivals"], strict=True)}, None
+    except (TypeError, ValueError) as exc:
+        return {}, str(exc)
+
+
+def grade(answers, cases, report: GradeReport) -> None:
+    """Add lab 1's criteria to ``report`` for ``answers``: the estimates at arrival and SRTF's
+    choices on the estimate (from :func:`shockwave_gym.course.child.adaptation_answers`)."""
+    errors, problem = _estimate_problem(answers, cases)
     report.add(Criterion("returns estimates", 0, problem is None,
                          problem or "an array of finite, non-negative seconds per job, every round"))
     if problem is not None:
@@ -133,7 +128,7 @@ def grade(estimate, cases, report: GradeReport) -> None:
         "accuracy", 50, ratio <= 1.0,
         f"mean relative error at arrival must be <= {ACCURACY_FACTOR}x the Bayesian predictor's + {ACCURACY_SLACK} on every "
         f"case; tightest: {case} {mine[case]:.3f} vs limit {limit[case]:.3f}"))
-    metrics, problem = check_on_cases(lambda: SrtfAgent(estimate=estimate), cases)
+    metrics, problem = metrics_from(answers.get("srtf"), cases)
     if problem is not None:
         report.add(Criterion("scheduling", 50, False, f"SRTF on the estimate: {problem}"))
         return

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from shockwave_gym.course.agents_lab import (
     bundled_case,
-    check_on_cases,
     generated_case,
+    metrics_from,
+    payload,
     worst_ratio,
 )
 from shockwave_gym.course.baselines import baseline_metrics
@@ -39,9 +40,14 @@ def _baseline(name: str, case) -> dict:
 FORBIDDEN_NAMES = ("make_agent", "shockwave_agents.gavel", "shockwave_agents.shockwave", "shockwave_gym.course")
 
 
-def grade(agent_class, cases, report: GradeReport) -> None:
-    """Add lab 2's criteria for the agent class ``agent_class`` on ``cases`` to ``report``."""
-    metrics, problem = check_on_cases(agent_class, cases)
+__all__ = ["FAIRNESS_FACTOR", "FORBIDDEN_NAMES", "PUBLIC_SEEDS", "TASK", "grade", "hidden_cases", "payload",
+           "public_cases"]
+
+
+def grade(answers, cases, report: GradeReport) -> None:
+    """Add lab 2's criteria to ``report`` for ``answers``: the agent's choices on ``cases``
+    (from :func:`shockwave_gym.course.child.agent_answers`), replayed and measured here."""
+    metrics, problem = metrics_from(answers, cases)
     report.add(Criterion("valid agent", 0, problem is None,
                          problem or "check_agent accepts it on every case (valid, finishes, deterministic)"))
     if problem is not None:
@@ -62,9 +68,16 @@ def grade(agent_class, cases, report: GradeReport) -> None:
     report.add(per_case(
         "efficiency", 40, efficient,
         "average JCT <= Themis's, on the cases where fairness is met",
-        _tightest(jct, themis_jct, "{:.0f} s")))
+        _tightest(jct, themis_jct, "{:.0f} s", fair)))
 
 
-def _tightest(values: dict, limits: dict, form: str) -> str:
-    case, _ = worst_ratio(values, limits)
-    return f"tightest: {case} {form.format(values[case])} vs limit {form.format(limits[case])}"
+def _tightest(values: dict, limits: dict, form: str, fair: dict | None = None) -> str:
+    """The case nearest to (or furthest past) its limit. With ``fair`` (the efficiency
+    criterion), a missed case is shown first, and one that is within the limit says that it
+    failed because fairness is not met on it."""
+    missed = {name: values[name] for name in values if fair is not None and not (fair[name] and values[name] <= limits[name])}
+    case, _ = worst_ratio(missed or values, limits)
+    text = f"tightest: {case} {form.format(values[case])} vs limit {form.format(limits[case])}"
+    if missed and values[case] <= limits[case]:
+        text += " (within the limit, but fairness is not met on this case)"
+    return text

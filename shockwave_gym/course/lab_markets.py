@@ -19,12 +19,10 @@ the GPUs, fails both. The grader's optimum is the closed form of the KKT conditi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from shockwave_gym.course.child import MarketInstance
 from shockwave_gym.course.report import Criterion, GradeReport, per_case
-from shockwave_gym.course.submission import describe_exception
 
 #: The task criteria, as (name, points).
 TASK = (("optimal", 60), ("proportionally fair", 40))
@@ -32,29 +30,6 @@ PUBLIC_SEEDS = (1, 2, 3)
 OPTIMALITY_TOLERANCE = 1e-4
 FAIRNESS_TOLERANCE = 1e-3
 FEASIBILITY_TOLERANCE = 1e-5
-
-
-@dataclass(frozen=True)
-class MarketInstance:
-    name: str
-    gpus: int
-    rounds: int
-    gang: np.ndarray
-    rate: np.ndarray
-    done: np.ndarray
-    total: np.ndarray
-
-    @property
-    def num_jobs(self) -> int:
-        return int(self.gang.size)
-
-    @property
-    def cap(self) -> np.ndarray:
-        """The most rounds each job can use: the window, or what finishes it."""
-        return np.minimum(self.rounds, (self.total - self.done) / self.rate)
-
-    def utility(self, x) -> np.ndarray:
-        return (self.done + self.rate * np.asarray(x, dtype=float)) / self.total
 
 
 def make_instance(seed: int, num_jobs: int = 6) -> MarketInstance:
@@ -65,6 +40,11 @@ def make_instance(seed: int, num_jobs: int = 6) -> MarketInstance:
     done[rng.integers(num_jobs)] = 0.0  # one job has not started: log u -> -inf without rounds
     return MarketInstance(f"market-seed{seed}", 4, 20, rng.choice([1, 1, 2, 4], num_jobs).astype(float),
                           rng.uniform(0.5, 4.0, num_jobs), done, total)
+
+
+def payload(cases) -> list[dict]:
+    """What the child gets of the instances: their numbers, as data (no name: it holds the seed)."""
+    return [instance.data() for instance in cases]
 
 
 def public_cases():
@@ -130,29 +110,54 @@ def feasibility_problem(instance: MarketInstance, x) -> str | None:
 FORBIDDEN_NAMES = ("optimum", "lab_markets", "shockwave_gym.course")
 
 
-def grade(nsw_allocation, cases, report: GradeReport) -> None:
-    """Add lab 3's criteria for the function ``nsw_allocation`` on ``cases`` to ``report``."""
-    answers, problem = {}, None
-    for instance in cases:
-        try:
-            answers[instance.name] = np.asarray(nsw_allocation(instance), dtype=float)
-        except Exception as exc:  # the student's function raised
-            problem = f"{instance.name}: nsw_allocation raised {describe_exception(exc)}"
+def _allocation(answer, instance: MarketInstance) -> np.ndarray | None:
+    """A handed-back allocation as an array of its shape, or ``None`` if it is malformed."""
+    if not isinstance(answer, dict) or not isinstance(answer.get("shape"), list):
+        return None
+    shape = answer["shape"]
+    if len(shape) > 8 or not all(type(n) is int and n >= 0 for n in shape):
+        return None
+    values = answer.get("values")
+    if values is None:  # too large to hand back: only its shape matters
+        return np.broadcast_to(np.float64(np.nan), tuple(shape))
+    if not isinstance(values, list) or not all(type(v) in (int, float) for v in values):
+        return None
+    array = np.asarray(values, dtype=float)
+    return array.reshape(shape) if array.size == int(np.prod(shape)) else None
+
+
+def grade(answers, cases, report: GradeReport) -> None:
+    """Add lab 3's criteria to ``report`` for ``answers``: the allocations of ``cases``
+    handed back by :func:`shockwave_gym.course.child.markets_answers`."""
+    allocations, problem = {}, None
+    handed = answers.get("answers") if isinstance(answers, dict) else None
+    if not isinstance(handed, list):
+        handed, problem = [], "the handed-back answers are malformed"
+    for index, instance in enumerate(cases):
+        if problem is not None:
             break
-        problem = feasibility_problem(instance, answers[instance.name])
-        if problem:
+        if index >= len(handed):
+            failed = answers.get("problem")
+            ok = isinstance(failed, dict) and failed.get("case") == index and isinstance(failed.get("text"), str)
+            problem = f"{instance.name}: {failed['text']}" if ok else "the handed-back answers miss instances"
             break
+        allocation = _allocation(handed[index], instance)
+        if allocation is None:
+            problem = f"{instance.name}: the handed-back allocation is malformed"
+            break
+        allocations[instance.name] = allocation
+        problem = feasibility_problem(instance, allocation)
     report.add(Criterion("feasible", 0, problem is None, problem or "a feasible allocation on every instance"))
     if problem is not None:
         return
-    gaps = {i.name: nsw(i, optimum(i)) - nsw(i, answers[i.name]) for i in cases}
+    gaps = {i.name: nsw(i, optimum(i)) - nsw(i, allocations[i.name]) for i in cases}
     worst = max(gaps, key=gaps.get)
     report.add(per_case("optimal", 60, {name: gap <= OPTIMALITY_TOLERANCE for name, gap in gaps.items()},
                         f"NSW within {OPTIMALITY_TOLERANCE:g} of the optimum",
                         f"largest gap: {worst} {gaps[worst]:.2e}"))
     gains = {}
     for i in cases:
-        u = np.maximum(i.utility(answers[i.name]), 1e-12)
+        u = np.maximum(i.utility(allocations[i.name]), 1e-12)
         gains[i.name] = max(float(((i.utility(y(i)) - u) / u).sum()) for y in (equal_share, utilitarian))
     worst = max(gains, key=gains.get)
     report.add(per_case("proportionally fair", 40, {name: gain <= FAIRNESS_TOLERANCE for name, gain in gains.items()},

@@ -34,7 +34,34 @@ def read_notebook(path: str | Path) -> dict:
     notebook = read_json(path, "no such notebook")
     if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
         raise InputError(f"{path}: not a notebook (no 'cells' list)")
+    for index, cell in enumerate(notebook["cells"]):
+        problem = _cell_problem(cell)
+        if problem:
+            raise InputError(f"{path}: cell {index}: {problem}")
     return notebook
+
+
+def _kind(value) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _cell_problem(cell) -> str | None:
+    """Why ``cell`` is not an nbformat-4 cell this module can read, or ``None``."""
+    if not isinstance(cell, dict):
+        return f"not a cell object (got {_kind(cell)})"
+    if not isinstance(cell.get("cell_type", ""), str):
+        return f"cell_type must be a string, got {_kind(cell['cell_type'])}"
+    source = cell.get("source", "")
+    if not isinstance(source, str) and not (isinstance(source, list) and all(isinstance(s, str) for s in source)):
+        return "source must be a string or a list of strings"
+    if "metadata" in cell and not isinstance(cell["metadata"], dict):
+        return f"metadata must be an object, got {_kind(cell['metadata'])}"
+    tags = cell.get("metadata", {}).get("tags", [])
+    if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
+        return f"metadata.tags must be a list of strings, got {json.dumps(tags)[:40]}"
+    if "outputs" in cell and not isinstance(cell["outputs"], list):
+        return f"outputs must be a list, got {_kind(cell['outputs'])}"
+    return None
 
 
 def cell_source(cell: dict) -> str:

@@ -1,0 +1,6 @@
+"""An endless busy loop in the graded function."""
+
+
+def nsw_allocation(instance):
+    while True:
+        pass

@@ -1,0 +1,2 @@
+"""GeneratorExit at load."""
+raise GeneratorExit

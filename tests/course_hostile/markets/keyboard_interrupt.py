@@ -1,0 +1,2 @@
+"""KeyboardInterrupt at load."""
+raise KeyboardInterrupt
