@@ -18,6 +18,7 @@ _BUILTIN: dict[str, str] = {
     "fifo": "shockwave_agents.fifo:FifoAgent",
     "srtf": "shockwave_agents.srtf:SrtfAgent",
     "las": "shockwave_agents.las:LasAgent",
+    "fair-share": "shockwave_agents.equal_share:FairShareAgent",
     "gavel": "shockwave_agents.gavel.gavel:GavelAgent",
     "gavel-blind": "shockwave_agents.gavel.gavel:make_gavel_blind",
     "themis": "shockwave_agents.gavel.themis:ThemisAgent",
