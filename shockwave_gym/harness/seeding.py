@@ -37,6 +37,7 @@ BUILTIN_USES_SEED: dict[str, bool | Callable[[Mapping[str, object]], bool]] = {
     "fifo": False,
     "srtf": False,
     "las": False,
+    "fair-share": False,
     "gavel": False,
     "gavel-blind": False,
     "themis": False,
