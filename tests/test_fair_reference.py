@@ -10,17 +10,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from shockwave_agents.registry import make_agent
 from shockwave_gym.adaptation import register_mode
 from shockwave_gym.cluster import ClusterSpec
 from shockwave_gym.config import SimConfig
-from shockwave_gym.fair_reference import fair_time_s, fluid_completion_s, fluid_shares, water_level
+from shockwave_gym.fair_reference import fair_time_s, fluid_completion_s, fluid_shares
 from shockwave_gym.hetero_simulator import HeteroSimulator
 from shockwave_gym.jobs import JobSpec
 from shockwave_gym.metrics import compute_metrics, jobs_table
 from shockwave_gym.runner import run_episode
 from shockwave_gym.throughput import ThroughputTable, TypedThroughputs
 from shockwave_gym.traces import load_trace
-from shockwave_agents.registry import make_agent
 
 
 def test_gangs_1_2_4_on_4_gpus_with_an_arrival_while_others_run():
