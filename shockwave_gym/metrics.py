@@ -179,6 +179,12 @@ def _typed_work(sim) -> np.ndarray:
     return work
 
 
+def simulator_fair_time_s(sim) -> np.ndarray:
+    """T_fair per job of a simulator's trace, cluster and table (the env's fair-share reward)."""
+    work = _typed_work(sim) if getattr(sim, "typed", None) is not None else sim.static.isolated_time_s
+    return fair_time_s(sim.static.arrival_s, sim.static.gang, work, sim.config.gpus)
+
+
 def mean_active_jobs(arrival_s: np.ndarray, completion_s: np.ndarray) -> np.ndarray:
     """Time-averaged count of active jobs over each job's own lifetime (Themis' contention).
 
