@@ -186,7 +186,7 @@ def simulator_fair_time_s(sim) -> np.ndarray:
 
 
 def mean_active_jobs(arrival_s: np.ndarray, completion_s: np.ndarray) -> np.ndarray:
-    """Time-averaged count of active jobs over each job's own lifetime (Themis' contention).
+    """Time-averaged count of active jobs over each job's own lifetime (the contention of the paper's contention-based measure and of the gang-aware one).
 
     ``n(t) = #{i : a_i <= t < c_i}``; the integral over [a_j, c_j] is the sum of pairwise
     lifetime overlaps, so this is exact (O(N^2); fine up to a few thousand jobs). Where the

@@ -11,8 +11,8 @@ A reward function takes a :class:`RoundTransition` and returns a float. Built-in
 * ``makespan`` - minus the interval's length over the round length: the rewards sum to
   ``-(makespan - first arrival) / round_s``.
 * ``ftf`` - -1 for every job that completed in the interval unfairly: rho_j > 1.05 (the
-  metrics' threshold), with rho_j its finish-time fairness in the Themis variant of the
-  metrics: ``rho_j = JCT_j / (W_j x max(1, n_j / GPUs))``, W_j the work done (its isolated
+  metrics' threshold), with rho_j its finish-time fairness in the contention-based measure of the
+  Shockwave paper's code (gang-blind; the ``*_themis`` keys): ``rho_j = JCT_j / (W_j x max(1, n_j / GPUs))``, W_j the work done (its isolated
   run time, since it completed) and n_j the mean number of active jobs over its lifetime.
   Over an episode the rewards sum to ``-(number of unfair jobs)`` = ``-N x
   unfair_fraction_themis``: a policy scores better if and only if fewer of its jobs miss
@@ -115,7 +115,7 @@ def completed_in(t: RoundTransition) -> np.ndarray:
 
 
 def themis_rho(view, job_ids: np.ndarray) -> np.ndarray:
-    """rho of completed ``job_ids`` as the metrics' Themis variant computes it, from the
+    """rho of completed ``job_ids`` as the metrics' contention-based measure (``*_themis`` keys) computes it, from the
     trace's arrivals and completions so far (every job alive during a completed job's
     lifetime has either completed or is still active, so its overlap is known)."""
     arrival, completion, work = view.arrival_s, view.completion_s, view.work_done_s
