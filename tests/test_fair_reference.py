@@ -191,3 +191,29 @@ def test_rho_and_gang_aware_keys_by_hand():
     rows = jobs_table(sim.result())
     assert [r["fair_time_s"] for r in rows] == [200.0, 200.0]
     assert [r["rho"] for r in rows] == [0.5, 1.0]
+
+
+def test_the_worked_example_of_the_metric_card():
+    """docs/METRICS.md, "Worked example": A (gang 1, 100 s, at 0), B (gang 4, 300 s, at 0) and
+    C (gang 2, 50 s, at 40) on 4 GPUs; the policy runs B alone, then A and C."""
+    from shockwave_gym.simulator import Simulator
+
+    table = ThroughputTable({("ResNet-18", 50, 1): 10.0, ("ResNet-18", 50, 4): 10.0 / 3.0,
+                             ("ResNet-18", 50, 2): 20.0}, "card")
+    jobs = [JobSpec(0, "ResNet-18", 50, total_iterations=1000, gang=1, mode="static", arrival_s=0.0),
+            JobSpec(1, "ResNet-18", 50, total_iterations=1000, gang=4, mode="static", arrival_s=0.0),
+            JobSpec(2, "ResNet-18", 50, total_iterations=1000, gang=2, mode="static", arrival_s=40.0)]
+    sim = Simulator(jobs, SimConfig(gpus=4, round_s=50.0, restart_overhead_s=0.0), table)
+    while not sim.done:
+        sim.step([1] if sim.view.is_active[1] else sim.view.active_job_ids)
+    result = sim.result()
+    assert result.completion_s.tolist() == [400.0, 300.0, 350.0]
+    assert result.fair_time_s.tolist() == pytest.approx([100.0, 350.0, 65.0])
+    rows = jobs_table(result)
+    assert [r["rho"] for r in rows] == pytest.approx([4.0, 300 / 350, 310 / 65])
+    assert [r["ftf"] for r in rows] == pytest.approx([4.0, 1.0, 6.2])  # N/G = 3/4: no contention
+    assert [r["ftf_themis"] for r in rows] == pytest.approx([4.0, 1.0, 6.2])  # n/G < 1 for all
+    assert [r["gang_ftf"] for r in rows] == pytest.approx([4.0, 300 / (300 * 860 / 300), 310 / (50 * 880 / 310 * 2 / 4)])
+    m = compute_metrics(result)
+    assert m["rho_mean"] == pytest.approx((4.0 + 300 / 350 + 310 / 65) / 3)
+    assert m["rho_over_1_05"] == pytest.approx(2 / 3) and m["unfair_fraction"] == pytest.approx(2 / 3)
