@@ -9,7 +9,8 @@ two measures (static contention ``worst_ftf`` / ``unfair_fraction``, contention-
 each headline; and every agent whose rank by mean rho differs from its rank under a paper
 measure. ``--render JSON`` prints the docs section (docs/METRICS.md, "Every agent under every
 measure") generated from a saved JSON; a test checks that the doc matches
-``docs/data/fairness_table.json``.
+``docs/data/fairness_table.json``. ``--merge A.json B.json ...`` joins the outputs of runs over
+different agents (same code, same traces; a later file's row wins) and recomputes the orders.
 
 Groups: ``canonical-analogue-120`` and ``authors-canonical-120`` (32 GPUs), and the test
 split of ``small-overloaded``, ``gang-heavy`` and ``large-nominal`` (5 traces each; a figure
@@ -95,6 +96,18 @@ def rankings(rows: list[dict]) -> dict:
     return {"rankings": orders, "ranking_changes": changes}
 
 
+def merge(outputs: list[dict]) -> dict:
+    """One output from several (rows keyed by group and agent; a later output's row wins)."""
+    rows: dict[tuple[str, str], dict] = {}
+    for data in outputs:
+        for row in data["rows"]:
+            rows[(row["group"], row["agent"])] = row
+    first = outputs[0]
+    ordered = [rows[k] for k in sorted(rows, key=lambda k: first["groups"].index(k[0]))]
+    return {key: first[key] for key in ("round_s", "restart_overhead_s", "groups", "metrics")} | {
+        "rows": ordered, **rankings(ordered)}
+
+
 def _fmt(value, kind: str) -> str:
     if value is None:
         return "—"
@@ -141,7 +154,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--agents", default="all", help="comma-separated agent names (default: all)")
     parser.add_argument("--render", type=Path, metavar="JSON", help="print the docs section from a saved JSON")
+    parser.add_argument("--merge", type=Path, nargs="+", metavar="JSON", help="join saved outputs (see above)")
     args = parser.parse_args(argv)
+    if args.merge:
+        print(json.dumps(merge([json.loads(p.read_text(encoding="utf-8")) for p in args.merge]), indent=1))
+        return 0
     if args.render is not None:
         sys.stdout.write(render(json.loads(args.render.read_text(encoding="utf-8"))))
         return 0
