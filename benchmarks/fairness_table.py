@@ -44,17 +44,21 @@ RANKED = ("rho_mean", "worst_ftf", "unfair_fraction", "worst_ftf_themis", "unfai
 REFERENCE_LABEL = "fair-share@10s"
 
 
-def groups() -> list[dict]:
-    out = [{"name": name, "traces": [load_trace(name)], "gpus": gpus} for name, gpus in BUNDLED]
+GROUPS = tuple(name for name, _ in BUNDLED) + tuple(f"{suite} (test)" for suite in SUITES)
+
+
+def groups(names: tuple[str, ...] = GROUPS) -> list[dict]:
+    out = [{"name": name, "traces": [load_trace(name)], "gpus": gpus} for name, gpus in BUNDLED if name in names]
     for suite in SUITES:
-        loaded = split_traces([suite], "test")
-        out.append({"name": f"{suite} (test)", "traces": [t for t, _ in loaded], "gpus": get_suite(suite).gpus})
+        if f"{suite} (test)" in names:
+            loaded = split_traces([suite], "test")
+            out.append({"name": f"{suite} (test)", "traces": [t for t, _ in loaded], "gpus": get_suite(suite).gpus})
     return out
 
 
-def run(out: Path, workers: int, agents: list[str]) -> dict:
+def run(out: Path, workers: int, agents: list[str], names: tuple[str, ...] = GROUPS) -> dict:
     rows = []
-    for group in groups():
+    for group in groups(names):
         traces, gpus = group["traces"], {t.name: group["gpus"] for t in group["traces"]}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # seed-free agents run once: expected here
@@ -71,7 +75,7 @@ def run(out: Path, workers: int, agents: list[str]) -> dict:
                     values = sub[key].astype(float).to_numpy()
                     row[key] = float(np.mean(values)) if np.isfinite(values).all() else None
                 rows.append(row)
-    return {"round_s": 120.0, "restart_overhead_s": 20.0, "groups": [g["name"] for g in groups()],
+    return {"round_s": 120.0, "restart_overhead_s": 20.0, "groups": list(GROUPS),
             "metrics": list(METRICS), "rows": rows, **rankings(rows)}
 
 
@@ -136,8 +140,14 @@ def render(data: dict) -> str:
         "Suite rows are means over the suite's 5 test traces. Agents are sorted by mean ρ.",
         "",
     ]
+    every = list(dict.fromkeys(r["agent"] for r in data["rows"]))
     for group in data["groups"]:
-        lines += [f"**{group}**", "", "| agent | " + " | ".join(h for _, h, _ in _COLUMNS) + " |",
+        present = {r["agent"] for r in data["rows"] if r["group"] == group}
+        missing = [a for a in every if a not in present]
+        lines += [f"**{group}**", ""]
+        if missing:
+            lines += [f"Not run on this group: {', '.join(f'`{a}`' for a in missing)}.", ""]
+        lines += ["| agent | " + " | ".join(h for _, h, _ in _COLUMNS) + " |",
                   "|---|" + "---:|" * len(_COLUMNS)]
         order = data["rankings"][group]["rho_mean"]
         rows = {r["agent"]: r for r in data["rows"] if r["group"] == group}
@@ -154,6 +164,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--agents", default="all", help="comma-separated agent names (default: all)")
     parser.add_argument("--render", type=Path, metavar="JSON", help="print the docs section from a saved JSON")
+    parser.add_argument("--groups", default=",".join(GROUPS),
+                        help=f"comma-separated groups to run (default: all of {', '.join(GROUPS)})")
     parser.add_argument("--merge", type=Path, nargs="+", metavar="JSON", help="join saved outputs (see above)")
     args = parser.parse_args(argv)
     if args.merge:
@@ -163,7 +175,12 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(render(json.loads(args.render.read_text(encoding="utf-8"))))
         return 0
     agents = available_agents() if args.agents == "all" else args.agents.split(",")
-    print(json.dumps(run(args.out, args.workers, agents), indent=1))
+    names = tuple(name.strip() for name in args.groups.split(","))
+    unknown = [name for name in names if name not in GROUPS]
+    if unknown:
+        print(f"--groups: unknown group {unknown[0]!r}; groups: {', '.join(GROUPS)}", file=sys.stderr)
+        return 2
+    print(json.dumps(run(args.out, args.workers, agents, names), indent=1))
     return 0
 
 
