@@ -21,6 +21,7 @@ _BUILTIN: dict[str, str] = {
     "tiresias": "shockwave_agents.tiresias:TiresiasAgent",
     "wsrpt": "shockwave_agents.wsrpt:WsrptAgent",
     "max-rho": "shockwave_agents.max_rho:MaxRhoAgent",
+    "fair-share": "shockwave_agents.equal_share:FairShareAgent",
     "gavel": "shockwave_agents.gavel.gavel:GavelAgent",
     "gavel-blind": "shockwave_agents.gavel.gavel:make_gavel_blind",
     "themis": "shockwave_agents.gavel.themis:ThemisAgent",

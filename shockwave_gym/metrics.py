@@ -1,20 +1,32 @@
-"""Episode metrics (docs/SEMANTICS.md, "Metrics and finish-time fairness"), computed by one function from a finished episode.
+"""Episode metrics (docs/SEMANTICS.md, "Metrics and finish-time fairness"; the metric card in
+docs/METRICS.md), computed by one function from a finished episode.
 
-- makespan = last completion - 0; JCT = completion - arrival; avg and geometric-mean JCT.
-- JCT on the authors' basis (``*_admission``): completion - admission, where a job is admitted
-  at the first round boundary at or after its arrival (the authors' simulator starts the
-  clock there). Shorter by the wait for the next boundary, under one round.
-- Finish-time fairness, static contention (the paper's): rho_j = JCT_j / (iso_j * max(1, N/G)).
-- Themis variant: N replaced by the time-averaged number of active (arrived, unfinished) jobs
-  over the job's own lifetime [arrival, completion].
-- unfair fraction = share of jobs with rho > threshold (1.05 by default); worst = max rho.
+- makespan = last completion - 0; JCT = completion - arrival (the basis of every comparison
+  with the authors' figures: their trace driver records the arrival as the job's start);
+  avg and geometric-mean JCT.
+- JCT from admission (``*_admission``): completion - admission, where a job is admitted at the
+  first round boundary at or after its arrival. Shorter by the wait for the next boundary,
+  under one round; an extra view of JCT, not the authors' basis.
+- Fair-share rho (the headline, ``rho_*``): rho_j = JCT_j / T_fair_j with T_fair_j the job's
+  time in the policy-independent fluid equal-share reference (:mod:`shockwave_gym.fair_reference`);
+  mean and p95 first, then max and the shares above 1.05 and 1.25.
+- Gang-aware contention rho (``gang_ftf_*``): rho_j = JCT_j / (iso_j * max(1, n_j * g_j / G)),
+  n_j the time-averaged number of active jobs over the job's life: Gavel's isolated share
+  (``scheduler/policies/isolated.py``, (G / m) / scale_factor capped at 1), integrated.
+- The Shockwave paper's two measures (gang-blind; key names kept): static contention,
+  rho_j = JCT_j / (iso_j * max(1, N/G)) (``worst_ftf``, ``unfair_fraction``), and the
+  contention-based variant with N replaced by n_j (``*_themis`` keys; the authors' code calls
+  it "themis"). unfair fraction = share of jobs with rho > threshold (1.05 by default);
+  worst = max rho.
 - utilization = sum(gang * isolated time) / (G * makespan): restart overhead counts as idle.
   ``busy_utilization`` counts every GPU-second a job held, overhead included.
 
 Heterogeneous clusters (docs/HETEROGENEOUS.md, "Metrics"): isolated time stays the V100
-reference's (so ``utilization`` is reference work over capacity); FTF divides by the
-*equal-share* isolated time ``iso_fair_j`` instead (every epoch at ``sum_t w_t rate_t``,
-``w_t = G_t / G``), which is the isolated time itself on a V100-only cluster. Per type ``t``:
+reference's (so ``utilization`` is reference work over capacity); the paper's measures and the
+gang-aware one divide by the *equal-share* isolated time ``iso_fair_j`` instead (every epoch at
+``sum_t w_t rate_t``, ``w_t = G_t / G``), which is the isolated time itself on a V100-only
+cluster; the fair-share reference runs on the reference work of
+:func:`~shockwave_gym.fair_reference.typed_reference_work_s`. Per type ``t``:
 ``utilization_<t>`` = GPU-seconds of work (run - overhead) on ``t`` / (G_t x makespan),
 ``busy_utilization_<t>`` the same with overhead.
 """
@@ -30,11 +42,19 @@ from pathlib import Path
 
 import numpy as np
 
+from shockwave_gym.fair_reference import fair_time_s, typed_reference_work_s
+
 UNFAIR_THRESHOLD = 1.05
-#: Each headline metric (the authors' figures' names, our arrival basis) -> the same metric on
-#: the authors' JCT basis (from admission), for comparisons with their published figures.
-AUTHORS_BASIS = {"makespan_s": "makespan_s", "avg_jct_s": "avg_jct_admission_s",
-                 "worst_ftf": "worst_ftf_admission", "unfair_fraction": "unfair_fraction_admission"}
+#: The second threshold of the fair-share rho (``rho_over_1_25``).
+SEVERE_THRESHOLD = 1.25
+#: Each of the authors' published figures -> our metric on their basis (JCT from arrival:
+#: their trace driver records a job's arrival as its start), for comparisons with them.
+AUTHORS_BASIS = {"makespan_s": "makespan_s", "avg_jct_s": "avg_jct_s",
+                 "worst_ftf": "worst_ftf", "unfair_fraction": "unfair_fraction"}
+#: The same figures with JCT from admission (the first round boundary at or after arrival):
+#: an extra view of JCT, shorter by under one round per job.
+ADMISSION_BASIS = {"makespan_s": "makespan_s", "avg_jct_s": "avg_jct_admission_s",
+                   "worst_ftf": "worst_ftf_admission", "unfair_fraction": "unfair_fraction_admission"}
 
 
 @dataclass(frozen=True)
@@ -61,6 +81,9 @@ class EpisodeResult:
     type_gpus: tuple[int, ...] = ()
     fair_isolated_time_s: np.ndarray | None = None  # FTF basis (equal-share isolated time)
     round_gpu_types: tuple[np.ndarray, ...] = field(repr=False, default=())
+    #: reference work of the fair-share reference on a heterogeneous cluster
+    #: (:func:`~shockwave_gym.fair_reference.typed_reference_work_s`); None: the isolated time
+    fair_work_s: np.ndarray | None = None
 
     @property
     def heterogeneous(self) -> bool:
@@ -70,6 +93,21 @@ class EpisodeResult:
     def ftf_isolated_time_s(self) -> np.ndarray:
         """The isolated time FTF divides by: the equal-share one on a heterogeneous cluster."""
         return self.isolated_time_s if self.fair_isolated_time_s is None else self.fair_isolated_time_s
+
+    @property
+    def reference_work_s(self) -> np.ndarray:
+        """The work the fair-share reference runs: the isolated time on a homogeneous cluster,
+        the equal-share reference work on a heterogeneous one."""
+        if self.fair_work_s is not None:
+            return self.fair_work_s
+        return self.ftf_isolated_time_s
+
+    @property
+    def fair_time_s(self) -> np.ndarray:
+        """T_fair per job: its time from arrival to completion in the fluid equal-share
+        reference (:func:`~shockwave_gym.fair_reference.fair_time_s`, cached per trace,
+        cluster and table)."""
+        return fair_time_s(self.arrival_s, self.gang, self.reference_work_s, self.gpus)
 
     @classmethod
     def from_simulator(cls, sim) -> EpisodeResult:
@@ -82,6 +120,7 @@ class EpisodeResult:
                 type_gpus=tuple(typed.cluster.counts),
                 fair_isolated_time_s=typed.fair_isolated_time_s.copy(),
                 round_gpu_types=tuple(r.gpu_types for r in history),
+                fair_work_s=_typed_work(sim),
             )
         return cls(
             trace_name=sim.trace_name,
@@ -130,8 +169,24 @@ class EpisodeResult:
         return int(self.round_start_s.size)
 
 
+def _typed_work(sim) -> np.ndarray:
+    """The heterogeneous simulator's reference work, derived once per simulator."""
+    work = getattr(sim, "_fair_reference_work_s", None)
+    if work is None:
+        work = typed_reference_work_s(sim.static, sim.typed)
+        work.setflags(write=False)
+        sim._fair_reference_work_s = work
+    return work
+
+
+def simulator_fair_time_s(sim) -> np.ndarray:
+    """T_fair per job of a simulator's trace, cluster and table (the env's fair-share reward)."""
+    work = _typed_work(sim) if getattr(sim, "typed", None) is not None else sim.static.isolated_time_s
+    return fair_time_s(sim.static.arrival_s, sim.static.gang, work, sim.config.gpus)
+
+
 def mean_active_jobs(arrival_s: np.ndarray, completion_s: np.ndarray) -> np.ndarray:
-    """Time-averaged count of active jobs over each job's own lifetime (Themis' contention).
+    """Time-averaged count of active jobs over each job's own lifetime (the contention of the paper's contention-based measure and of the gang-aware one).
 
     ``n(t) = #{i : a_i <= t < c_i}``; the integral over [a_j, c_j] is the sum of pairwise
     lifetime overlaps, so this is exact (O(N^2); fine up to a few thousand jobs). Where the
@@ -166,20 +221,55 @@ def static_ftf(result: EpisodeResult, jct_s: np.ndarray) -> np.ndarray:
     return jct_s / (result.ftf_isolated_time_s * max(1.0, result.num_jobs / result.gpus))
 
 
+def _contention(result: EpisodeResult) -> np.ndarray:
+    """n_j, the time-averaged number of active jobs over each completed job's life (jobs
+    still active when a truncated episode stopped count as active until then)."""
+    done = result.completed
+    arrived = result.arrival_s <= result.end_time_s
+    ends = np.where(done, result.completion_s, result.end_time_s)[arrived]
+    return mean_active_jobs(result.arrival_s[arrived], ends)[done[arrived]]
+
+
 def per_job_ftf(result: EpisodeResult) -> tuple[np.ndarray, np.ndarray]:
-    """(static-contention rho, Themis-variant rho) per job; NaN for unfinished jobs."""
+    """The Shockwave paper's two measures per job: (static-contention rho, contention-based
+    rho, the ``*_themis`` keys); NaN for unfinished jobs."""
     n, g = result.num_jobs, result.gpus
     jct = result.jct_s
     rho_static = static_ftf(result, jct)
     done = result.completed
     rho_themis = np.full(n, np.nan)
     if done.any():
-        # unfinished jobs (truncated episodes) were active until the episode stopped
-        arrived = result.arrival_s <= result.end_time_s
-        ends = np.where(done, result.completion_s, result.end_time_s)[arrived]
-        contention = mean_active_jobs(result.arrival_s[arrived], ends)[done[arrived]]
+        contention = _contention(result)
         rho_themis[done] = jct[done] / (result.ftf_isolated_time_s[done] * np.maximum(1.0, contention / g))
     return rho_static, rho_themis
+
+
+def per_job_rho(result: EpisodeResult) -> tuple[np.ndarray, np.ndarray]:
+    """(fair-share rho = JCT / T_fair, gang-aware contention rho = JCT / (iso * max(1,
+    n_j * g_j / G))) per job; NaN for unfinished jobs."""
+    done = result.completed
+    jct = result.jct_s
+    rho = np.full(result.num_jobs, np.nan)
+    gang_rho = np.full(result.num_jobs, np.nan)
+    if done.any():
+        rho[done] = jct[done] / result.fair_time_s[done]
+        share = _contention(result) * result.gang[done] / result.gpus
+        gang_rho[done] = jct[done] / (result.ftf_isolated_time_s[done] * np.maximum(1.0, share))
+    return rho, gang_rho
+
+
+def rho_summary(rho: np.ndarray, prefix: str, thresholds: tuple[float, ...]) -> dict:
+    """``<prefix>_mean``, ``_p95`` (linear interpolation between order statistics), ``_max``
+    and ``_over_<t>`` (share of jobs above ``t``) of the finite per-job ``rho``."""
+    has = rho.size > 0
+    out = {
+        f"{prefix}_mean": _finite_or_none(rho.mean()) if has else None,
+        f"{prefix}_p95": _finite_or_none(np.percentile(rho, 95)) if has else None,
+        f"{prefix}_max": _finite_or_none(rho.max()) if has else None,
+    }
+    for t in thresholds:
+        out[f"{prefix}_over_{str(t).replace('.', '_')}"] = _finite_or_none((rho > t).mean()) if has else None
+    return out
 
 
 def _finite_or_none(value: float) -> float | None:
@@ -217,6 +307,7 @@ def compute_metrics(result: EpisodeResult, unfair_threshold: float = UNFAIR_THRE
     jct = result.jct_s[done]
     rho_static, rho_themis = per_job_ftf(result)
     rho_static, rho_themis = rho_static[done], rho_themis[done]
+    rho_fair, rho_gang = (r[done] for r in per_job_rho(result))
     makespan = float(np.nanmax(result.completion_s)) if done.any() else float("nan")
     useful = float((result.gang * result.isolated_time_s)[done].sum())
     busy = float((result.gang * result.run_time_s).sum())
@@ -236,6 +327,9 @@ def compute_metrics(result: EpisodeResult, unfair_threshold: float = UNFAIR_THRE
         "avg_jct_s": _finite_or_none(jct.mean()) if has else None,
         "geomean_jct_s": _finite_or_none(math.exp(np.log(jct).mean())) if has and (jct > 0).all() else None,
         "median_jct_s": _finite_or_none(np.median(jct)) if has else None,
+        # the fair-share rho first, then the gang-aware contention rho, then the paper's two
+        **rho_summary(rho_fair, "rho", (UNFAIR_THRESHOLD, SEVERE_THRESHOLD)),
+        **rho_summary(rho_gang, "gang_ftf", (UNFAIR_THRESHOLD,)),
         "worst_ftf": _finite_or_none(rho_static.max()) if has else None,
         "unfair_fraction": _finite_or_none((rho_static > unfair_threshold).mean()) if has else None,
         "worst_ftf_themis": _finite_or_none(rho_themis.max()) if has else None,
@@ -273,9 +367,12 @@ def _per_type_utilization(result: EpisodeResult, horizon: float) -> dict:
 
 
 def jobs_table(result: EpisodeResult) -> list[dict]:
-    """One row per job: arrival, completion, JCT, isolated time, gang, both rhos, and the
-    admission-basis JCT and rho."""
+    """One row per job: arrival, completion, JCT, isolated time, gang, T_fair and the
+    fair-share rho, the gang-aware rho, the paper's two rhos, and JCT and static rho from
+    admission."""
     rho_static, rho_themis = per_job_ftf(result)
+    rho_fair, rho_gang = per_job_rho(result)
+    t_fair = result.fair_time_s
     admission = result.admission_s
     jct_admission = result.completion_s - admission
     rho_admission = static_ftf(result, jct_admission)
@@ -290,6 +387,9 @@ def jobs_table(result: EpisodeResult) -> list[dict]:
                 "isolated_time_s": float(result.isolated_time_s[j]),
                 "gang": int(result.gang[j]),
                 "run_time_s": float(result.run_time_s[j]),
+                "fair_time_s": _finite_or_none(t_fair[j]),
+                "rho": _finite_or_none(rho_fair[j]),
+                "gang_ftf": _finite_or_none(rho_gang[j]),
                 "ftf": _finite_or_none(rho_static[j]),
                 "ftf_themis": _finite_or_none(rho_themis[j]),
                 "admission_s": _finite_or_none(admission[j]),

@@ -28,6 +28,7 @@ from shockwave_gym.traces import BUNDLED_GPUS, load_trace
 BASELINES = {
     "gavel": "GavelAgent", "themis": "ThemisAgent", "allox": "AlloxAgent", "ossp": "OsspAgent",
     "mst": "MstAgent", "gandiva_fair": "GandivaFairAgent", "srtf": "SrtfAgent", "las": "LasAgent",
+    "fair-share": "FairShareAgent",
 }
 
 

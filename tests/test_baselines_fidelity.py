@@ -4,7 +4,8 @@ On the authors' canonical trace (bundled as ``authors-canonical-120``) with the 
 table (32 GPUs), each baseline's makespan and average JCT must lie within +-10% of the authors'
 results (bundled, :mod:`shockwave_gym.reference`); where two baselines' authors' makespans
 differ by more than 3%, ours must order them the same way; and our per-job JCTs must rank like
-theirs (Spearman).
+theirs (Spearman). JCT is compared on the authors' basis, from arrival: their trace driver
+records each job's arrival time as its start (docs/METRICS.md).
 """
 
 from __future__ import annotations
@@ -60,14 +61,14 @@ def test_makespan_and_avg_jct_within_ten_percent(name, ours, authors):
     metrics, reference = ours[name].metrics, authors.policy(name)
     assert metrics["completed_jobs"] == 120
     assert metrics["makespan_s"] == pytest.approx(reference.makespan_s, rel=BAND)
-    # on the authors' JCT basis (from admission at a round boundary), as their figures are
-    assert metrics["avg_jct_admission_s"] == pytest.approx(reference.avg_jct_s, rel=BAND)
+    # JCT from arrival, the authors' basis (their driver stores the arrival as the start)
+    assert metrics["avg_jct_s"] == pytest.approx(reference.avg_jct_s, rel=BAND)
 
 
 @pytest.mark.parametrize("name", BASELINES)
 def test_per_job_jcts_rank_like_the_authors(name, ours, authors):
     reference = np.asarray(authors.policy(name).jct_s)
-    rho = spearmanr(ours[name].result.jct_admission_s, reference).statistic
+    rho = spearmanr(ours[name].result.jct_s, reference).statistic
     assert rho >= 0.85, f"{name}: Spearman {rho:.3f}"
 
 
@@ -83,6 +84,15 @@ def test_makespans_keep_the_authors_order_where_they_differ_by_over_three_percen
             ours_a, ours_b = (ours[n].metrics["makespan_s"] for n in (a, b))
             assert (ours_a < ours_b) == (ref_a < ref_b), f"{a} vs {b}"
     assert checked >= 5  # OSSP against every other, at least
+
+
+def test_gavel_matches_the_authors_on_the_arrival_basis(ours, authors):
+    """Gavel, the authors' reference policy: avg JCT 11,254 s from arrival against their
+    11,274 s (-0.2%); from admission (11,200 s) the gap is over three times larger."""
+    metrics, reference = ours["gavel"].metrics, authors.policy("gavel")
+    arrival_gap = abs(metrics["avg_jct_s"] / reference.avg_jct_s - 1.0)
+    admission_gap = abs(metrics["avg_jct_admission_s"] / reference.avg_jct_s - 1.0)
+    assert arrival_gap <= 0.005 and admission_gap > 3 * arrival_gap
 
 
 def test_gavel_new_arrivals_wait_for_the_second_recompute(ours):

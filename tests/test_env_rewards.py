@@ -214,3 +214,57 @@ def test_every_builtin_is_finite_on_a_full_episode():
     env = ClusterEnv(trace="teaching-12", reward={name: 1.0 for name in REWARDS}, action_mode="select")
     rewards, _, terminated = _play(env, seed=5)
     assert terminated and np.isfinite(rewards).all()
+
+
+def _random_step_action(env, rng):
+    if env.action_mode == "sequential":
+        return int(rng.choice(np.flatnonzero(env.action_masks())))
+    return random_action(rng, env.max_jobs, env.action_mode)
+
+
+@pytest.mark.parametrize("skip", [False, True], ids=["every-round", "skip-trivial"])
+@pytest.mark.parametrize("mode", ["priority", "select", "sequential"])
+def test_fair_share_return_is_minus_the_sum_of_rho_minus_one(mode, skip):
+    """The dense fair_share term sums to -sum_j (rho_j - 1), rho_j = JCT_j / T_fair_j, in every
+    action mode (rounds skipped by the env pay their reward too)."""
+    trace = _sparse_trace() if mode == "sequential" else "teaching-12"
+    env = ClusterEnv(trace=trace, gpus=4, reward="fair_share", action_mode=mode, skip_trivial=skip)
+    rng = np.random.default_rng(2)
+    env.reset(seed=2)
+    rewards = []
+    while True:
+        _, reward, terminated, truncated, _ = env.step(_random_step_action(env, rng))
+        rewards.append(reward)
+        if terminated or truncated:
+            break
+    assert terminated
+    result = env.simulator.result()
+    rho = result.jct_s / result.fair_time_s
+    expected = -float((rho - 1.0).sum())
+    assert math.fsum(rewards) == pytest.approx(expected, rel=1e-9, abs=1e-9)
+    assert env._metrics["rho_mean"] == pytest.approx(float(rho.mean()))
+    if mode != "sequential":  # sub-steps that do not close a round pay nothing
+        assert any(r != 0.0 for r in rewards[:-1])  # dense: paid along the way, not only at the end
+
+
+def test_fair_share_return_on_a_heterogeneous_cluster():
+    env = ClusterEnv(trace="teaching-12", cluster="v100=2,p100=2", reward="fair_share", action_mode="priority")
+    rng = np.random.default_rng(4)
+    env.reset(seed=4)
+    rewards = []
+    while True:
+        _, reward, terminated, truncated, _ = env.step(random_action(rng, env.max_jobs, "priority"))
+        rewards.append(reward)
+        if terminated or truncated:
+            break
+    result = env.simulator.result()
+    assert math.fsum(rewards) == pytest.approx(-float((result.jct_s / result.fair_time_s - 1.0).sum()), rel=1e-9)
+
+
+def test_the_vector_env_names_the_unbatched_fair_share_term():
+    from shockwave_gym.env.rewards import WeightedReward
+    from shockwave_gym.env.vector.rewards import BatchReward
+
+    with pytest.raises(InputError, match="'fair_share' is not batched.*vectorization_mode='sync'"):
+        BatchReward(make_reward({"jct": 1.0, "fair_share": 1.0}))
+    assert isinstance(make_reward("fair_share"), WeightedReward)

@@ -146,9 +146,10 @@ def test_reference_agent_is_used_when_present(tmp_path):
     summary = (tmp_path / "summary.md").read_text()
     assert f"**{AGENTS[1]}**" in summary and "Note:" not in summary
     line = next(text for text in summary.splitlines() if text.startswith(f"| {helpers.TRACE} | {AGENTS[1]} |"))
-    # each ratio cell (makespan, JCT on both bases, both FTF variants' worst and unfair)
-    # reads "(×1.00)", or "(×n/a)" where the reference's own value is 0
-    assert line.count("(×1.00)") + line.count("0.0% (×n/a)") == 7, line
+    # each ratio cell (makespan, JCT on both bases, mean and p95 fair-share rho, the paper's
+    # two measures' worst and unfair) reads "(×1.00)", or "(×n/a)" where the reference's own
+    # value is 0
+    assert line.count("(×1.00)") + line.count("0.0% (×n/a)") == 9, line
 
 
 def test_failing_cell_is_reported_and_the_others_are_kept(tmp_path):

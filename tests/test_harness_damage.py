@@ -144,3 +144,20 @@ def test_cli_names_the_damaged_file_in_one_warning_line_and_exits_0(tmp_path, te
     assert len(lines) == 1 and lines[0].startswith(f"shockwave-gym: warning: cell record {path} is damaged")
     assert "Traceback" not in err.getvalue()
     assert json.loads(path.read_text())["row"]["agent"] == "fifo"
+
+
+def test_a_record_saved_before_the_fair_share_metrics_is_recomputed_with_a_warning(tmp_path):
+    from shockwave_gym.harness.validate import ADDED_METRICS
+
+    out = tmp_path / "out"
+    first = evaluate(AGENT, helpers.TRACE, seeds=0, workers=1, out=out, progress=False, figures=False)
+    (path,) = cell_files(out).values()
+    record = json.loads(path.read_text())
+    for key in ADDED_METRICS:
+        record["row"].pop(key)
+    path.write_text(json.dumps(record))
+    with pytest.warns(HarnessWarning, match="saved before the fair-share metrics were added"):
+        again = evaluate(AGENT, helpers.TRACE, seeds=0, workers=1, out=out, progress=False, figures=False)
+    assert set(ADDED_METRICS) <= set(json.loads(path.read_text())["row"])
+    assert again["rho_mean"].tolist() == first["rho_mean"].tolist()
+    assert again["avg_jct_s"].tolist() == first["avg_jct_s"].tolist()

@@ -90,6 +90,7 @@ def test_relative_bars_draws_absolute_values_when_the_reference_is_zero(tmp_path
         "trace": ["t"] * 4, "agent": ["a", "a", "b", "b"], "seed": [0, 1, 0, 1],
         "makespan_s": [100.0, 110.0, 90.0, 95.0], "avg_jct_s": [50.0, 55.0, 60.0, 61.0],
         "worst_ftf": [1.0, 1.1, 2.0, 2.2], "unfair_fraction": [0.0, 0.0, 0.25, 0.5],
+        "rho_mean": [1.0, 1.02, 1.3, 1.4], "rho_p95": [1.1, 1.1, 1.9, 2.0],
         "utilization": [0.8] * 4, "wall_s": [1.0] * 4,
     })
     from shockwave_gym.harness.summary import summarise

@@ -1,5 +1,5 @@
-"""The summary table: both FTF variants side by side, and a terminal table that is readable
-at 80 columns (agent names and ratios never cut)."""
+"""The summary table: the fair-share rho first, the paper's two FTF measures side by side, and a
+terminal table that is readable at 80 columns (agent names and ratios never cut)."""
 
 from __future__ import annotations
 
@@ -32,6 +32,9 @@ def demo_like_results(agents: list[str]) -> pd.DataFrame:
             "makespan_s": 26_008.0 + 9_000 * index, "avg_jct_s": 12_088.0 - 300 * index,
             "worst_ftf": 1.44 + 0.71 * index, "worst_ftf_themis": 2.18 + 1.3 * index,
             "unfair_fraction": min(1.0, 0.283 + 0.06 * index), "unfair_fraction_themis": 0.917 - 0.03 * index,
+            "rho_mean": 1.08 + 0.3 * index, "rho_p95": 1.9 + 0.5 * index, "rho_max": 3.1 + 0.9 * index,
+            "rho_over_1_05": min(1.0, 0.31 + 0.04 * index), "rho_over_1_25": min(1.0, 0.12 + 0.05 * index),
+            "gang_ftf_mean": 0.97 + 0.2 * index,
             "utilization": 0.9 - 0.01 * index, "wall_s": 176.4 if agent.startswith("shockwave") else 0.7,
         })
     return pd.DataFrame(rows)
@@ -54,7 +57,10 @@ def check_readable_at_80(text: str, table: pd.DataFrame) -> None:
     assert max(len(line.rstrip()) for line in lines) <= 80, max(lines, key=len)
     assert "…" not in text
     for record in table.to_dict("records"):
-        time_line, fairness_line = agent_lines(text, record["agent"])  # one line per block
+        time_line, fair_share_line, fairness_line = agent_lines(text, record["agent"])  # one line per block
+        shown = [f"{record['rho_mean']:.2f}", f"{record['rho_p95']:.2f}", f"{record['rho_max']:.2f}",
+                 f"{record['rho_over_1_05']:.1%}", f"{record['rho_over_1_25']:.1%}", f"{record['gang_ftf_mean']:.2f}"]
+        assert fair_share_line.split()[1:] == shown, (fair_share_line, shown)
         # every value with its full ratio, e.g. "26,008 ×1.00", "31.7% ×1.12"
         assert f"{record['makespan_s']:,.0f} ×{record['makespan_s_rel']:.2f}" in time_line
         assert f"{record['avg_jct_s']:,.0f} ×{record['avg_jct_s_rel']:.2f}" in time_line
@@ -71,8 +77,8 @@ def test_demo_table_fits_80_columns_with_every_agent_name_and_ratio_whole():
     text, table = render(demo_like_results(DEMO_AGENTS))
     check_readable_at_80(text, table)
     shockwaves = [a for a in DEMO_AGENTS if a.startswith("shockwave")]
-    assert len(shockwaves) >= 2 and all(len(agent_lines(text, a)) == 2 for a in shockwaves)
-    assert "static" in text and "Themis" in text
+    assert len(shockwaves) >= 2 and all(len(agent_lines(text, a)) == 3 for a in shockwaves)
+    assert "static" in text and "contention" in text and "Themis" not in text and "T_fair" in text
 
 
 def test_extreme_values_still_fit():
@@ -104,13 +110,15 @@ def test_real_results_are_readable_at_80_columns(cheap_run):
     check_readable_at_80(text, table)
 
 
-def test_summary_md_reports_both_ftf_variants_side_by_side(cheap_run):
+def test_summary_md_reports_the_fair_share_rho_first_then_both_paper_measures(cheap_run):
     out, frame = cheap_run
     lines = (out / "summary.md").read_text().splitlines()
     header = next(line for line in lines if line.startswith("| trace |")).strip("| ").split(" | ")
-    static, themis = header.index("worst FTF ρ static"), header.index("worst FTF ρ Themis")
-    unfair, unfair_themis = header.index("unfair (ρ>1.05) static"), header.index("unfair (ρ>1.05) Themis")
+    static, themis = header.index("worst FTF ρ static"), header.index("worst FTF ρ contention")
+    unfair, unfair_themis = header.index("unfair (ρ>1.05) static"), header.index("unfair (ρ>1.05) contention")
     assert themis == static + 1 and unfair_themis == unfair + 1
+    rho_mean, rho_max = header.index("ρ mean"), header.index("ρ max")
+    assert rho_mean < rho_max < static and not any("Themis" in h for h in header)
     for row in frame.to_dict("records"):
         line = next(text for text in lines if text.startswith(f"| {helpers.TRACE} | {row['agent']} |"))
         cells = line.strip("| ").split(" | ")
@@ -118,6 +126,8 @@ def test_summary_md_reports_both_ftf_variants_side_by_side(cheap_run):
         assert cells[themis].startswith(f"{row['worst_ftf_themis']:.2f} (×")
         assert cells[unfair].startswith(f"{row['unfair_fraction']:.1%} (×")
         assert cells[unfair_themis].startswith(f"{row['unfair_fraction_themis']:.1%} (×")
+        assert cells[rho_mean].startswith(f"{row['rho_mean']:.2f} (×")
+        assert cells[rho_max] == f"{row['rho_max']:.2f}"
     # the two variants really differ on this trace: the columns are not copies
     assert (frame["worst_ftf"] != frame["worst_ftf_themis"]).any()
 

@@ -12,7 +12,7 @@ from shockwave_gym.config import SimConfig
 from shockwave_gym.runner import run_episode
 from shockwave_gym.traces import load_trace
 
-BASELINES = ("fifo", "srtf", "las", "gavel", "themis", "allox", "ossp", "mst", "gandiva_fair")
+BASELINES = ("fifo", "srtf", "las", "fair-share", "gavel", "themis", "allox", "ossp", "mst", "gandiva_fair")
 
 
 def _agents():

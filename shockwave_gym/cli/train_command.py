@@ -124,7 +124,7 @@ def add_parsers(subparsers) -> None:
     group.add_argument("--eval-every", type=int, default=10_000, help="evaluate on the validation traces every N steps")
     group.add_argument("--select", choices=("jct", "fair"), default="jct",
                        help="checkpoint selection on the validation traces: jct (avg JCT / FIFO's) or fair "
-                       "(worst FTF / FIFO's + unfair fraction, both Themis rho, JCT above FIFO's penalised); OUT/policy.* is the best")
+                       "(worst FTF / FIFO's + unfair fraction, both with the contention-based rho of the Shockwave paper's code, JCT above FIFO's penalised); OUT/policy.* is the best")
     group.add_argument("--eval-seeds", type=int, nargs="+", default=[1001, 1002, 1003], help="held-out trace seeds (< 2**32)")
     group.add_argument("--checkpoint-every", type=int, default=50_000, help="checkpoint every N steps")
     group.add_argument("--progress-every-s", type=float, default=15.0, help="seconds between progress lines")
@@ -244,5 +244,5 @@ def _print_summary(out: str, mean: dict, reference: dict | None, reference_name:
     for label, row in (("policy", mean), (reference_name, reference)):
         print(f"{label:>12}: avg JCT {fmt(row, 'avg_jct_s', ',.0f')} s, makespan {fmt(row, 'makespan_s', ',.0f')} s, "
               f"worst FTF {fmt(row, 'worst_ftf', '.2f')}, unfair {fmt(row, 'unfair_fraction', '.1%')} "
-              f"(Themis rho: {fmt(row, 'unfair_fraction_themis', '.1%')}), "
+              f"(contention rho: {fmt(row, 'unfair_fraction_themis', '.1%')}), "
               f"{fmt(row, 'decision_ms_per_round', '.2f')} ms/decision")

@@ -19,7 +19,7 @@ from shockwave_gym.config import (
     require_positive_int,
 )
 from shockwave_gym.env.render import ansi_table
-from shockwave_gym.env.rewards import RoundTransition, make_reward
+from shockwave_gym.env.rewards import RoundTransition, make_reward, uses_fair_time
 from shockwave_gym.errors import InputError, InvalidActionError
 from shockwave_gym.gantt import gantt_rgb
 from shockwave_gym.interface.actions import _select_bits, make_action_mode
@@ -33,7 +33,7 @@ from shockwave_gym.interface.observation import (
 )
 from shockwave_gym.interface.slots import SlotMap
 from shockwave_gym.interface.typed_actions import TypeContext, unforced_placement
-from shockwave_gym.metrics import compute_metrics
+from shockwave_gym.metrics import compute_metrics, simulator_fair_time_s
 from shockwave_gym.simulator import Simulator
 from shockwave_gym.throughput import ThroughputTable, TypedThroughputs
 from shockwave_gym.traces import BUNDLED_GPUS, FileTraceSource, Trace, TraceSource
@@ -194,17 +194,22 @@ class ClusterEnv(gym.Env):
       exactly -(total JCT) / `jct_normaliser_s`.
     - `makespan`: -(interval length) / `round_s`.
     - `ftf`: -1 for each job that completed in the interval unfairly, rho_j > 1.05 (the
-      metrics' threshold), with rho_j = JCT_j / (W_j x max(1, n_j / GPUs)) the
-      Themis-variant finish-time fairness of the metrics (`worst_ftf_themis`,
-      `unfair_fraction_themis`): W_j the job's work done (its isolated run time, as it
-      completed), n_j the mean number of active jobs over its lifetime. The rewards sum to
-      -(number of unfair jobs) = -N x `unfair_fraction_themis`: a policy gets more of this
-      reward exactly when fewer of its jobs miss their fair share.
+      metrics' threshold), with rho_j = JCT_j / (W_j x max(1, n_j / GPUs)) the contention-based
+      measure of the Shockwave paper's code (`worst_ftf_themis`, `unfair_fraction_themis`;
+      gang-blind): W_j the job's work done (its isolated run time, as it completed), n_j the
+      mean number of active jobs over its lifetime. The rewards sum to -(number of unfair
+      jobs) = -N x `unfair_fraction_themis`.
     - `ftf_excess`: -max(0, rho_j - 1) for each job that completed in the interval. The
       rewards sum to -sum_j max(0, rho_j - 1), the excess unfairness, which the worst jobs
       dominate (it follows `worst_ftf_themis`); it ranks random play above FIFO on the
       bundled traces (random makes many jobs a little late, FIFO a few very late), where
       `ftf` ranks FIFO first.
+    - `fair_share`: the dense fair-share term, -sum_j (time j was active under the policy -
+      time j was active in the fair-share reference) / T_fair_j over the interval (the
+      reference's time after the episode's end is paid on its last interval). The rewards of an
+      episode that is not truncated sum to exactly -sum_j (rho_j - 1), rho_j = JCT_j / T_fair_j
+      the metrics' `rho_*` (docs/METRICS.md). Not batched by the vector env (use
+      `vectorization_mode="sync"`).
 
     Default: `{"jct": 1.0, "ftf": 1.0}`: per episode, -(sum of JCT) / (round_s x GPUs) -
     (number of unfair jobs). Weighted mixes are dicts, e.g. `{"jct": 1.0, "ftf": 4.0,
@@ -224,17 +229,18 @@ class ClusterEnv(gym.Env):
     ## Episode End
 
     - `terminated`: every job of the trace has completed. The final `info["metrics"]` holds
-      the core's metrics (makespan_s, avg_jct_s, geomean_jct_s, worst_ftf, unfair_fraction,
-      worst_ftf_themis, unfair_fraction_themis, utilization, rounds, ...; missing values
-      are NaN). Two finish-time-fairness variants are there. `worst_ftf` / `unfair_fraction`
-      are the paper's static-contention figures, rho_j = JCT_j / (isolated time_j x
-      max(1, N/G)) with N the jobs of the *whole trace*: they say whether a job beat a fixed
-      share set by the trace's size, not whether it got its share while it was there. They
-      mislead when N/G overstates the contention jobs meet: on a long trace at a load the
-      cluster sustains, most (eventually all) rho fall below 1 whatever the policy, and SRTF
-      shows 0% unfair even on the default trace (worst 0.75, against 2.19 and 45.8% unfair
-      Themis-style). `worst_ftf_themis` / `unfair_fraction_themis` replace N by the mean
-      number of active jobs over each job's lifetime; read both (docs/METRICS.md).
+      the core's metrics (makespan_s, avg_jct_s, geomean_jct_s, rho_mean, rho_p95, rho_max,
+      rho_over_1_05, rho_over_1_25, gang_ftf_*, worst_ftf, unfair_fraction,
+      worst_ftf_themis, unfair_fraction_themis, utilization, rounds, ...; missing values are
+      NaN). The fair-share rho comes first: rho_j = JCT_j / T_fair_j, T_fair_j the job's time
+      in the policy-independent fluid equal-share reference (each active job holds min(g_j,
+      lam) GPUs, water-filled to min(G, sum g)). `gang_ftf_*` is the gang-aware contention
+      measure, JCT_j / (isolated time_j x max(1, n_j g_j / G)) (Gavel's isolated share).
+      `worst_ftf` / `unfair_fraction` (static contention max(1, N/G), N the jobs of the whole
+      trace) and `worst_ftf_themis` / `unfair_fraction_themis` (N replaced by the mean number
+      of active jobs over each job's life) are the Shockwave paper's two measures; both leave
+      out the gang, so no schedule can make every multi-GPU job fair by them. docs/METRICS.md
+      has the metric card.
     - `truncated`: `max_rounds` rounds have run (default 100,000), or the registered
       `max_episode_steps` is reached. `max_episode_steps` counts env steps: rounds in the
       `select` and `priority` modes, sub-steps in `sequential` mode. Episodes truncated
@@ -605,6 +611,7 @@ class ClusterEnv(gym.Env):
             max_jobs=self.max_jobs,
             jct_normaliser_s=self.jct_normaliser_s,
             rho_hat=self._rho_hat,
+            fair_time_s=simulator_fair_time_s(sim) if uses_fair_time(self.reward_fn) else None,
         )
         reward = self.reward_fn(transition)
         self._begin_decision()

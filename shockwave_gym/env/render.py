@@ -84,7 +84,8 @@ def _metrics_line(metrics: dict) -> str:
         return "n/a" if value is None or value != value else format(value * scale, spec)
 
     return (
-        f"makespan {fmt('makespan_s')}s  avg JCT {fmt('avg_jct_s')}s  worst FTF {fmt('worst_ftf', spec='.2f')}  "
+        f"makespan {fmt('makespan_s')}s  avg JCT {fmt('avg_jct_s')}s  mean ρ {fmt('rho_mean', spec='.2f')}  "
+        f"p95 ρ {fmt('rho_p95', spec='.2f')}  worst FTF (paper) {fmt('worst_ftf', spec='.2f')}  "
         f"unfair {fmt('unfair_fraction', 100, '.1f')}%  utilization {fmt('utilization', 100, '.1f')}%  "
         f"rounds {metrics.get('rounds')}"
     )

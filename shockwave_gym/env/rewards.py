@@ -11,8 +11,8 @@ A reward function takes a :class:`RoundTransition` and returns a float. Built-in
 * ``makespan`` - minus the interval's length over the round length: the rewards sum to
   ``-(makespan - first arrival) / round_s``.
 * ``ftf`` - -1 for every job that completed in the interval unfairly: rho_j > 1.05 (the
-  metrics' threshold), with rho_j its finish-time fairness in the Themis variant of the
-  metrics: ``rho_j = JCT_j / (W_j x max(1, n_j / GPUs))``, W_j the work done (its isolated
+  metrics' threshold), with rho_j its finish-time fairness in the contention-based measure of the
+  Shockwave paper's code (gang-blind; the ``*_themis`` keys): ``rho_j = JCT_j / (W_j x max(1, n_j / GPUs))``, W_j the work done (its isolated
   run time, since it completed) and n_j the mean number of active jobs over its lifetime.
   Over an episode the rewards sum to ``-(number of unfair jobs)`` = ``-N x
   unfair_fraction_themis``: a policy scores better if and only if fewer of its jobs miss
@@ -22,6 +22,13 @@ A reward function takes a :class:`RoundTransition` and returns a float. Built-in
   dominate (it follows ``worst_ftf_themis``). It can rank a policy that makes many jobs a
   little late (random play) above one that makes few jobs very late (FIFO); ``ftf`` ranks
   by how many.
+* ``fair_share`` - the dense fair-share term: over the interval, ``-sum_j (time j was active
+  under the policy - time j was active in the fair-share reference) / T_fair_j``, the reference
+  of the metrics' ``rho_*`` keys (:mod:`shockwave_gym.fair_reference`; the env reads the hidden
+  isolated times to compute it). On the interval that ends the episode the reference's time
+  after the end is counted too, so over an episode that is not truncated the rewards sum to
+  exactly ``-sum_j (JCT_j / T_fair_j - 1) = -sum_j (rho_j - 1)``. Single env (and
+  ``vectorization_mode="sync"``) only.
 
 The default is :data:`DEFAULT_REWARD` = ``{"jct": 1.0, "ftf": 1.0}``. ``reward=`` accepts a
 name, a ``{name or callable: weight}`` dict, or a callable ``f(transition) -> float``.
@@ -66,6 +73,7 @@ class RoundTransition:
     max_jobs: int
     jct_normaliser_s: float
     rho_hat: np.ndarray | None = None  # ftf_estimate(view) after the round, if computed
+    fair_time_s: np.ndarray | None = None  # T_fair of every job (the fair-share reference), if needed
 
     def rho_hat_of(self, job_ids: np.ndarray) -> np.ndarray:
         """rho-hat of ``job_ids`` after the round (see :func:`ftf_estimate`)."""
@@ -107,7 +115,7 @@ def completed_in(t: RoundTransition) -> np.ndarray:
 
 
 def themis_rho(view, job_ids: np.ndarray) -> np.ndarray:
-    """rho of completed ``job_ids`` as the metrics' Themis variant computes it, from the
+    """rho of completed ``job_ids`` as the metrics' contention-based measure (``*_themis`` keys) computes it, from the
     trace's arrivals and completions so far (every job alive during a completed job's
     lifetime has either completed or is still active, so its overlap is known)."""
     arrival, completion, work = view.arrival_s, view.completion_s, view.work_done_s
@@ -136,6 +144,29 @@ def ftf_excess_reward(t: RoundTransition) -> float:
     return -float(np.add.reduce(np.maximum(excess, _ZERO, out=excess)))
 
 
+def fair_share_reward(t: RoundTransition) -> float:
+    if t.fair_time_s is None:
+        raise InputError("the fair_share reward needs T_fair per job: the env computes it when the term is asked for")
+    view = t.view
+    arrival, completion, fair = view.arrival_s, view.completion_s, t.fair_time_s
+    arrived = int(arrival.searchsorted(t.end_s, side="left"))
+    if arrived == 0:
+        return 0.0
+    a = arrival[:arrived]
+    begin = np.maximum(a, t.start_s)
+    held = np.maximum(np.fmin(completion[:arrived], t.end_s) - begin, _ZERO)  # NaN (active) -> end
+    reference_end = a + fair[:arrived]
+    if not view.done:
+        reference_end = np.minimum(reference_end, t.end_s)
+    reference = np.maximum(reference_end - begin, _ZERO)
+    return -float(np.add.reduce((held - reference) / fair[:arrived]))
+
+
+def uses_fair_time(reward) -> bool:
+    """Whether ``reward`` (a :class:`WeightedReward`) has the ``fair_share`` term."""
+    return any(fn is fair_share_reward for _, fn, _ in getattr(reward, "terms", ()))
+
+
 _REMOVED = {
     "nsw": "its return is a constant independent of the policy (the log-utility increments telescope to "
            "sum_j (log 1 - log 0.01) over the completed jobs)",
@@ -147,6 +178,7 @@ REWARDS: dict[str, Callable[[RoundTransition], float]] = {
     "makespan": makespan_reward,
     "ftf": ftf_reward,
     "ftf_excess": ftf_excess_reward,
+    "fair_share": fair_share_reward,
 }
 DEFAULT_REWARD: dict[str, float] = {"jct": 1.0, "ftf": 1.0}
 

@@ -1,8 +1,9 @@
 """Paper-style figures of an evaluation, one set per trace, drawn with matplotlib (Agg).
 
-- ``relative_bars.png``: makespan, avg JCT, worst FTF and unfair fraction of each agent
-  relative to the reference (seed mean; whiskers span the seeds);
-- ``ftf_cdf.png``: CDF of per-job finish-time fairness ρ per agent (all seeds pooled);
+- ``relative_bars.png``: makespan, avg JCT, mean and p95 fair-share ρ, and the paper's worst
+  FTF and unfair fraction (static contention) of each agent relative to the reference (seed
+  mean; whiskers span the seeds);
+- ``ftf_cdf.png``: CDF of per-job fair-share ρ = JCT / T_fair per agent (all seeds pooled);
 - ``jct_cdf.png``: CDF of job completion time per agent (all seeds pooled);
 - ``utilization.png``: useful GPU-seconds / capacity over time per agent (first seed;
   restart overhead counts as idle, as in the metric);
@@ -79,13 +80,13 @@ def _save(figure, path: Path) -> Path:
 
 
 def relative_bars(summary: pd.DataFrame, results: pd.DataFrame, reference: str, trace: str, path: Path) -> Path:
-    """The four headline metrics relative to ``reference`` (``summary`` from
+    """The six headline metrics relative to ``reference`` (``summary`` from
     :func:`~.summary.summarise`); whiskers span the seeds when there are several."""
     rows = summary[summary["trace"] == trace]
     agents = list(rows["agent"])
     colors = agent_colors(agents, reference)
     figure = _new_figure(path.name)
-    axes = figure.subplots(2, 2).ravel()
+    axes = figure.subplots(2, 3).ravel()
     cells = results[results["trace"] == trace]
     for ax, (column, heading, _) in zip(axes, HEADLINE, strict=True):
         ref_value = float(rows.loc[rows["agent"] == reference, column].iloc[0]) if reference in agents else np.nan
@@ -117,7 +118,7 @@ def _cdf(ax, values: np.ndarray, **style) -> None:
 
 
 def cdf_figure(jobs: pd.DataFrame, column: str, trace: str, agents: list[str], reference: str, path: Path) -> Path:
-    """CDF of a per-job column (``ftf`` or ``jct_s``) per agent, all seeds pooled."""
+    """CDF of a per-job column (``rho``, ``ftf`` or ``jct_s``) per agent, all seeds pooled."""
     colors = agent_colors(agents, reference)
     figure = _new_figure(path.name)
     ax = figure.subplots()
@@ -125,10 +126,11 @@ def cdf_figure(jobs: pd.DataFrame, column: str, trace: str, agents: list[str], r
     for agent in agents:
         values = pd.to_numeric(rows.loc[rows["agent"] == agent, column], errors="coerce").to_numpy(float)
         _cdf(ax, values, color=colors[agent], label=agent, linewidth=2.2 if agent == reference else 1.3)
-    if column == "ftf":
+    if column in ("rho", "ftf"):
         ax.axvline(UNFAIR_THRESHOLD, color="black", linestyle="--", linewidth=0.8, label=f"ρ = {UNFAIR_THRESHOLD}")
-        ax.set_xlabel("finish-time fairness ρ = JCT / (isolated time × max(1, N/G))")
-        ax.set_title(f"{trace}: FTF CDF (lower is fairer)")
+        ax.set_xlabel("fair-share ρ = JCT / T_fair (fluid equal-share reference)" if column == "rho"
+                      else "the paper's static ρ = JCT / (isolated time × max(1, N/G))")
+        ax.set_title(f"{trace}: ρ CDF (lower is fairer)")
     else:
         ax.set_xscale("log")
         ax.set_xlabel("job completion time (s, log scale)")
@@ -205,7 +207,7 @@ def write_figures(
         folder = out_dir / safe_name(trace)
         agents = list(dict.fromkeys(results.loc[results["trace"] == trace, "agent"]))
         written.append(relative_bars(summary, results, reference, trace, folder / "relative_bars.png"))
-        written.append(cdf_figure(jobs, "ftf", trace, agents, reference, folder / "ftf_cdf.png"))
+        written.append(cdf_figure(jobs, "rho", trace, agents, reference, folder / "ftf_cdf.png"))
         written.append(cdf_figure(jobs, "jct_s", trace, agents, reference, folder / "jct_cdf.png"))
         firsts = results[results["trace"] == trace].drop_duplicates("agent")
         ordered = {row.agent: episodes[(trace, row.agent, int(row.seed))] for row in firsts.itertuples()}

@@ -83,6 +83,8 @@ def result_to_json(result: EpisodeResult) -> dict:
         data["type_gpus"] = [int(c) for c in result.type_gpus]
         data["fair_isolated_time_s"] = _floats(result.fair_isolated_time_s)
         data["round_gpu_types"] = [[int(t) for t in types] for types in result.round_gpu_types]
+        if result.fair_work_s is not None:
+            data["fair_work_s"] = _floats(result.fair_work_s)
     return data
 
 
@@ -115,6 +117,7 @@ def result_from_json(data: dict) -> EpisodeResult:
             "type_gpus": tuple(int(c) for c in data["type_gpus"]),
             "fair_isolated_time_s": _array(data["fair_isolated_time_s"]),
             "round_gpu_types": tuple(_array(t, np.int64) for t in data["round_gpu_types"]),
+            "fair_work_s": _array(data["fair_work_s"]) if "fair_work_s" in data else None,
         } if "gpu_types" in data else {}),
     )
 

@@ -42,6 +42,7 @@ BUILTIN_USES_SEED: dict[str, bool | Callable[[Mapping[str, object]], bool]] = {
     "tiresias": False,
     "wsrpt": False,
     "max-rho": False,
+    "fair-share": False,
     "gavel": False,
     "gavel-blind": False,
     "themis": False,

@@ -1,11 +1,13 @@
 """The paper-style summary: each agent's metrics, averaged over seeds, relative to a
 reference agent (``value / reference value``; lower is better for all of them).
 
-Finish-time fairness is shown in both variants side by side (``docs/METRICS.md``): the
-paper's static contention ``max(1, N/G)`` (``worst_ftf``, ``unfair_fraction``) and the
-Themis-style contention of the jobs active during each job's life (``*_themis``).
+Fairness comes first as the fair-share ρ = JCT / T_fair (``rho_*``; T_fair from the
+policy-independent fluid equal-share reference, ``docs/METRICS.md``) with the gang-aware
+contention ρ (``gang_ftf_*``), then the Shockwave paper's two measures side by side: static
+contention ``max(1, N/G)`` (``worst_ftf``, ``unfair_fraction``) and the contention of the jobs
+active during each job's life (``*_themis``); both leave out the gang.
 
-Printed with rich by the CLI, as two blocks per trace that fit 80 columns (agent names and
+Printed with rich by the CLI, as three blocks per trace that fit 80 columns (agent names and
 ratios are never cut), and written as one table in ``summary.md``.
 """
 
@@ -15,26 +17,42 @@ import math
 
 import pandas as pd
 
-#: The paper's four headline metrics: (column, heading, how to show a value). The figures
+#: The headline metrics: (column, heading, how to show a value): makespan and JCT, the
+#: fair-share ρ's mean and p95, and the paper's two static-contention figures. The figures
 #: draw these.
 HEADLINE = (
     ("makespan_s", "makespan (s)", "{:,.0f}"),
     ("avg_jct_s", "avg JCT (s)", "{:,.0f}"),
-    ("worst_ftf", "worst FTF ρ", "{:.2f}"),
-    ("unfair_fraction", "unfair (ρ>1.05)", "{:.1%}"),
+    ("rho_mean", "mean ρ (fair share)", "{:.2f}"),
+    ("rho_p95", "p95 ρ (fair share)", "{:.2f}"),
+    ("worst_ftf", "worst FTF ρ (paper, static)", "{:.2f}"),
+    ("unfair_fraction", "unfair (paper, static ρ>1.05)", "{:.1%}"),
 )
-#: Both FTF variants, static first: (column, heading in summary.md, heading on a terminal).
+#: The fair-share ρ and the gang-aware contention ρ: (column, heading in summary.md,
+#: heading on a terminal, format). Shown before the paper's measures.
+FAIR_SHARE = (
+    ("rho_mean", "ρ mean", "ρ\nmean", "{:.2f}"),
+    ("rho_p95", "ρ p95", "ρ\np95", "{:.2f}"),
+    ("rho_max", "ρ max", "ρ\nmax", "{:.2f}"),
+    ("rho_over_1_05", "ρ>1.05", "ρ\n>1.05", "{:.1%}"),
+    ("rho_over_1_25", "ρ>1.25", "ρ\n>1.25", "{:.1%}"),
+    ("gang_ftf_mean", "gang-aware ρ mean", "gang ρ\nmean", "{:.2f}"),
+)
+#: The Shockwave paper's two measures, static first: (column, heading in summary.md, heading
+#: on a terminal). "contention": N replaced by the mean number of active jobs in each job's life.
 FAIRNESS = (
     ("worst_ftf", "worst FTF ρ static", "worst ρ\nstatic"),
-    ("worst_ftf_themis", "worst FTF ρ Themis", "worst ρ\nThemis"),
+    ("worst_ftf_themis", "worst FTF ρ contention", "worst ρ\ncontention"),
     ("unfair_fraction", "unfair (ρ>1.05) static", "unfair\nstatic"),
-    ("unfair_fraction_themis", "unfair (ρ>1.05) Themis", "unfair\nThemis"),
+    ("unfair_fraction_themis", "unfair (ρ>1.05) contention", "unfair\ncontention"),
 )
 #: Every metric shown with a ratio to the reference, and its format.
 RATIOED = (
     ("makespan_s", "{:,.0f}"),
     ("avg_jct_s", "{:,.0f}"),
     ("avg_jct_admission_s", "{:,.0f}"),
+    ("rho_mean", "{:.2f}"),
+    ("rho_p95", "{:.2f}"),
     ("worst_ftf", "{:.2f}"),
     ("worst_ftf_themis", "{:.2f}"),
     ("unfair_fraction", "{:.1%}"),
@@ -43,17 +61,21 @@ RATIOED = (
 #: Shown without ratios.
 EXTRA = (("utilization", "util.", "{:.1%}"), ("wall_s", "wall (s)", "{:.1f}"))
 _FORMATS = dict(RATIOED) | {column: fmt for column, _, fmt in EXTRA}
+#: The fair-share columns summary.md shows as plain values (the rest carry ratios).
+_PLAIN = tuple(column for column, _, _, _ in FAIR_SHARE if column not in _FORMATS)
 
 #: What the table's words mean, one short line each (printed under it and in summary.md).
 LEGEND = (
-    "ρ = JCT / (isolated time × contention); unfair = share of jobs with ρ > 1.05.",
-    "static: contention max(1, N/G), the paper's (N jobs in the trace, G GPUs).",
-    "Themis: as static, with N = the mean count of jobs active in the job's life.",
+    "ρ (fair share) = JCT / T_fair, T_fair = time in the fluid equal-share reference.",
+    "gang-aware ρ = JCT / (isolated time × max(1, n × gang / G)).",
+    "paper's ρ = JCT / (isolated time × contention); unfair: share with ρ > 1.05.",
+    "static: contention max(1, N/G) (N jobs in the trace, G GPUs); contention:",
+    "N = the mean count of jobs active in the job's life. Both leave out the gang.",
     "n: seeds run (an agent that does not use the seed runs once).",
 )
-#: summary.md only: the JCT on the authors' basis (the terminal table keeps 80 columns).
+#: summary.md only: the JCT from admission (the terminal table keeps 80 columns).
 ADMISSION_LEGEND = ("avg JCT from admission: JCT counted from the round boundary at which a job "
-                    "is admitted, the authors' basis (avg JCT counts from arrival).")
+                    "is admitted, an extra view (avg JCT counts from arrival, the authors' basis).")
 
 
 def choose_reference(agents: list[str], reference: str | None) -> tuple[str, str]:
@@ -72,7 +94,7 @@ def summarise(results: pd.DataFrame, reference: str) -> pd.DataFrame:
     """One row per (trace, agent): seed-mean metrics, ``<metric>_rel`` ratios to
     ``reference`` on the same trace (NaN where the reference value is 0 or missing), and
     the number of seeds (``seeds``). Keeps the order in which traces and agents first appear."""
-    columns = [c for c, _ in RATIOED] + [c for c, _, _ in EXTRA]
+    columns = [c for c, _ in RATIOED] + list(_PLAIN) + [c for c, _, _ in EXTRA]
     frame = results.copy()
     for column in columns:
         frame[column] = pd.to_numeric(frame[column], errors="coerce") if column in frame else math.nan
@@ -101,12 +123,15 @@ def _with_ratio(record: dict, column: str, template: str) -> str:
 def summary_markdown(table: pd.DataFrame, reference: str, note: str = "", *, command: str = "") -> str:
     """``summary.md``: the table, what it is relative to, and how to regenerate it."""
     header = (["trace", "agent", "makespan (s)", "avg JCT (s)", "avg JCT from admission (s)"]
+              + [heading for _, heading, _, _ in FAIR_SHARE]
               + [heading for _, heading, _ in FAIRNESS]
               + [heading for _, heading, _ in EXTRA] + ["n"])
     rows = []
     for record in table.to_dict("records"):
         row = [str(record["trace"]), str(record["agent"])]
         row += [_with_ratio(record, column, "{} (×{})") for column in ("makespan_s", "avg_jct_s", "avg_jct_admission_s")]
+        row += [_with_ratio(record, column, "{} (×{})") if column in _FORMATS else _value(record[column], fmt)
+                for column, _, _, fmt in FAIR_SHARE]
         row += [_with_ratio(record, column, "{} (×{})") for column, _, _ in FAIRNESS]
         row += [_value(record[column], fmt) for column, _, fmt in EXTRA]
         rows.append(row + [str(record["seeds"])])
@@ -150,7 +175,8 @@ def _block(title: str, headings: list[str], rows: list[list[str]], bold: list[bo
 
 def print_summary(table: pd.DataFrame, reference: str, note: str = "", console=None) -> None:
     """Print the table with rich (plain text when not on a terminal): per trace, a block of
-    makespan, JCT and utilization, then a block of both FTF variants."""
+    makespan, JCT and utilization, a block of the fair-share ρ (values), then a block of the
+    paper's two measures."""
     from rich.console import Console
 
     console = console or Console()
@@ -165,10 +191,15 @@ def print_summary(table: pd.DataFrame, reference: str, note: str = "", console=N
         ]
         console.print(_block(f"{trace}: makespan, JCT, utilization", ["agent", "makespan (s)", "avg JCT (s)", "util.", "wall (s)", "n"],
                              speed, bold))
+        fair_share = [[str(r["agent"]), *(_value(r[column], fmt) for column, _, _, fmt in FAIR_SHARE)]
+                      for r in records]
+        console.print()
+        console.print(_block(f"{trace}: fair-share ρ = JCT / T_fair, and the gang-aware ρ",
+                             ["agent", *(heading for _, _, heading, _ in FAIR_SHARE)], fair_share, bold))
         fairness = [[str(r["agent"]), *(_with_ratio(r, column, "{} ×{}") for column, _, _ in FAIRNESS)]
                     for r in records]
         console.print()
-        console.print(_block(f"{trace}: finish-time fairness ρ, both variants",
+        console.print(_block(f"{trace}: the Shockwave paper's two measures",
                              ["agent", *(heading for _, _, heading in FAIRNESS)], fairness, bold))
         console.print()
     for line in LEGEND:

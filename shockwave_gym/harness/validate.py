@@ -26,6 +26,15 @@ ROW_FIELDS: dict[str, object] = {
     "completed_jobs": int,
     "truncated": bool,
     "makespan_s": _OPTIONAL_NUMBER,
+    "rho_mean": _OPTIONAL_NUMBER,
+    "rho_p95": _OPTIONAL_NUMBER,
+    "rho_max": _OPTIONAL_NUMBER,
+    "rho_over_1_05": _OPTIONAL_NUMBER,
+    "rho_over_1_25": _OPTIONAL_NUMBER,
+    "gang_ftf_mean": _OPTIONAL_NUMBER,
+    "gang_ftf_p95": _OPTIONAL_NUMBER,
+    "gang_ftf_max": _OPTIONAL_NUMBER,
+    "gang_ftf_over_1_05": _OPTIONAL_NUMBER,
     "avg_jct_s": _OPTIONAL_NUMBER,
     "geomean_jct_s": _OPTIONAL_NUMBER,
     "median_jct_s": _OPTIONAL_NUMBER,
@@ -47,6 +56,11 @@ ROW_FIELDS: dict[str, object] = {
     "agent_stats": str,
     "key_hash": str,
 }
+
+#: Metric keys a record saved before they existed lacks: such a record is recomputed, with a
+#: warning naming the key.
+ADDED_METRICS = ("rho_mean", "rho_p95", "rho_max", "rho_over_1_05", "rho_over_1_25",
+                 "gang_ftf_mean", "gang_ftf_p95", "gang_ftf_max", "gang_ftf_over_1_05")
 
 #: Per-job lists of a record's ``result`` (one entry per job of the trace).
 _JOB_LISTS = ("arrival_s", "completion_s", "isolated_time_s", "gang", "run_time_s")
@@ -77,6 +91,8 @@ def _row_problem(row: object, cell: Cell) -> str | None:
         return "'row' is not an object"
     for name, expected in ROW_FIELDS.items():
         if name not in row:
+            if name in ADDED_METRICS:
+                return f"row field {name!r} is missing (saved before the fair-share metrics were added)"
             return f"row field {name!r} is missing"
         problem = _type_problem(row[name], expected)
         if problem:

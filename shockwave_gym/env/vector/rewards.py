@@ -111,6 +111,11 @@ class BatchReward:
         self.terms = []
         for name, fn, weight in reward.terms:
             batched = _BATCHED.get(fn)
+            if batched is None and name in REWARDS:
+                raise InputError(
+                    f"reward term {name!r} is not batched in the vector env; use the single env or "
+                    f"vectorization_mode='sync' (batched terms: {', '.join(n for n in REWARDS if REWARDS[n] in _BATCHED)})"
+                )
             if batched is None:
                 raise InputError(
                     f"reward term {name!r} is a custom callable, which the vector env cannot batch; "
