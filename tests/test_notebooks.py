@@ -90,3 +90,26 @@ def test_docs_index_links_every_page_and_every_relative_link_resolves():
             if not (page.parent / target).exists():
                 broken.append(f"{page.name} -> {target}")
     assert not broken, f"broken relative links: {broken}"
+
+
+def test_inline_figures_keep_showing_after_evaluate_writes_its_figures(tmp_path, monkeypatch):
+    """``evaluate(..., out=...)`` draws its PNGs without switching the caller's backend."""
+    nbformat = pytest.importorskip("nbformat", reason="nbformat is in the dev extras (make install)")
+    nbclient = pytest.importorskip("nbclient", reason="nbclient is in the dev extras (make install)")
+    pytest.importorskip("ipykernel", reason="ipykernel is in the dev extras (make install)")
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+    out = tmp_path / "eval"
+    cells = [
+        "%matplotlib inline\nimport matplotlib\nimport matplotlib.pyplot as plt\nbefore = matplotlib.get_backend()",
+        "import shockwave_gym\n"
+        f"shockwave_gym.evaluate('fifo,srtf', 'teaching-12', gpus=4, workers=1, out={str(out)!r}, progress=False)\n"
+        "assert matplotlib.get_backend() == before, (before, matplotlib.get_backend())",
+        "plt.plot([0, 1], [1, 0])\nplt.title('after evaluate')\nplt.show()",
+    ]
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in cells])
+    client = nbclient.NotebookClient(notebook, timeout=300, kernel_name="python3")
+    client.execute()
+    assert (out / "figures" / "teaching-12" / "relative_bars.png").is_file()
+    shown = [o for o in notebook.cells[2].outputs if o.get("output_type") == "display_data"]
+    assert shown and "image/png" in shown[0]["data"], notebook.cells[2].outputs
