@@ -124,7 +124,7 @@ def test_leaderboard_rejects_the_train_split_and_unknown_agents(tmp_path, capsys
 
 
 def test_leaderboard_runs_unchanged_on_the_ray_backend(tmp_path, monkeypatch):
-    ray = pytest.importorskip("ray", reason="Ray is not installed (optional extra: shockwave-gym[ray])")
+    ray = pytest.importorskip("ray", reason="Ray is not installed (the optional 'ray' extra: make install)")
     import os
 
     monkeypatch.delenv("RAY_ADDRESS", raising=False)

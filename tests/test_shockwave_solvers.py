@@ -36,7 +36,7 @@ NO_TIME_LIMIT = {"time_limit_s": 1000.0, "rank_time_limit_s": 1000.0}
 
 
 def needs(module: str):
-    return pytest.importorskip(module, reason=f"{module} is not installed (pip install shockwave-gym[{'gurobi' if module == 'gurobipy' else 'mosek'}])")
+    return pytest.importorskip(module, reason=f"{module} is not installed (make install in the clone brings it)")
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from shockwave_gym.cli.run_command import seed_int
-from shockwave_gym.errors import InputError
+from shockwave_gym.errors import InputError, install_hint
 
 ALGO_CHOICES = ("ppo", "maskable_ppo", "bc")
 
@@ -154,8 +154,7 @@ def require_rl_extra(algo: str, finetune: bool = False) -> None:
     missing = [name for name in needed if importlib.util.find_spec(name) is None]
     if missing:
         raise InputError(
-            f"train --algo {algo} needs the 'rl' extra (missing: {', '.join(missing)}); "
-            "install it with: pip install 'shockwave-gym[rl]'"
+            f"train --algo {algo} needs the 'rl' extra (missing: {', '.join(missing)}): {install_hint('rl')}"
         )
 
 
