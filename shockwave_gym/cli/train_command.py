@@ -177,6 +177,7 @@ def train_command(args) -> int:
             raise InputError(f"--prior {args.prior}: the prior starts an RL run (--algo ppo or maskable_ppo); "
                              "behaviour cloning (--algo bc) fits its own network from scratch")
         return _imitate(args, workload, reward, command)
+    print("[train] loading torch and stable-baselines3", file=sys.stderr, flush=True)
     from shockwave_gym.training.train import TrainConfig, train
 
     config = TrainConfig(
