@@ -1,5 +1,6 @@
-"""The training callback: terminal progress, periodic validation, best-checkpoint selection,
-checkpoints.
+"""The training callbacks: :class:`TrainingMonitor` (``shockwave-gym train``: progress,
+periodic validation, best-checkpoint selection, checkpoints) and :class:`LearnProgress`
+(progress lines alone, for a plain Stable-Baselines3 ``model.learn``).
 
 Every ``eval_every`` steps the deterministic policy plays the validation traces; the
 evaluation's score (:mod:`~shockwave_gym.training.selection`, ``config.select``: ratios to
@@ -21,6 +22,52 @@ from shockwave_agents.learned.inference import TorchSlotNetwork
 from shockwave_gym.training.evaluation import evaluate_agent
 from shockwave_gym.training.lines import Heartbeat
 from shockwave_gym.training.lines import log as _log
+
+
+class LearnProgress(BaseCallback):
+    """Progress lines on stderr for any SB3 ``model.learn(..., callback=LearnProgress())``:
+    steps, steps/s and episodes every ``every_s`` seconds, and a ``still <phase>`` line
+    when a stretch without steps (the first steps' compilation, a PPO update) outlasts it.
+    Flushed line by line, so a pipe or a log shows them as they come."""
+
+    def __init__(self, every_s: float = 15.0):
+        super().__init__(verbose=0)
+        self.every_s = float(every_s)
+        self.episodes = 0
+        self._heartbeat: Heartbeat | None = None
+        self._start = self._last = 0.0
+        self._total = 0
+
+    def _on_training_start(self) -> None:
+        self._start = self._last = time.perf_counter()
+        self._total = int(self.locals.get("total_timesteps", 0))
+        self._heartbeat = Heartbeat(self.every_s, self._total, "collecting the first rollout")
+        self._heartbeat.steps = lambda: int(self.num_timesteps)
+        self._heartbeat.__enter__()
+        _log(f"[learn] {self._total:,} steps; a line every {self.every_s:g} s")
+
+    def _on_rollout_start(self) -> None:
+        if self._heartbeat is not None and self.num_timesteps > 0:
+            self._heartbeat.phase = "collecting a rollout"
+
+    def _on_rollout_end(self) -> None:
+        if self._heartbeat is not None:
+            self._heartbeat.phase = "updating the policy"
+
+    def _on_step(self) -> bool:
+        self.episodes += int(np.sum(self.locals.get("dones", 0)))
+        now = time.perf_counter()
+        if now - self._last >= self.every_s:
+            self._last = now
+            rate = self.num_timesteps / max(now - self._start, 1e-9)
+            _log(f"[learn] {self.num_timesteps:,}/{self._total:,} steps, {rate:,.0f} steps/s, "
+                 f"{self.episodes} episodes, elapsed {now - self._start:,.0f} s")
+        return True
+
+    def _on_training_end(self) -> None:
+        if self._heartbeat is not None:
+            self._heartbeat.__exit__(None, None, None)
+        _log(f"[learn] done: {self.num_timesteps:,} steps in {time.perf_counter() - self._start:,.0f} s")
 
 
 class TrainingMonitor(BaseCallback):
