@@ -176,3 +176,16 @@ def test_leaderboard_help_shows_a_single_percent_sign(capsys):
     assert main(["leaderboard", "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "95% Student-t" in text and "%%" not in text
+
+
+def test_reporting_page_quotes_the_pinned_split_digests_and_the_quick_t_value():
+    from scipy import stats
+
+    from shockwave_gym.traces.suites import split_digest
+
+    page = (DOCS / "REPORTING.md").read_text(encoding="utf-8")
+    assert f"`{split_digest(None, 'test')}` (test)" in page
+    assert f"`{split_digest(None, 'validation')}` (validation)" in page
+    assert f"t(0.975, 1) = {stats.t.ppf(0.975, 1):.1f}" in page and min(QUICK_SUITES.values()) == 1
+    for words in ("split", "suite version", "table", "command", "commit"):
+        assert words in page.split("\n\n")[1]  # named up front

@@ -240,7 +240,7 @@ def _print_summary(out: str, mean: dict, reference: dict | None, reference_name:
         what = " (+ policy.json: the best validation checkpoint; last weights: final_policy.npz)"
     else:
         what = " (+ policy.json)"
-    print(f"policy: {out}/policy.npz{what}; metrics: {out}/eval.json")
+    print(f"policy: {Path(out) / 'policy.npz'}{what}; metrics: {Path(out) / 'eval.json'}")
     for label, row in (("policy", mean), (reference_name, reference)):
         print(f"{label:>12}: avg JCT {fmt(row, 'avg_jct_s', ',.0f')} s, makespan {fmt(row, 'makespan_s', ',.0f')} s, "
               f"worst FTF {fmt(row, 'worst_ftf', '.2f')}, unfair {fmt(row, 'unfair_fraction', '.1%')} "
