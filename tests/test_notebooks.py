@@ -113,3 +113,16 @@ def test_inline_figures_keep_showing_after_evaluate_writes_its_figures(tmp_path,
     assert (out / "figures" / "teaching-12" / "relative_bars.png").is_file()
     shown = [o for o in notebook.cells[2].outputs if o.get("output_type") == "display_data"]
     assert shown and "image/png" in shown[0]["data"], notebook.cells[2].outputs
+
+
+def test_every_notebook_named_in_a_notebook_or_doc_exists():
+    """A notebook that names another (``02_head_to_head.ipynb``, ``lab2_fairness.ipynb``)
+    names one that is in the repository."""
+    shipped = {p.name for p in NOTEBOOKS.rglob("*.ipynb")}
+    missing = []
+    for page in [*NOTEBOOKS.rglob("*.ipynb"), *DOCS.glob("*.md"), REPO / "README.md"]:
+        for name in set(re.findall(r"[A-Za-z0-9_]+\.ipynb", page.read_text(encoding="utf-8"))):
+            placeholder = name.startswith(("alice", "bob", "my")) or name.removesuffix(".ipynb").isupper()
+            if name not in shipped and not placeholder:
+                missing.append(f"{page.name}: {name}")
+    assert not missing, missing
