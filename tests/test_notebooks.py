@@ -126,3 +126,16 @@ def test_every_notebook_named_in_a_notebook_or_doc_exists():
             if name not in shipped and not placeholder:
                 missing.append(f"{page.name}: {name}")
     assert not missing, missing
+
+
+@pytest.mark.parametrize("name", NOTEBOOK_NAMES)
+def test_every_plot_in_a_notebook_has_a_title_and_a_y_label(name):
+    """Plot cells name what they show in words (no raw column names as the only label)."""
+    notebook = json.loads((NOTEBOOKS / name).read_text(encoding="utf-8"))
+    for index, cell in enumerate(notebook["cells"]):
+        source = "".join(cell["source"])
+        if cell["cell_type"] != "code" or not re.search(r"\.plot\(|\.plot\.|\.bar\(|\.scatter\(|subplots\(", source):
+            continue
+        assert re.search(r"\btitle\s*=|set_title\(|suptitle\(", source), f"{name} cell {index}: no title"
+        assert re.search(r"\bylabel\s*=|set_ylabel\(", source), f"{name} cell {index}: no y label"
+        assert not re.search(r"title\s*=\s*(f\"[^\"]*)?\{?metric\}?\"?\s*[,)]", source), f"{name} cell {index}: raw column title"
