@@ -157,9 +157,10 @@ def _overlaps(a: tuple, b: tuple) -> bool:
 
 def place_labels(ax, requests: list[tuple[float, float, str, str]], obstacles: list[tuple[float, float]]) -> list:
     """Annotate ``(x, y, text, colour)`` points without overlaps: points of one colour at
-    the same spot share one label ("0,1e-05"), and each label takes the first offset of
+    the same spot share one label ("0, 1e-05"), and each label takes the first offset of
     :data:`LABEL_OFFSETS_PT` whose box meets no placed label and no marker (``obstacles``,
-    data coordinates). Call after the axes' limits and size are final. Returns the texts."""
+    data coordinates) and stays inside the axes; else the least crowded. Call after the axes'
+    limits and size are final. Returns the texts."""
     import numpy as np
 
     scale = ax.figure.dpi / 72.0
@@ -175,17 +176,19 @@ def place_labels(ax, requests: list[tuple[float, float, str, str]], obstacles: l
             groups.append({"px": px, "xy": (x, y), "texts": [text], "color": color})
     markers = [to_px(point) for point in obstacles] + [group["px"] for group in groups]
     pad = 4 * scale
+    frame = ax.bbox
     boxes, texts = [], []
     for group in groups:
-        text = ",".join(dict.fromkeys(group["texts"]))
+        text = ", ".join(dict.fromkeys(group["texts"]))
         size = (0.62 * LABEL_FONT_PT * len(text) * scale, 1.2 * LABEL_FONT_PT * scale)
         candidates = [(offset, _label_box(group["px"], offset, size, scale)) for offset in LABEL_OFFSETS_PT]
 
         def crowding(candidate, placed=boxes):
             box = candidate[1]
             hits = sum(_overlaps(box, other) for other in placed)
-            return hits + sum(box[0] - pad < mx < box[2] + pad and box[1] - pad < my < box[3] + pad
-                              for mx, my in markers)
+            hits += sum(box[0] - pad < mx < box[2] + pad and box[1] - pad < my < box[3] + pad for mx, my in markers)
+            inside = frame.x0 <= box[0] and box[2] <= frame.x1 and frame.y0 <= box[1] and box[3] <= frame.y1
+            return hits + (0 if inside else 0.5)  # leaving the axes is better than covering a label
 
         (dx, dy), box = min(candidates, key=crowding)  # the first clear one, else the least crowded
         boxes.append(box)

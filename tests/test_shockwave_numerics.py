@@ -234,9 +234,10 @@ def test_frontier_figure_k_labels_do_not_overlap_and_coincident_points_share_one
         labels = [t for t in ax.texts if t.get_text()]
         texts = [t.get_text() for t in labels]
         faithful = [t.get_text() for t in labels if t.get_color() == "tab:blue"]
-        assert faithful == ["0,1e-05,0.0001", "0.0003", "0.001", "0.003"]  # one label for the three alike
+        assert faithful == ["0, 1e-05, 0.0001", "0.0003", "0.001", "0.003"]  # one label for the three alike
         boxes = [t.get_window_extent(renderer) for t in labels]
         for i, a in enumerate(boxes):
+            assert ax.bbox.x0 <= a.x0 and a.x1 <= ax.bbox.x1, texts[i]  # inside the axes
             for j, b in enumerate(boxes[:i]):
                 assert not a.overlaps(b), (texts[i], texts[j])
 
