@@ -272,8 +272,8 @@ def train(config: TrainConfig) -> dict:
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
     with Heartbeat(config.progress_every_s, config.timesteps) as beat:
-        log(f"[train] preparing the validation traces, {config.envs} env(s) ({config.vec}) and the model; "
-            f"a line every {config.progress_every_s:g} s from here on")
+        every = f"; a line at least every {config.progress_every_s:g} s from here on" if config.progress_every_s > 0 else ""
+        log(f"[train] preparing the validation traces, {config.envs} env(s) ({config.vec}) and the model{every}")
         beat.phase = "preparing the validation traces, environments and model"
         tasks = config.tasks()
         eval_traces = tasks.val_traces
