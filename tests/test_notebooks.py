@@ -125,6 +125,9 @@ def test_every_notebook_named_in_a_notebook_or_doc_exists():
             placeholder = name.startswith(("alice", "bob", "my")) or name.removesuffix(".ipynb").isupper()
             if name not in shipped and not placeholder:
                 missing.append(f"{page.name}: {name}")
+        for number in set(re.findall(r"\bnotebooks?\s+(0\d)\b", page.read_text(encoding="utf-8"))):
+            if not any(shipped_name.startswith(f"{number}_") for shipped_name in shipped):
+                missing.append(f"{page.name}: notebook {number}")
     assert not missing, missing
 
 
