@@ -42,6 +42,29 @@ _BUILTIN: dict[str, str] = {
     "ppo-fair": "shockwave_agents.learned.pretrained:make_ppo_fair",
     "shockwave-distilled": "shockwave_agents.learned.pretrained:make_shockwave_distilled",
 }
+#: One line per built-in agent for ``shockwave-gym agents`` (docs/AGENTS.md has the details).
+_DESCRIPTIONS: dict[str, str] = {
+    "fifo": "first come, first served, with backfilling",
+    "srtf": "shortest predicted remaining time first, preemptive",
+    "las": "least attained service in discretised queues (Tiresias, NSDI '19)",
+    "gavel": "Gavel round mechanism, max-min fairness (OSDI '20)",
+    "gavel-blind": "gavel blind to GPU types (as if every GPU were a V100); same as gavel on V100s only",
+    "themis": "Gavel mechanism, minimise the worst finish-time ratio (Themis, NSDI '20)",
+    "allox": "Gavel mechanism, min-cost job-to-GPU assignment (AlloX, EuroSys '20)",
+    "ossp": "Gavel mechanism, minimise the makespan bound (Gavel's min_total_duration)",
+    "mst": "Gavel mechanism, maximise total throughput",
+    "gandiva_fair": "Gavel mechanism, equal time share per job (Gandiva-fair, EuroSys '20)",
+    "shockwave": "Shockwave (NSDI '23): plans rounds ahead with a MIP for fairness and makespan",
+    "shockwave-normalized": "Shockwave with the objective's terms on comparable scales (ours)",
+    "shockwave-fair": "shockwave-normalized tuned for fewer unfair jobs (ours)",
+    "ppo": "shipped PPO slot policy, priority mode, trained for JCT (decides in numpy)",
+    "ppo-fair": "shipped PPO slot policy trained for JCT and finish-time fairness",
+    "shockwave-distilled": "shipped behaviour clone of shockwave (decides in milliseconds)",
+    "maskable_ppo": "your MaskablePPO policy from shockwave-gym train (path= required)",
+    "bc": "your behaviour-cloned policy from shockwave-gym train --algo bc (path= required)",
+    "imitation": "same as bc (path= required)",
+    "policy": "any policy shockwave-gym train wrote, whatever its algorithm (path= required)",
+}
 _EXTRA: dict[str, Callable] = {}
 
 
@@ -124,6 +147,15 @@ def make_agent(name: str, **kwargs):
     factory = resolve_factory(name)
     check_options(name, factory, kwargs)
     return factory(**kwargs)
+
+
+def agent_description(name: str) -> str:
+    """One line saying what agent ``name`` is: a built-in's from the registry (nothing is
+    imported), a registered factory's from the first line of its docstring."""
+    if name in _EXTRA:
+        doc = inspect.getdoc(_EXTRA[name]) or ""
+        return doc.strip().splitlines()[0] if doc.strip() else "registered agent (its factory has no docstring)"
+    return _DESCRIPTIONS.get(name, "")
 
 
 def available_agents() -> list[str]:

@@ -145,50 +145,124 @@ def print_table(record: dict) -> None:
                   file=sys.stderr)
 
 
-def draw(record: dict, path: Path) -> None:
-    """One row per trace: makespan vs unfair fraction, avg JCT vs worst FTF (JCT from arrival, the authors' basis)."""
-    import matplotlib
+#: Offsets (points) tried in order for a k label: beside, below, left, above, farther out.
+LABEL_OFFSETS_PT = ((5, 3), (5, -10), (-5, 3), (-5, -10), (0, 7), (0, -14), (9, -3), (-9, -3),
+                    (12, 10), (-12, 10), (12, -18), (-12, -18), (0, 16), (0, -22))
+LABEL_FONT_PT = 7
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+
+def _overlaps(a: tuple, b: tuple) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def place_labels(ax, requests: list[tuple[float, float, str, str]], obstacles: list[tuple[float, float]]) -> list:
+    """Annotate ``(x, y, text, colour)`` points without overlaps: points of one colour at
+    the same spot share one label ("0, 1e-05"), and each label takes the first offset of
+    :data:`LABEL_OFFSETS_PT` whose box meets no placed label and no marker (``obstacles``,
+    data coordinates) and stays inside the axes; else the least crowded. Call after the axes'
+    limits and size are final. Returns the texts."""
+    import numpy as np
+
+    scale = ax.figure.dpi / 72.0
+    to_px = ax.transData.transform
+    groups: list[dict] = []
+    for x, y, text, color in requests:
+        px = to_px((x, y))
+        for group in groups:
+            if group["color"] == color and float(np.hypot(*(group["px"] - px))) < 3 * scale:
+                group["texts"].append(text)
+                break
+        else:
+            groups.append({"px": px, "xy": (x, y), "texts": [text], "color": color})
+    markers = [to_px(point) for point in obstacles] + [group["px"] for group in groups]
+    pad = 4 * scale
+    frame = ax.bbox
+    boxes, texts = [], []
+    for group in groups:
+        text = ", ".join(dict.fromkeys(group["texts"]))
+        size = (0.62 * LABEL_FONT_PT * len(text) * scale, 1.2 * LABEL_FONT_PT * scale)
+        candidates = [(offset, _label_box(group["px"], offset, size, scale)) for offset in LABEL_OFFSETS_PT]
+
+        def crowding(candidate, placed=boxes):
+            box = candidate[1]
+            hits = sum(_overlaps(box, other) for other in placed)
+            hits += sum(box[0] - pad < mx < box[2] + pad and box[1] - pad < my < box[3] + pad for mx, my in markers)
+            inside = frame.x0 <= box[0] and box[2] <= frame.x1 and frame.y0 <= box[1] and box[3] <= frame.y1
+            return hits + (0 if inside else 0.5)  # leaving the axes is better than covering a label
+
+        (dx, dy), box = min(candidates, key=crowding)  # the first clear one, else the least crowded
+        boxes.append(box)
+        texts.append(ax.annotate(text, group["xy"], textcoords="offset points", xytext=(dx, dy),
+                                 ha="right" if dx < 0 else "left", va="bottom", fontsize=LABEL_FONT_PT,
+                                 color=group["color"]))
+    return texts
+
+
+def _label_box(anchor_px, offset_pt: tuple[float, float], size_px: tuple[float, float], scale: float) -> tuple:
+    """Display-space box of a label at ``offset_pt`` from ``anchor_px`` (left-aligned to the
+    right of the point, right-aligned to its left; bottom at the offset)."""
+    (dx, dy), (width, height) = offset_pt, size_px
+    x0 = anchor_px[0] + dx * scale - (width if dx < 0 else 0.0)
+    y0 = anchor_px[1] + dy * scale
+    return (x0, y0, x0 + width, y0 + height)
+
+
+def draw(record: dict, path: Path | None) -> object:
+    """One row per trace: makespan vs unfair fraction, avg JCT vs worst FTF (authors' basis).
+    Drawn on its own Agg canvas (the caller's matplotlib backend is left alone); saved to
+    ``path`` when given. Returns the figure."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
 
     rows = record["traces"]
-    fig, axes = plt.subplots(len(rows), 2, figsize=(11, 4.2 * len(rows)), squeeze=False)
+    fig = Figure(figsize=(11, 4.2 * len(rows)), dpi=110)
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(len(rows), 2, squeeze=False)
     styles = {"faithful": ("tab:blue", "o"), "authors": ("tab:orange", "s")}
     marks = {"gavel": ("tab:gray", "D"), "themis": ("tab:brown", "v"), "srtf": ("tab:olive", "^"),
              "shockwave-normalized": ("tab:purple", "P"), "shockwave-fair": ("tab:green", "*")}
     panels = (("unfair_fraction", "makespan_s", "unfair fraction (FTF > 1.05)", "makespan (s)"),
               ("worst_ftf", "avg_jct_s", "worst FTF", "average JCT (s)"))
+    pending = []
     for axes_row, row in zip(axes, rows, strict=True):
         for ax, (x, y, xlabel, ylabel) in zip(axes_row, panels, strict=True):
+            requests, obstacles = [], []
             for numerics, (color, marker) in styles.items():
                 sweep = sorted((p for p in row["points"] if p["agent"] == "shockwave" and p["numerics"] == numerics),
                                key=lambda p: p["k"])
                 xs = [p["ours"][x] for p in sweep]
                 ys = [p["ours"][y] for p in sweep]
                 ax.plot(xs, ys, marker=marker, color=color, label=f"shockwave, {numerics} numerics (k sweep)")
-                for p, xv, yv in zip(sweep, xs, ys, strict=True):
-                    ax.annotate(f"{p['k']:g}", (xv, yv), textcoords="offset points", xytext=(4, 4), fontsize=7, color=color)
+                requests += [(xv, yv, f"{p['k']:g}", color) for p, xv, yv in zip(sweep, xs, ys, strict=True)]
             for p in row["points"]:
                 if p["agent"] in marks:
                     color, marker = marks[p["agent"]]
-                    ax.scatter(p["ours"][x], p["ours"][y], color=color, marker=marker,
-                               s=140 if marker == "*" else 60, label=p["agent"], zorder=3)
+                    point = (p["ours"][x], p["ours"][y])
+                    ax.scatter(*point, color=color, marker=marker, s=140 if marker == "*" else 60, label=p["agent"],
+                               zorder=3)
+                    obstacles.append(point)
             if row["trace"] == "authors-canonical-120":
                 a = record["authors_published_canonical"]
                 ax.scatter(a[x], a[y], color="black", marker="X", s=80, label="authors' published shockwave", zorder=4)
+                obstacles.append((a[x], a[y]))
             ax.set_xlabel(xlabel)
             ax.set_ylabel(ylabel)
             ax.set_title(f"{row['trace']} ({row['gpus']} GPUs)", fontsize=10)
             ax.grid(alpha=0.3)
+            pending.append((ax, requests, obstacles))
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, frameon=False)
     fig.suptitle("Shockwave fairness-efficiency frontier (labels: k; JCT and FTF from arrival, the authors' basis)",
                  fontsize=11)
     fig.tight_layout(rect=(0, 0.06, 1, 0.97))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    for ax, requests, obstacles in pending:  # limits and sizes are final: place the k labels
+        ax.set_xlim(ax.get_xlim())
+        ax.set_ylim(ax.get_ylim())
+        place_labels(ax, requests, obstacles)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=110)
+    return fig
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -45,3 +45,16 @@ class TraceErrors(TraceError):
 
 class InvalidActionError(ValueError):
     """An agent asked the simulator for an impossible round (absent job, over capacity)."""
+
+
+def install_hint(extra: str) -> str:
+    """How to add the optional ``extra`` to an install: shockwave-gym is installed from a clone
+    of its repository (it is on no package index), and torch (the ``rl`` extra) must be the
+    CPU build, installed first (docs/INSTALL.md)."""
+    if extra == "rl":
+        by_hand = ("CPU torch first (python scripts/install_cpu_torch.py --python .venv/bin/python "
+                   "--version 2.13.0), then pip install -e '.[rl]'")
+    else:
+        by_hand = f"pip install -e '.[{extra}]'"
+    return (f"in your clone of the repository, run make install (every extra, CPU torch first) "
+            f"or {by_hand}; docs/INSTALL.md")

@@ -123,3 +123,23 @@ def test_compare_puts_labelled_policies_beside_shipped_agents(tmp_path, policies
 def test_compare_needs_some_agent(tmp_path, capsys):
     assert main(["compare", "--traces", "teaching-12", "--out", str(tmp_path / "x")]) == 2
     assert "--agent LABEL=KIND" in capsys.readouterr().err
+
+
+def test_agents_command_describes_every_agent_in_one_line(capsys, monkeypatch):
+    from shockwave_agents import available_agents
+    from shockwave_agents.registry import policy_kinds, register_agent
+
+    def make_lifo(**options):
+        """Last in, first out (a test agent).
+
+        More detail that the listing leaves out."""
+        return make_agent("fifo", **options)
+
+    monkeypatch.setattr("shockwave_agents.registry._EXTRA", {})
+    register_agent("lifo-doc", make_lifo)
+    assert main(["agents"]) == 0
+    lines = dict(line.split(None, 1) for line in capsys.readouterr().out.splitlines() if line.strip())
+    for name in [*available_agents(), *policy_kinds()]:
+        assert len(lines.get(name, "").strip()) > 10, name
+    assert lines["lifo-doc"] == "Last in, first out (a test agent)."
+    assert "tiresias" in lines["las"].lower() and "path= required" in lines["maskable_ppo"]

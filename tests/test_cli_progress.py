@@ -136,3 +136,35 @@ def test_signal_writes_partial_results_and_exits_128_plus_signal(tmp_path, signu
     with open(timeline_csv, newline="") as handle:
         timeline = list(csv.DictReader(handle))
     assert len(timeline) == record["rounds"] >= int(match.group(1))
+
+
+def test_plain_progress_says_when_it_starts_and_keeps_talking_while_no_cell_finishes():
+    import io
+    import threading
+
+    from shockwave_gym.harness.progress import Progress
+
+    stream = io.StringIO()  # not a terminal: plain lines
+    with Progress(3, enabled=None, stream=stream, heartbeat_s=0.2) as bar:
+        bar.note("running 3 cell(s)")
+        threading.Event().wait(0.75)  # a long first cell
+        bar.cell_done("fifo / t / seed 0", 0.7)
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "running 3 cell(s)"
+    beats = [line for line in lines if "still running" in line]
+    assert len(beats) >= 2 and beats[0].startswith("[0/3] still running: 3 cell(s) left (elapsed ")
+    assert lines[-1].startswith("[1/3] fifo / t / seed 0: done in 0.7 s")
+    quiet = io.StringIO()
+    with Progress(3, enabled=False, stream=quiet, heartbeat_s=0.1):
+        threading.Event().wait(0.3)
+    assert quiet.getvalue() == ""
+
+
+def test_compare_into_a_pipe_prints_a_start_line_before_any_cell_finishes(tmp_path):
+    completed = subprocess.run(cli("compare", "--agents", "fifo,srtf", "--traces", "teaching-12", "--workers", "1",
+                                   "--no-figures", "--out", str(tmp_path / "c")),
+                               capture_output=True, text=True, timeout=300)
+    assert completed.returncode == 0, completed.stderr
+    lines = [line for line in completed.stderr.splitlines() if line.strip()]
+    assert lines[0].startswith("running 2 cell(s), longest first (first: ")
+    assert [line.split()[0] for line in lines[1:3]] == ["[1/2]", "[2/2]"]

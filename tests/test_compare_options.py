@@ -47,3 +47,11 @@ def test_compare_passes_an_option_to_its_agent(tmp_path):
     assert main(["compare", "--agents", "fifo", "--traces", "teaching-12", "--workers", "1",
                  "--out", str(tmp_path / "c"), "--no-figures", "--quiet",
                  "--agent-opt", "fifo:bogus=1"]) == 2
+
+
+def test_an_out_directory_with_a_trailing_slash_prints_single_slashes(tmp_path, capsys):
+    out = f"{tmp_path / 'results'}/"
+    assert main(["compare", "--agents", "fifo", "--traces", "teaching-12", "--workers", "1", "--quiet", "--out", out]) == 0
+    printed = " ".join(capsys.readouterr().out.split())
+    assert f"written: {tmp_path / 'results' / 'results.csv'}, jobs.csv, summary.md" in printed
+    assert f"{tmp_path / 'results' / 'figures'}/<trace>/*.png" in printed and "//" not in printed

@@ -1,6 +1,6 @@
 """The Ray backend gives exactly the process backend's results (a local Ray, 2 CPUs).
 
-Skipped only when Ray is not installed (``pip install 'shockwave-gym[ray]'``).
+Skipped only when Ray is not installed (the ``ray`` extra: ``make install`` in a clone).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ try:
 except ImportError:  # pragma: no cover - rootdir-less layout
     import test_harness_agents as helpers
 
-ray = pytest.importorskip("ray", reason="Ray is not installed (optional extra: shockwave-gym[ray])")
+ray = pytest.importorskip("ray", reason="Ray is not installed (the optional 'ray' extra: make install)")
 
 
 def test_ray_backend_matches_process_backend(tmp_path, monkeypatch):

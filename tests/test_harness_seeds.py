@@ -95,3 +95,46 @@ def test_cli_prints_the_seed_warning_once_and_n_1_in_the_table(tmp_path):
                       "only for them (n=1 in the table)"]
     table = [line.split() for line in out.getvalue().splitlines() if line.split()[:1] in (["fifo"], ["srtf"])]
     assert [row[-1] for row in table[:2]] == ["1", "1"]  # the n column of the first block
+
+
+def _documented_seed_examples():
+    """(where, agents, options, seeds) of every compare/evaluate example with several seeds
+    in README.md and docs/HARNESS.md."""
+    import ast
+    import re
+    import shlex
+    from pathlib import Path
+
+    from shockwave_gym.cli.compare_command import parse_per_agent_options
+
+    repo = Path(__file__).resolve().parents[1]
+    found = []
+    for page in ("README.md", "docs/HARNESS.md"):
+        for line in (repo / page).read_text(encoding="utf-8").splitlines():
+            if line.startswith("shockwave-gym compare") and "--seeds" in line:
+                words = shlex.split(line.split("#")[0])
+                flags: dict[str, list[str]] = {}
+                for word in words[2:]:
+                    if word.startswith("--"):
+                        key = word
+                        flags.setdefault(key, [])
+                    else:
+                        flags[key].append(word)
+                agents = ",".join(flags["--agents"]).split(",")
+                options = parse_per_agent_options(flags.get("--agent-opt", []))
+                found.append((page, agents, options, [int(s) for s in flags["--seeds"]]))
+            for match in re.finditer(r"evaluate\((\[[^\]]*\]).*?seeds=\(([\d, ]+)\)", line):
+                found.append((page, ast.literal_eval(match.group(1)), {}, [int(s) for s in match.group(2).split(",") if s.strip()]))
+    return found
+
+
+def test_the_documented_seed_examples_run_every_seed_for_every_agent():
+    """The docs' own examples do not trigger the "seeds make no difference" warning."""
+    from shockwave_gym.harness.grid import resolve_agents
+    from shockwave_gym.harness.seeding import seed_free_labels
+
+    examples = _documented_seed_examples()
+    assert any(page == "README.md" for page, *_ in examples)
+    for page, agents, options, seeds in examples:
+        if len(seeds) > 1:
+            assert seed_free_labels(resolve_agents(agents, dict(options))) == [], (page, agents, options)

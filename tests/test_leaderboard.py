@@ -124,7 +124,7 @@ def test_leaderboard_rejects_the_train_split_and_unknown_agents(tmp_path, capsys
 
 
 def test_leaderboard_runs_unchanged_on_the_ray_backend(tmp_path, monkeypatch):
-    ray = pytest.importorskip("ray", reason="Ray is not installed (optional extra: shockwave-gym[ray])")
+    ray = pytest.importorskip("ray", reason="Ray is not installed (the optional 'ray' extra: make install)")
     import os
 
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
@@ -139,3 +139,53 @@ def test_leaderboard_runs_unchanged_on_the_ray_backend(tmp_path, monkeypatch):
         return [{k: r[k] for k in ("trace", "agent", *EXACT)} for r in csv.DictReader(path.open())]
 
     assert exact(tmp_path / "ray" / "LEADERBOARD.csv") == exact(tmp_path / "pool" / "LEADERBOARD.csv")
+
+
+def test_labelled_agent_adds_to_the_default_set_and_stdout_shows_the_table(tmp_path, capsys, monkeypatch):
+    import shockwave_agents
+
+    # "every available agent", shrunk to two so the test stays fast; the CLI resolves it as usual
+    monkeypatch.setattr(shockwave_agents, "available_agents", lambda: ["fifo", "srtf"])
+    out = tmp_path / "lb"
+    argv = ["leaderboard", "--split", "validation", "--suites", "small-light", "--agent", "mine=fifo:backfill=false",
+            "--workers", "1", "--out", str(out), "--quiet"]
+    assert main(argv) == 0
+    stdout = capsys.readouterr().out
+    assert stdout.startswith("15 cells (15 run now)")
+    rows = list(csv.DictReader((out / "LEADERBOARD.csv").open()))
+    assert {r["agent"] for r in rows} == {"fifo", "srtf", "mine"}
+    md = (out / "LEADERBOARD.md").read_text()
+    assert "## Overall" in md and "--agents all --agent mine=fifo:backfill=false" in md
+    # the Overall table on stdout, one line per agent, FIFO's ratios exactly 1
+    assert "Overall (5 traces; makespan and JCT as ratios to fifo" in stdout
+    table = {line.split()[0]: line for line in stdout.splitlines()[2:] if line.split()}
+    assert set(table) >= {"agent", "fifo", "srtf", "mine"}
+    assert table["fifo"].split()[1:4] == ["1.000", "±", "0.000"]
+
+
+def test_quick_output_says_n_and_that_the_interval_is_wide(tmp_path, capsys):
+    argv = ["leaderboard", "--quick", "--suites", "small-light", "--agents", "fifo", "srtf", "--workers", "1",
+            "--out", str(tmp_path / "q"), "--quiet"]
+    assert main(argv) == 0
+    stdout = capsys.readouterr().out
+    assert "n = 2 traces per suite" in stdout and "t(0.975, 1) = 12.7 and is wide" in stdout
+    assert "n = 2 traces per suite" in (tmp_path / "q" / "LEADERBOARD.md").read_text()
+
+
+def test_leaderboard_help_shows_a_single_percent_sign(capsys):
+    assert main(["leaderboard", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "95% Student-t" in text and "%%" not in text
+
+
+def test_reporting_page_quotes_the_pinned_split_digests_and_the_quick_t_value():
+    from scipy import stats
+
+    from shockwave_gym.traces.suites import split_digest
+
+    page = (DOCS / "REPORTING.md").read_text(encoding="utf-8")
+    assert f"`{split_digest(None, 'test')}` (test)" in page
+    assert f"`{split_digest(None, 'validation')}` (validation)" in page
+    assert f"t(0.975, 1) = {stats.t.ppf(0.975, 1):.1f}" in page and min(QUICK_SUITES.values()) == 1
+    for words in ("split", "suite version", "table", "command", "commit"):
+        assert words in page.split("\n\n")[1]  # named up front

@@ -140,3 +140,26 @@ def test_train_rejects_bad_input(tmp_path):
     assert code == 2 and "at least one cluster per suite" in stderr
     with pytest.raises(Exception, match="no such policy"):
         make_agent("ppo", path=str(tmp_path / "nothing"))
+
+
+def test_train_into_a_pipe_is_never_silent_for_long(tmp_path):
+    """stderr is a pipe (a log, `| tee`): a line at once, then one at least every
+    --progress-every-s seconds until the end, whatever phase training is in."""
+    import subprocess
+    import sys
+    import time
+
+    every_s = 1.0
+    argv = [sys.executable, "-m", "shockwave_gym.cli", "train", "--timesteps", "512", "--envs", "1", "--n-steps", "256",
+            "--batch-size", "128", "--embed-dim", "16", "--hidden-dim", "32", "--out", str(tmp_path / "run"),
+            *SMALL[:-1], str(every_s)]
+    start = time.perf_counter()
+    process = subprocess.Popen(argv, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    arrivals = [(time.perf_counter() - start, line) for line in process.stderr]
+    assert process.wait(timeout=600) == 0, "".join(line for _, line in arrivals)
+    lines = [line for _, line in arrivals]
+    assert lines[0].startswith("[train] loading torch") and lines[1].startswith("[train] preparing")
+    assert any("; still " in line for line in lines)  # the heartbeat spoke during a phase without lines
+    times = [0.0, *(t for t, _ in arrivals)]
+    # generous slack for a loaded machine; without the heartbeat, phases take several seconds
+    assert max(b - a for a, b in zip(times[2:], times[3:], strict=False)) < every_s + 3.0, arrivals

@@ -90,3 +90,55 @@ def test_docs_index_links_every_page_and_every_relative_link_resolves():
             if not (page.parent / target).exists():
                 broken.append(f"{page.name} -> {target}")
     assert not broken, f"broken relative links: {broken}"
+
+
+def test_inline_figures_keep_showing_after_evaluate_writes_its_figures(tmp_path, monkeypatch):
+    """``evaluate(..., out=...)`` draws its PNGs without switching the caller's backend."""
+    nbformat = pytest.importorskip("nbformat", reason="nbformat is in the dev extras (make install)")
+    nbclient = pytest.importorskip("nbclient", reason="nbclient is in the dev extras (make install)")
+    pytest.importorskip("ipykernel", reason="ipykernel is in the dev extras (make install)")
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+    out = tmp_path / "eval"
+    cells = [
+        "%matplotlib inline\nimport matplotlib\nimport matplotlib.pyplot as plt\nbefore = matplotlib.get_backend()",
+        "import shockwave_gym\n"
+        f"shockwave_gym.evaluate('fifo,srtf', 'teaching-12', gpus=4, workers=1, out={str(out)!r}, progress=False)\n"
+        "assert matplotlib.get_backend() == before, (before, matplotlib.get_backend())",
+        "plt.plot([0, 1], [1, 0])\nplt.title('after evaluate')\nplt.show()",
+    ]
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in cells])
+    client = nbclient.NotebookClient(notebook, timeout=300, kernel_name="python3")
+    client.execute()
+    assert (out / "figures" / "teaching-12" / "relative_bars.png").is_file()
+    shown = [o for o in notebook.cells[2].outputs if o.get("output_type") == "display_data"]
+    assert shown and "image/png" in shown[0]["data"], notebook.cells[2].outputs
+
+
+def test_every_notebook_named_in_a_notebook_or_doc_exists():
+    """A notebook that names another (``02_head_to_head.ipynb``, ``lab2_fairness.ipynb``)
+    names one that is in the repository."""
+    shipped = {p.name for p in NOTEBOOKS.rglob("*.ipynb")}
+    missing = []
+    for page in [*NOTEBOOKS.rglob("*.ipynb"), *DOCS.glob("*.md"), REPO / "README.md"]:
+        for name in set(re.findall(r"[A-Za-z0-9_]+\.ipynb", page.read_text(encoding="utf-8"))):
+            placeholder = name.startswith(("alice", "bob", "my")) or name.removesuffix(".ipynb").isupper()
+            if name not in shipped and not placeholder:
+                missing.append(f"{page.name}: {name}")
+        for number in set(re.findall(r"\bnotebooks?\s+(0\d)\b", page.read_text(encoding="utf-8"))):
+            if not any(shipped_name.startswith(f"{number}_") for shipped_name in shipped):
+                missing.append(f"{page.name}: notebook {number}")
+    assert not missing, missing
+
+
+@pytest.mark.parametrize("name", NOTEBOOK_NAMES)
+def test_every_plot_in_a_notebook_has_a_title_and_a_y_label(name):
+    """Plot cells name what they show in words (no raw column names as the only label)."""
+    notebook = json.loads((NOTEBOOKS / name).read_text(encoding="utf-8"))
+    for index, cell in enumerate(notebook["cells"]):
+        source = "".join(cell["source"])
+        if cell["cell_type"] != "code" or not re.search(r"\.plot\(|\.plot\.|\.bar\(|\.scatter\(|subplots\(", source):
+            continue
+        assert re.search(r"\btitle\s*=|set_title\(|suptitle\(", source), f"{name} cell {index}: no title"
+        assert re.search(r"\bylabel\s*=|set_ylabel\(", source), f"{name} cell {index}: no y label"
+        assert not re.search(r"title\s*=\s*(f\"[^\"]*)?\{?metric\}?\"?\s*[,)]", source), f"{name} cell {index}: raw column title"

@@ -214,6 +214,34 @@ def test_frontier_pareto_and_target_check():
     assert frontier["parse_trace"]("canonical-analogue-120") == ("canonical-analogue-120", 32)
 
 
+def test_frontier_figure_k_labels_do_not_overlap_and_coincident_points_share_one():
+    import matplotlib
+
+    frontier = frontier_module()
+    backend = matplotlib.get_backend()
+    # a crowded sweep: three k with the same outcome, and points a few pixels apart
+    sweep = [point("shockwave", numerics, k, 25_000 + 40 * i + 5 * (numerics == "authors"), 0.30 - 0.002 * i,
+                   jct=10_000 + 20 * i, worst=1.4 - 0.003 * i)
+             for numerics in ("faithful", "authors") for i, k in enumerate((0.0, 1e-5, 1e-4, 3e-4, 1e-3, 3e-3))]
+    sweep[1]["authors_basis"] = sweep[2]["authors_basis"] = sweep[0]["authors_basis"]
+    others = [point(agent, None, None, 25_100, 0.29, jct=10_050, worst=1.39) for agent in ("gavel", "shockwave-fair")]
+    record = {"traces": [{"trace": "t", "gpus": 32, "points": sweep + others}],
+              "authors_published_canonical": {}}
+    figure = frontier["draw"](record, None)
+    assert matplotlib.get_backend() == backend  # drawn on its own canvas
+    renderer = figure.canvas.get_renderer()
+    for ax in figure.axes:
+        labels = [t for t in ax.texts if t.get_text()]
+        texts = [t.get_text() for t in labels]
+        faithful = [t.get_text() for t in labels if t.get_color() == "tab:blue"]
+        assert faithful == ["0, 1e-05, 0.0001", "0.0003", "0.001", "0.003"]  # one label for the three alike
+        boxes = [t.get_window_extent(renderer) for t in labels]
+        for i, a in enumerate(boxes):
+            assert ax.bbox.x0 <= a.x0 and a.x1 <= ax.bbox.x1, texts[i]  # inside the axes
+            for j, b in enumerate(boxes[:i]):
+                assert not a.overlaps(b), (texts[i], texts[j])
+
+
 # --- the authors' whole-second profiles and round-clock calibration ----------------------
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import subprocess
 import sys
 
@@ -20,6 +21,7 @@ from shockwave_gym.traces.suites import (
     MultiSuiteSource,
     Suite,
     SuiteTraceSource,
+    entry_trace,
     get_suite,
     offered_load,
     resolve_suites,
@@ -217,3 +219,41 @@ def test_vector_clusters_on_a_fixed_split_start_at_different_traces():
     rng = np.random.default_rng(0)
     first = [k["trace"].sample(rng).name for k in kwargs]
     assert first == [f"small-light-validation-{i}" for i in range(3)]
+
+
+def test_run_and_compare_take_suite_trace_names_with_the_suite_cluster(tmp_path, capsys):
+    import json
+
+    from shockwave_gym.cli import main
+    from shockwave_gym.harness import evaluate
+
+    # the leaderboard's way: the split entry's trace on the suite's cluster
+    entry = next(e for e in split_entries(["small-nominal"], "test") if e.trace_name == "small-nominal-test-0")
+    expected = evaluate("fifo", [entry_trace(entry)], gpus={"small-nominal-test-0": get_suite("small-nominal").gpus},
+                        workers=1, figures=False, progress=False)
+    assert main(["run", "--agent", "fifo", "--trace", "small-nominal-test-0", "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["gpus"] == get_suite("small-nominal").gpus
+    assert record["makespan_s"] == expected["makespan_s"].iloc[0]
+    assert record["avg_jct_s"] == expected["avg_jct_s"].iloc[0]
+    out = tmp_path / "cmp"
+    assert main(["compare", "--agents", "fifo", "--traces", "small-nominal-test-0", "hetero-mixed-validation-1",
+                 "--workers", "1", "--no-figures", "--quiet", "--out", str(out)]) == 0
+    rows = {r["trace"]: r for r in csv.DictReader((out / "results.csv").open())}
+    assert float(rows["small-nominal-test-0"]["makespan_s"]) == expected["makespan_s"].iloc[0]
+    hetero = get_suite("hetero-mixed")
+    assert rows["hetero-mixed-validation-1"]["cluster"] == str(hetero.cluster_spec)
+    assert int(rows["hetero-mixed-validation-1"]["gpus"]) == hetero.gpus
+
+
+@pytest.mark.parametrize(("trace", "words"), [
+    ("small-nominal-test-9", "small-nominal's test split has the traces small-nominal-test-0, "),
+    ("canonical-test-0", "canonical's test split has the traces authors-canonical-120, canonical-test-1"),
+    ("no-such-suite-test-0", "not a bundled trace"),
+])
+def test_a_suite_trace_name_past_the_split_is_one_line_and_exit_2(trace, words, capsys):
+    from shockwave_gym.cli import main
+
+    assert main(["run", "--agent", "fifo", "--trace", trace]) == 2
+    err = capsys.readouterr().err
+    assert words in err and err.count("\n") == 1

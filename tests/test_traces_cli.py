@@ -95,3 +95,45 @@ def test_unwritable_output_exits_2(tmp_path, capsys):
     out = tmp_path / "missing-dir" / "t.jsonl"
     assert main(["generate-trace", "--jobs", "3", "--seed", "0", "--out", str(out)]) == 2
     assert "cannot write" in capsys.readouterr().err
+
+
+def test_generate_sizes_a_trace_for_a_cluster_and_a_load(tmp_path, capsys):
+    from shockwave_gym.profile import job_profile
+    from shockwave_gym.throughput import ThroughputTable
+    from shockwave_gym.traces.load import trace_offered_load
+
+    out = tmp_path / "sized.jsonl"
+    assert main(["generate-trace", "--jobs", "60", "--seed", "3", "--gpus", "16", "--load", "1.2", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    trace = load_trace(str(out), gpus=16)
+    # the definition, computed here from the file: sum(gang x isolated s) / (GPUs x arrival span)
+    table = ThroughputTable.builtin_v100()
+    work = sum(job.gang * job_profile(job, table).isolated_time_s for job in trace.jobs)
+    span = trace.jobs[-1].arrival_s - trace.jobs[0].arrival_s
+    assert work / (16 * span) == pytest.approx(1.2, rel=1e-4) == trace_offered_load(trace, 16)
+    rate = float(printed.split(" at ")[1].split()[0])
+    assert "offered load 1.200 on 16 GPUs" in printed
+    # the printed rate regenerates the same file; the jobs are those of the unsized trace
+    again = tmp_path / "again.jsonl"
+    assert main(["generate-trace", "--jobs", "60", "--seed", "3", "--arrival-rate-per-hour", repr(rate),
+                 "--out", str(again)]) == 0
+    assert again.read_bytes() == out.read_bytes()
+    plain = tmp_path / "plain.jsonl"
+    assert main(["generate-trace", "--jobs", "60", "--seed", "3", "--gpus", "16", "--out", str(plain)]) == 0
+    unsized = load_trace(str(plain))
+    assert [(j.model, j.gang, j.total_iterations) for j in unsized.jobs] == [
+        (j.model, j.gang, j.total_iterations) for j in trace.jobs]
+    assert "offered load 8.391 on 16 GPUs at 90 arrivals/h" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("extra", "words"), [
+    (["--load", "1"], "--load needs --gpus"),
+    (["--gpus", "16", "--load", "1", "--arrival-rate-per-hour", "30"], "give --load or --arrival-rate-per-hour"),
+    (["--gpus", "16", "--load", "0"], "--load must be a finite number > 0"),
+    (["--gpus", "4"], "--gpus 4: job"),
+])
+def test_generate_sizing_bad_inputs_are_one_line(tmp_path, capsys, extra, words):
+    out = tmp_path / "t.jsonl"
+    assert main(["generate-trace", "--jobs", "60", "--seed", "3", *extra, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert words in err and err.count("\n") == 1 and not out.exists()

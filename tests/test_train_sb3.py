@@ -34,9 +34,15 @@ def test_the_documented_sb3_script_trains_saves_and_evaluates(tmp_path, monkeypa
     assert len(script.strip().splitlines()) <= 25
     assert "total_timesteps=100_000" in script and '"prior": "srtf"' in script
     monkeypatch.chdir(tmp_path)
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(compile(script.replace("100_000", "1_024"), str(DOC), "exec"), {"__name__": "__main__"})
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        exec(compile(script.replace("100_000", "1_024").replace("every_s=15", "every_s=0.5"), str(DOC), "exec"),
+             {"__name__": "__main__"})
+    # the script talks while it trains, on stderr: a start line, step lines, and an end line
+    lines = err.getvalue().splitlines()
+    assert lines[0] == "[learn] 1,024 steps; a line every 0.5 s", lines
+    assert any(re.match(r"\[learn\] [\d,]+/1,024 steps(, [\d,]+ steps/s|; still )", line) for line in lines[1:-1])
+    assert re.fullmatch(r"\[learn\] done: 1,024 steps in [\d,]+ s", lines[-1])
     printed = dict(line.split() for line in out.getvalue().splitlines())
     assert set(printed) == {"mine", "srtf", "fifo"} and all(int(v) > 0 for v in printed.values())
     meta = json.loads((tmp_path / "runs" / "sb3" / "policy.json").read_text())

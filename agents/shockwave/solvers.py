@@ -11,11 +11,15 @@
 :func:`select_backend` checks licences (:mod:`.licences`) and solves a tiny MIP before it
 trusts a solver. ``solver="auto"`` takes MOSEK or Gurobi only with a licence that can take
 any program, so a size-limited or missing licence never changes the plans: the figures are
-then HiGHS's, and one :class:`~.licences.SolverFallbackWarning` says why.
+then HiGHS's. Why a licensed solver was passed over goes to ``planner_stats.solver_note``
+and to this module's logger at debug level: under ``"auto"`` HiGHS is the expected outcome,
+not news. A :class:`~.licences.SolverFallbackWarning` is raised only when the user named the
+solver that cannot be used (``solver="mosek"`` or ``"gurobi"``), or when no MIP solver works.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from functools import cache
 
@@ -37,6 +41,7 @@ __all__ = [
 OPTIMAL, FEASIBLE, INFEASIBLE = SolveStatus.OPTIMAL, SolveStatus.FEASIBLE, SolveStatus.INFEASIBLE
 NO_SOLUTION, ERROR, UNLICENSED = SolveStatus.NO_SOLUTION, SolveStatus.ERROR, SolveStatus.UNLICENSED
 LICENSED = ("mosek", "gurobi")
+logger = logging.getLogger(__name__)
 
 
 class GreedyOnlyBackend:
@@ -137,4 +142,7 @@ def _chosen(name: str, threads: int, preference: str, skipped: list[str], warned
             note = f"{check.explain()}; each program above the limit is solved by HiGHS"
     elif skipped and (preference != "auto" or warned):
         note = f"solver={preference}: {'; '.join(skipped)}; using {name}"
-    return BackendChoice(backend, note, note if warned else None)
+    if note:
+        logger.debug("%s", note)
+    # under "auto" a licensed solver passed over is the expected path: debug level only
+    return BackendChoice(backend, note, note if warned and preference != "auto" else None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 import sys
 import warnings
+from pathlib import Path
 
 from shockwave_gym.cli.run_command import add_common_episode_arguments, seed_int
 
@@ -141,9 +142,10 @@ def compare(args) -> int:
     if results is not None and len(results):
         reference = results.attrs["reference"]
         print_summary(summarise(results, reference), reference, results.attrs["reference_note"], console)
-        where = f"{args.out}/results.csv, jobs.csv, summary.md"
+        out = Path(args.out)  # "results/" prints as results/results.csv, not results//results.csv
+        where = f"{out / 'results.csv'}, jobs.csv, summary.md"
         if not args.no_figures:
-            where += f", figures/ ({args.out}/figures/<trace>/*.png)"
+            where += f", figures/ ({out / 'figures'}/<trace>/*.png)"
         console.print(f"written: {where}")
     if failed is not None:
         print(f"shockwave-gym: error: {failed}", file=sys.stderr)

@@ -15,16 +15,17 @@ def add_parsers(subparsers) -> None:
             "Run every agent on every trace of a fixed split of the task suites (docs/SUITES.md) "
             "through the evaluation harness (resumable: cells saved in --out are reused), then write "
             "--out/LEADERBOARD.md and LEADERBOARD.csv (and --doc, if given): per suite and overall, "
-            "mean and 95%% Student-t interval over the suite's traces."
+            "mean and 95% Student-t interval over the suite's traces. The Overall table (or each "
+            "suite's, without FIFO) is printed to stdout."
         ),
     )
     parser.add_argument("--split", choices=("test", "validation"), default="test", help="which fixed split (default test)")
     parser.add_argument("--quick", action="store_true", help="a small subset for CI (2 traces of small-light, medium-nominal, static-only; the authors' canonical trace)")
     parser.add_argument("--suites", default=None, metavar="NAME[,NAME...]", help="only these suites (default: all)")
     parser.add_argument("--agents", nargs="+", action="extend", default=None, metavar="AGENT",
-                        help="agent names or comma lists (default: all available agents)")
+                        help="agent names or comma lists (default: all available agents; --agent adds to them)")
     parser.add_argument("--agent", action="append", default=[], metavar="LABEL=KIND[:OPT=VALUE,...]",
-                        help="also run this agent under your label (repeatable), e.g. mine=maskable_ppo:path=runs/mppo")
+                        help="also run this agent under your label (repeatable), besides --agents or every available agent, e.g. mine=maskable_ppo:path=runs/mppo")
     parser.add_argument("--backend", choices=("process", "ray"), default="process", help="where cells run (ray needs the 'ray' extra)")
     parser.add_argument("--workers", type=int, default=None, help="parallel worker processes (default 2; 1 = in this process)")
     parser.add_argument("--out", default="leaderboard_out", help="cell store and outputs (default leaderboard_out)")
@@ -44,12 +45,14 @@ def leaderboard(args) -> int:
     from shockwave_gym.harness.leaderboard import (
         leaderboard_entries,
         run_leaderboard,
+        summary_text,
         write_leaderboard,
     )
 
     check_output_dir(args.out, "--out")
     leaderboard_entries(args.split, args.suites, args.quick)  # a bad --suites fails before anything runs
-    agents = list(args.agents or (["all"] if not args.agent else [])) + list(args.agent)
+    # --agent adds to the agents run (every available one unless --agents names them)
+    agents = list(args.agents or ["all"]) + list(args.agent)
     check_agents(agents, {}, None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", HarnessWarning)  # one seed per cell: nothing to warn about
@@ -65,4 +68,5 @@ def leaderboard(args) -> int:
         written += write_leaderboard(run, args.doc)
     print(f"{len(run.results)} cells ({run.cells_run} run now) in {run.wall_s:.1f} s; written: "
           + ", ".join(str(p) for p in written))
+    print(summary_text(run))
     return 0

@@ -102,14 +102,19 @@ def add_parsers(subparsers) -> None:
                         "SIGINT/SIGTERM stop the run, write partial results and exit 130/143")
     parser.set_defaults(func=run)
 
-    agents = subparsers.add_parser("agents", help="list the available agents")
+    agents = subparsers.add_parser("agents", help="list the available agents, one line each")
     agents.set_defaults(func=list_agents)
 
 
 def list_agents(args) -> int:
     from shockwave_agents import available_agents
+    from shockwave_agents.registry import agent_description, policy_kinds
 
-    print("\n".join(available_agents()))
+    names = available_agents()
+    width = max(map(len, [*names, *policy_kinds()]))
+    print("\n".join(f"{name:<{width}}  {agent_description(name)}".rstrip() for name in names))
+    print("\nyour trained policies (--agent LABEL=KIND:path=DIR):")
+    print("\n".join(f"{name:<{width}}  {agent_description(name)}" for name in policy_kinds()))
     return 0
 
 

@@ -50,6 +50,7 @@ def _save(trace, out: str) -> None:
 def _generate(args: argparse.Namespace) -> int:
     from shockwave_gym.throughput import ThroughputTable
     from shockwave_gym.traces import GeneratorConfig, generate_trace
+    from shockwave_gym.traces.load import generate_for_load, trace_offered_load
 
     optional = {}
     if args.gang_mix is not None:
@@ -60,19 +61,35 @@ def _generate(args: argparse.Namespace) -> int:
         optional["min_duration_h"] = args.min_duration_h
     if args.max_duration_h is not None:
         optional["max_duration_h"] = args.max_duration_h
+    args.rate_given = args.arrival_rate_per_hour is not None
     config = GeneratorConfig(
         num_jobs=args.jobs,
         seed=args.seed,
-        arrival_rate_per_hour=args.arrival_rate_per_hour,
+        arrival_rate_per_hour=90.0 if args.arrival_rate_per_hour is None else args.arrival_rate_per_hour,
         name=args.name,
         cluster=args.cluster,
         arrival_rate_per_gpu_hour=args.arrival_rate_per_gpu_hour,
         **optional,
     )
     table = ThroughputTable.load(args.throughputs) if args.throughputs else None
-    trace = generate_trace(config, table)
+    if args.load is not None:
+        if args.gpus is None:
+            raise InputError("--load needs --gpus (the cluster the load is offered to)")
+        if args.rate_given:
+            raise InputError("give --load or --arrival-rate-per-hour, not both (--load sets the rate)")
+        trace, config = generate_for_load(config, args.gpus, args.load, table)
+    else:
+        trace = generate_trace(config, table)
+    sizing = ""
+    if args.gpus is not None:
+        too_big = [job for job in trace.jobs if job.gang > args.gpus]
+        if too_big:
+            raise InputError(f"--gpus {args.gpus}: job {too_big[0].job_id} needs {too_big[0].gang} GPUs; "
+                             f"give a --gang-mix without gangs above {args.gpus}")
+        sizing = (f"; offered load {trace_offered_load(trace, args.gpus, table):.3f} on {args.gpus} GPUs "
+                  f"at {config.arrival_rate_per_hour:g} arrivals/h")
     _save(trace, args.out)
-    print(f"wrote {trace.num_jobs} jobs ({trace.name}) to {args.out}")
+    print(f"wrote {trace.num_jobs} jobs ({trace.name}) to {args.out}{sizing}")
     return 0
 
 
@@ -127,8 +144,13 @@ def add_parsers(subparsers) -> None:
     )
     gen.add_argument("--jobs", type=positive_int, required=True, help="number of jobs")
     gen.add_argument("--seed", type=seed_int, required=True, help="RNG seed, an integer in [0, 2**32)")
-    gen.add_argument("--arrival-rate-per-hour", type=float, default=90.0,
+    gen.add_argument("--arrival-rate-per-hour", type=float, default=None,
                      help="mean arrivals per hour (default 90, i.e. one every 40 s)")
+    gen.add_argument("--gpus", type=positive_int, default=None,
+                     help="the cluster the trace is for: every gang must fit, and the offered load on it is printed")
+    gen.add_argument("--load", type=float, default=None, metavar="L",
+                     help="with --gpus: choose the arrival rate so that the offered load, sum(gang x isolated time) / "
+                     "(GPUs x arrival span), is L (docs/TRACES.md, 'Offered load')")
     gen.add_argument("--gang-mix", help="gang probabilities, e.g. 1:0.6,2:0.3,4:0.09,8:0.01")
     gen.add_argument("--mode-mix", help="mode probabilities, e.g. static:0,accordion:0.5,gns:0.5")
     gen.add_argument("--min-duration-h", type=float, help="shortest candidate duration (default 0.2)")

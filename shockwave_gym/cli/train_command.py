@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from shockwave_gym.cli.run_command import seed_int
-from shockwave_gym.errors import InputError
+from shockwave_gym.errors import InputError, install_hint
 
 ALGO_CHOICES = ("ppo", "maskable_ppo", "bc")
 
@@ -154,8 +154,7 @@ def require_rl_extra(algo: str, finetune: bool = False) -> None:
     missing = [name for name in needed if importlib.util.find_spec(name) is None]
     if missing:
         raise InputError(
-            f"train --algo {algo} needs the 'rl' extra (missing: {', '.join(missing)}); "
-            "install it with: pip install 'shockwave-gym[rl]'"
+            f"train --algo {algo} needs the 'rl' extra (missing: {', '.join(missing)}): {install_hint('rl')}"
         )
 
 
@@ -178,6 +177,7 @@ def train_command(args) -> int:
             raise InputError(f"--prior {args.prior}: the prior starts an RL run (--algo ppo or maskable_ppo); "
                              "behaviour cloning (--algo bc) fits its own network from scratch")
         return _imitate(args, workload, reward, command)
+    print("[train] loading torch and stable-baselines3", file=sys.stderr, flush=True)
     from shockwave_gym.training.train import TrainConfig, train
 
     config = TrainConfig(
@@ -240,7 +240,7 @@ def _print_summary(out: str, mean: dict, reference: dict | None, reference_name:
         what = " (+ policy.json: the best validation checkpoint; last weights: final_policy.npz)"
     else:
         what = " (+ policy.json)"
-    print(f"policy: {out}/policy.npz{what}; metrics: {out}/eval.json")
+    print(f"policy: {Path(out) / 'policy.npz'}{what}; metrics: {Path(out) / 'eval.json'}")
     for label, row in (("policy", mean), (reference_name, reference)):
         print(f"{label:>12}: avg JCT {fmt(row, 'avg_jct_s', ',.0f')} s, makespan {fmt(row, 'makespan_s', ',.0f')} s, "
               f"worst FTF {fmt(row, 'worst_ftf', '.2f')}, unfair {fmt(row, 'unfair_fraction', '.1%')} "

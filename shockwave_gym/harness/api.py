@@ -168,6 +168,9 @@ def _run(pending: list[Cell], records: dict, store: CellStore | None, backend: s
             bar.note(f"resuming: {total - len(pending)} of {total} cells already saved in {store.out}; running {len(pending)}")
         if not pending:
             return errors
+        many = "" if workers == 1 or len(pending) == 1 else " in parallel"
+        bar.note(f"running {len(pending)} cell(s){many}, longest first (first: {pending[0].label}); "
+                 "a line as each finishes")
         with closing(run_cells(pending, backend, workers)) as stream:
             for cell, record in stream:
                 if "error" in record:

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 
-from shockwave_gym.errors import InputError
+from shockwave_gym.errors import InputError, install_hint
 from shockwave_gym.harness.cells import Cell, check_sendable, init_worker, run_cell
 from shockwave_gym.harness.lifeline import die_with_parent
 
@@ -111,7 +111,7 @@ def _ray(cells: list[Cell], workers: int) -> Iterator[tuple[Cell, dict]]:
         import ray
     except ImportError:
         raise InputError(
-            "backend 'ray' needs Ray, an optional extra: pip install 'shockwave-gym[ray]'"
+            f"backend 'ray' needs Ray, the optional 'ray' extra: {install_hint('ray')}"
         ) from None
     started_here = not ray.is_initialized()
     if started_here:

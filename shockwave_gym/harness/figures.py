@@ -1,4 +1,8 @@
-"""Paper-style figures of an evaluation, one set per trace, drawn with matplotlib (Agg).
+"""Paper-style figures of an evaluation, one set per trace, drawn with matplotlib.
+
+Each figure is a :class:`matplotlib.figure.Figure` on its own Agg canvas, outside pyplot:
+drawing them never changes the caller's backend, so inline plots in a notebook keep
+showing after ``evaluate(..., out=...)``.
 
 - ``relative_bars.png``: makespan, avg JCT, mean and p95 fair-share ρ, and the paper's worst
   FTF and unfair fraction (static contention) of each agent relative to the reference (seed
@@ -46,15 +50,6 @@ UTILIZATION_BINS = 120
 CellId = tuple[str, str, int]  # (trace, agent, seed)
 
 
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def agent_colors(agents: list[str], reference: str) -> dict[str, tuple]:
     """One stable colour per agent (in the order given); the reference is black."""
     from matplotlib import colormaps
@@ -66,16 +61,17 @@ def agent_colors(agents: list[str], reference: str) -> dict[str, tuple]:
 
 
 def _new_figure(name: str):
-    plt = _pyplot()
-    return plt.figure(figsize=FIGURE_INCHES[name], dpi=DPI, layout="constrained")
+    """A figure with its own Agg canvas, unknown to pyplot (no backend switch, nothing to close)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=FIGURE_INCHES[name], dpi=DPI, layout="constrained")
+    FigureCanvasAgg(figure)
+    return figure
 
 
 def _save(figure, path: Path) -> Path:
-    plt = _pyplot()
-    try:
-        save_figure_atomic(figure, path, dpi=DPI)
-    finally:
-        plt.close(figure)
+    save_figure_atomic(figure, path, dpi=DPI)
     return path
 
 

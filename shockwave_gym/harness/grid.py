@@ -85,17 +85,18 @@ def resolve_traces(
     """Each trace, loaded and validated, with its cluster size.
 
     ``gpus`` is one size for all traces, a mapping trace name -> size, or ``None``; a bundled
-    trace's default comes from :data:`shockwave_gym.traces.BUNDLED_GPUS`, and any other trace
-    needs an explicit size.
+    trace's default comes from :data:`shockwave_gym.traces.BUNDLED_GPUS`, a suite trace's
+    (``small-nominal-test-0``) from its suite, and any other trace needs an explicit size.
     """
     from shockwave_gym.traces import load_trace, resolve_gpus, resolve_trace_path
+    from shockwave_gym.traces.suite_names import suite_of_trace_name
 
     items = [traces] if isinstance(traces, str | Trace) else list(traces)
     if not items:
         raise InputError("no traces to evaluate")
     loaded, names = [], set()
     for item in items:
-        if not isinstance(item, Trace):
+        if not isinstance(item, Trace) and suite_of_trace_name(str(item)) is None:
             resolve_trace_path(item)  # a typo is "no such trace", not "--gpus is required"
         name = item.name if isinstance(item, Trace) else str(item)
         size = gpus.get(name) if isinstance(gpus, Mapping) else gpus

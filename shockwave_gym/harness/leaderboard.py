@@ -281,6 +281,8 @@ def leaderboard_markdown(run: LeaderboardRun) -> str:
         f"{results['wall_s'].sum() / 60:.1f} min. Per-cell numbers: [LEADERBOARD.csv](LEADERBOARD.csv).",
         "",
     ]
+    if run.quick:
+        lines += [quick_note(), ""]
     overall = overall_rows(results)
     if overall:
         lines += [
@@ -305,6 +307,41 @@ def leaderboard_markdown(run: LeaderboardRun) -> str:
             "",
         ]
     return "\n".join(lines)
+
+
+def quick_note() -> str:
+    """What a ``--quick`` interval means: few traces per suite, so it is wide."""
+    from scipy import stats
+
+    sizes = sorted({n for n in QUICK_SUITES.values() if n > 1})
+    t_value = float(stats.t.ppf(0.975, sizes[0] - 1))
+    return (f"**Quick subset.** n = {', '.join(map(str, sizes))} traces per suite (1 for `canonical`): each "
+            f"interval uses t(0.975, {sizes[0] - 1}) = {t_value:.1f} and is wide, often wider than the mean. "
+            "It checks that the pipeline runs; it is not a figure to report. Run the full split for numbers "
+            "(docs/REPORTING.md).")
+
+
+def summary_text(run: LeaderboardRun) -> str:
+    """The leaderboard in brief for the terminal: the Overall table (or, when the reference
+    was not run, each suite's) without the command column."""
+    overall = overall_rows(run.results)
+    if overall:
+        blocks = [(f"Overall ({len(run.entries)} traces; makespan and JCT as ratios to {REFERENCE})",
+                   overall, OVERALL_METRICS)]
+    else:
+        suites = dict.fromkeys(entry.suite for entry in run.entries)
+        blocks = [(suite, suite_rows(run.results, suite), METRICS) for suite in suites]
+    lines = []
+    for title, rows, metrics in blocks:
+        table = [["agent", *(h for _, h, _ in metrics), "n"]]
+        table += [[row["agent"], *(format_interval(*row[c], fmt) for c, _, fmt in metrics), str(row["n"])]
+                  for row in rows]
+        widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
+        lines += ["", title + " (mean ± 95% interval over traces; lower is better):"]
+        lines += ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in table]
+    if run.quick:
+        lines += ["", quick_note().replace("**", "")]
+    return "\n".join(lines[1:])
 
 
 def leaderboard_csv(results: pd.DataFrame) -> str:

@@ -1,10 +1,20 @@
-"""Progress of an evaluation: a live rich bar on a terminal, plain lines otherwise."""
+"""Progress of an evaluation: a live rich bar on a terminal, plain lines otherwise.
+
+Plain lines (logs, pipes such as ``make demo | tee``, CI, notebooks) go to stderr, flushed one
+by one: a line when the run starts, one per finished cell, and while no cell finishes a
+``still running`` line every :data:`HEARTBEAT_S` seconds, so a long first cell (Shockwave's
+run first: the longest cells start first) never leaves the log silent.
+"""
 
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from typing import TextIO
+
+#: Seconds without a plain progress line after which a ``still running`` line is printed.
+HEARTBEAT_S = 30.0
 
 
 class Progress:
@@ -14,14 +24,20 @@ class Progress:
     (logs, CI, notebooks capture). ``enabled=False`` prints nothing.
     """
 
-    def __init__(self, total: int, skipped: int = 0, *, enabled: bool | None = None, stream: TextIO | None = None):
+    def __init__(self, total: int, skipped: int = 0, *, enabled: bool | None = None, stream: TextIO | None = None,
+                 heartbeat_s: float = HEARTBEAT_S):
         self.total, self.done = total, skipped
         self.stream = stream if stream is not None else sys.stderr
         self.quiet = enabled is False
         self.live = not self.quiet and enabled is None and self.stream.isatty()
+        self.heartbeat_s = heartbeat_s
         self._start = time.perf_counter()
+        self._last_line = self._start
         self._rich = None
         self._task = None
+        self._lock = threading.Lock()
+        self._stopped = threading.Event()
+        self._beat: threading.Thread | None = None
 
     def __enter__(self) -> Progress:
         if self.live:
@@ -35,11 +51,29 @@ class Progress:
             )
             self._rich.start()
             self._task = self._rich.add_task("", total=self.total, completed=self.done)
+        elif not self.quiet and self.heartbeat_s > 0:
+            self._beat = threading.Thread(target=self._heartbeat, name="progress-heartbeat", daemon=True)
+            self._beat.start()
         return self
 
     def __exit__(self, *exc) -> None:
+        self._stopped.set()
+        if self._beat is not None:
+            self._beat.join()
         if self._rich is not None:
             self._rich.stop()
+
+    def _line(self, text: str) -> None:
+        with self._lock:
+            print(text, file=self.stream, flush=True)
+            self._last_line = time.perf_counter()
+
+    def _heartbeat(self) -> None:
+        while not self._stopped.wait(min(1.0, self.heartbeat_s)):
+            now = time.perf_counter()
+            if now - self._last_line >= self.heartbeat_s and self.done < self.total:
+                self._line(f"[{self.done}/{self.total}] still running: {self.total - self.done} cell(s) left "
+                           f"(elapsed {now - self._start:.1f} s)")
 
     def note(self, message: str) -> None:
         if self.quiet:
@@ -47,7 +81,7 @@ class Progress:
         if self._rich is not None:
             self._rich.console.print(message)
         else:
-            print(message, file=self.stream, flush=True)
+            self._line(message)
 
     def cell_done(self, label: str, wall_s: float, *, failed: bool = False) -> None:
         self.done += 1
@@ -58,4 +92,4 @@ class Progress:
                 self._rich.console.print(f"[red]{label}: FAILED")
         elif not self.quiet:
             elapsed = time.perf_counter() - self._start
-            print(f"[{self.done}/{self.total}] {label}: {status} (elapsed {elapsed:.1f} s)", file=self.stream, flush=True)
+            self._line(f"[{self.done}/{self.total}] {label}: {status} (elapsed {elapsed:.1f} s)")

@@ -142,7 +142,8 @@ def _not_found(name: str, path: Path, bundled: dict) -> str:
     what = "a directory" if path.is_dir() else "no such file"
     close = difflib.get_close_matches(name, list(bundled), n=2, cutoff=0.6)
     hint = f"did you mean {' or '.join(map(repr, close))}? " if close else ""
-    return f"{what}, and not a bundled trace ({hint}bundled: {', '.join(bundled) or 'none'})"
+    return (f"{what}, and not a bundled trace ({hint}bundled: {', '.join(bundled) or 'none'}) "
+            "or a suite trace such as small-nominal-test-0 (docs/SUITES.md)")
 
 
 def resolve_gpus(trace_arg, gpus: int | None) -> int:
@@ -161,6 +162,9 @@ def resolve_gpus(trace_arg, gpus: int | None) -> int:
     name = trace_arg if isinstance(trace_arg, str | Path) else getattr(trace_arg, "name", None)
     if isinstance(name, str) and name in BUNDLED_GPUS:
         return BUNDLED_GPUS[name]
+    suite = _suite_of(trace_arg)
+    if suite is not None:
+        return suite.gpus
     if isinstance(trace_arg, str | Path):
         resolve_trace_path(trace_arg)  # a typo is "no such file", not "gpus is required"
     raise InputError(
@@ -193,4 +197,16 @@ def resolve_cluster(trace_arg, gpus: int | None, cluster: str | None):
         if isinstance(name, str) and name in BUNDLED_CLUSTERS:
             spec = ClusterSpec.parse(BUNDLED_CLUSTERS[name], where=f"bundled cluster of {name}")
             return spec.total, spec
+        suite = _suite_of(trace_arg)
+        if suite is not None and suite.heterogeneous:
+            return suite.gpus, suite.cluster_spec
     return resolve_gpus(trace_arg, gpus), None
+
+
+def _suite_of(trace_arg):
+    """The suite of a suite trace name (``small-nominal-test-0``) that is not a file, else None."""
+    if not isinstance(trace_arg, str) or Path(trace_arg).is_file():
+        return None
+    from shockwave_gym.traces.suite_names import suite_of_trace_name
+
+    return suite_of_trace_name(trace_arg)

@@ -104,10 +104,29 @@ def load_trace(
     :func:`validate_trace` lists all of them. The trace's name is the file stem (for a
     bundled trace, its bundled name).
     """
+    generated = _suite_trace(source, gpus)
+    if generated is not None:
+        return generated
     result = _parse(source, throughputs, gpus)
     if isinstance(result, list):
         raise result[0]
     return result
+
+
+def _suite_trace(source, gpus: int | None) -> Trace | None:
+    """The generated trace of a suite trace name that is not a file
+    (:mod:`~shockwave_gym.traces.suite_names`), checked against ``gpus``; else ``None``."""
+    if not isinstance(source, str) or Path(source).is_file():
+        return None
+    from shockwave_gym.traces.suite_names import suite_trace_by_name
+
+    trace = suite_trace_by_name(source)
+    if trace is not None and gpus is not None:
+        too_big = [job for job in trace.jobs if job.gang > gpus]
+        if too_big:
+            raise TraceError(source, f"job {too_big[0].job_id} needs {too_big[0].gang} GPUs; "
+                                     f"the cluster has {gpus}")
+    return trace
 
 
 def validate_trace(

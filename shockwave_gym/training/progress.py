@@ -1,5 +1,6 @@
-"""The training callback: terminal progress, periodic validation, best-checkpoint selection,
-checkpoints.
+"""The training callbacks: :class:`TrainingMonitor` (``shockwave-gym train``: progress,
+periodic validation, best-checkpoint selection, checkpoints) and :class:`LearnProgress`
+(progress lines alone, for a plain Stable-Baselines3 ``model.learn``).
 
 Every ``eval_every`` steps the deterministic policy plays the validation traces; the
 evaluation's score (:mod:`~shockwave_gym.training.selection`, ``config.select``: ratios to
@@ -9,7 +10,6 @@ finally writes as ``out/policy.*``."""
 
 from __future__ import annotations
 
-import sys
 import time
 from collections import deque
 from pathlib import Path
@@ -20,10 +20,54 @@ from stable_baselines3.common.callbacks import BaseCallback
 from shockwave_agents.learned.adapter import PolicyAgent
 from shockwave_agents.learned.inference import TorchSlotNetwork
 from shockwave_gym.training.evaluation import evaluate_agent
+from shockwave_gym.training.lines import Heartbeat
+from shockwave_gym.training.lines import log as _log
 
 
-def _log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+class LearnProgress(BaseCallback):
+    """Progress lines on stderr for any SB3 ``model.learn(..., callback=LearnProgress())``:
+    steps, steps/s and episodes every ``every_s`` seconds, and a ``still <phase>`` line
+    when a stretch without steps (the first steps' compilation, a PPO update) outlasts it.
+    Flushed line by line, so a pipe or a log shows them as they come."""
+
+    def __init__(self, every_s: float = 15.0):
+        super().__init__(verbose=0)
+        self.every_s = float(every_s)
+        self.episodes = 0
+        self._heartbeat: Heartbeat | None = None
+        self._start = self._last = 0.0
+        self._total = 0
+
+    def _on_training_start(self) -> None:
+        self._start = self._last = time.perf_counter()
+        self._total = int(self.locals.get("total_timesteps", 0))
+        self._heartbeat = Heartbeat(self.every_s, self._total, "collecting the first rollout")
+        self._heartbeat.steps = lambda: int(self.num_timesteps)
+        self._heartbeat.__enter__()
+        _log(f"[learn] {self._total:,} steps; a line every {self.every_s:g} s")
+
+    def _on_rollout_start(self) -> None:
+        if self._heartbeat is not None and self.num_timesteps > 0:
+            self._heartbeat.phase = "collecting a rollout"
+
+    def _on_rollout_end(self) -> None:
+        if self._heartbeat is not None:
+            self._heartbeat.phase = "updating the policy"
+
+    def _on_step(self) -> bool:
+        self.episodes += int(np.sum(self.locals.get("dones", 0)))
+        now = time.perf_counter()
+        if now - self._last >= self.every_s:
+            self._last = now
+            rate = self.num_timesteps / max(now - self._start, 1e-9)
+            _log(f"[learn] {self.num_timesteps:,}/{self._total:,} steps, {rate:,.0f} steps/s, "
+                 f"{self.episodes} episodes, elapsed {now - self._start:,.0f} s")
+        return True
+
+    def _on_training_end(self) -> None:
+        if self._heartbeat is not None:
+            self._heartbeat.__exit__(None, None, None)
+        _log(f"[learn] done: {self.num_timesteps:,} steps in {time.perf_counter() - self._start:,.0f} s")
 
 
 class TrainingMonitor(BaseCallback):
@@ -31,8 +75,10 @@ class TrainingMonitor(BaseCallback):
     deterministic policy on ``eval_traces`` every ``config.eval_every`` steps and saves a
     checkpoint (SB3 zip + weights-only pair) every ``config.checkpoint_every`` steps."""
 
-    def __init__(self, config, eval_traces: list, out: Path, eval_gpus: list[int] | None = None):
+    def __init__(self, config, eval_traces: list, out: Path, eval_gpus: list[int] | None = None,
+                 heartbeat: Heartbeat | None = None):
         super().__init__(verbose=0)
+        self.heartbeat = heartbeat
         self.config, self.eval_traces, self.out = config, eval_traces, Path(out)
         self.eval_gpus = [config.workload.gpus] * len(eval_traces) if eval_gpus is None else list(eval_gpus)
         self.fifo_per_trace: dict = {}
@@ -54,6 +100,8 @@ class TrainingMonitor(BaseCallback):
 
         self._start = self._last_print = time.perf_counter()
         self._returns = np.zeros(self.training_env.num_envs)
+        self._phase(f"evaluating fifo on the {len(self.eval_traces)} validation traces")
+        self._set_steps()
         fifo = evaluate_agent(FifoAgent(), self.eval_traces, self.eval_gpus)
         from shockwave_gym.training.selection import score
 
@@ -61,6 +109,22 @@ class TrainingMonitor(BaseCallback):
         self.fifo_score = score(self.config.select, self.fifo_per_trace, self.fifo_per_trace)
         _log(f"[eval] fifo on {len(self.eval_traces)} validation traces: {_summary(self.fifo)}; "
              f"{self.config.select} score {_number(self.fifo_score)}")
+        self._phase("collecting the first rollout (its first steps may compile the native env's loops)")
+
+    def _phase(self, text: str) -> None:
+        if self.heartbeat is not None:
+            self.heartbeat.phase = text
+
+    def _set_steps(self) -> None:
+        if self.heartbeat is not None:
+            self.heartbeat.steps = lambda: int(self.num_timesteps)
+
+    def _on_rollout_start(self) -> None:
+        if self.num_timesteps > 0:
+            self._phase("collecting a rollout")
+
+    def _on_rollout_end(self) -> None:
+        self._phase("updating the policy (a PPO update over the rollout)")
 
     def _on_step(self) -> bool:
         self._returns += self.locals["rewards"]
@@ -94,6 +158,7 @@ class TrainingMonitor(BaseCallback):
         score so far (``config.select``) is saved as ``best_policy``."""
         from shockwave_gym.training.selection import score
 
+        self._phase("evaluating the policy on the validation traces")
         policy = self.model.policy
         was_training = policy.training
         agent = PolicyAgent(TorchSlotNetwork(policy), self.config.action_mode, obs_version=self.config.obs_version)
@@ -108,6 +173,7 @@ class TrainingMonitor(BaseCallback):
         label = "final" if final else f"{steps:,} steps"
         _log(f"[eval] {label}: {_summary(result['mean'])}; {self.config.select} score {_number(value)} "
              f"(fifo {_number(self.fifo_score)}, lower is better)")
+        self._phase("saving the final weights" if final else "collecting a rollout")
         return result
 
     def checkpoint(self, steps: int) -> None:

@@ -37,7 +37,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import sys
 import time
 from dataclasses import dataclass, field
 from functools import partial
@@ -47,6 +46,7 @@ import numpy as np
 import torch
 
 from shockwave_gym.errors import InputError
+from shockwave_gym.training.lines import Heartbeat, log
 from shockwave_gym.training.workload import Workload, require_positive_ints
 
 ALGOS = ("ppo", "maskable_ppo")
@@ -263,10 +263,6 @@ def build_model(config: TrainConfig, env):
     return model
 
 
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
 def train(config: TrainConfig) -> dict:
     """Train, evaluate and save under ``config.out``; returns the ``eval.json`` content."""
     from shockwave_gym.training.progress import TrainingMonitor, training_notes
@@ -275,26 +271,31 @@ def train(config: TrainConfig) -> dict:
     torch.set_num_threads(1)
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
-    tasks = config.tasks()
-    eval_traces = tasks.val_traces
-    env = make_vec_env(config, tasks)
-    try:
-        model = build_model(config, env)
-        monitor = TrainingMonitor(config, eval_traces, out, eval_gpus=tasks.val_gpus)
-        log(f"[train] {config.algo} / {config.action_mode} / reward {config.reward!r}: {config.timesteps:,} steps "
-            f"on {config.envs} env(s) ({config.vec}), {tasks.description}; {config.max_jobs} slots; "
-            f"validation on {len(eval_traces)} traces; out {out}")
-        start = time.perf_counter()
-        model.learn(total_timesteps=config.timesteps, callback=monitor)
-        wall_s = time.perf_counter() - start
-    finally:
-        env.close()
-    model.save(out / "model.zip")
-    training = training_notes(config, int(model.num_timesteps))
-    from shockwave_agents.learned.weights import save_policy
+    with Heartbeat(config.progress_every_s, config.timesteps) as beat:
+        every = f"; a line at least every {config.progress_every_s:g} s from here on" if config.progress_every_s > 0 else ""
+        log(f"[train] preparing the validation traces, {config.envs} env(s) ({config.vec}) and the model{every}")
+        beat.phase = "preparing the validation traces, environments and model"
+        tasks = config.tasks()
+        eval_traces = tasks.val_traces
+        env = make_vec_env(config, tasks)
+        try:
+            model = build_model(config, env)
+            monitor = TrainingMonitor(config, eval_traces, out, eval_gpus=tasks.val_gpus, heartbeat=beat)
+            log(f"[train] {config.algo} / {config.action_mode} / reward {config.reward!r}: {config.timesteps:,} steps "
+                f"on {config.envs} env(s) ({config.vec}), {tasks.description}; {config.max_jobs} slots; "
+                f"validation on {len(eval_traces)} traces; out {out}")
+            start = time.perf_counter()
+            model.learn(total_timesteps=config.timesteps, callback=monitor)
+            wall_s = time.perf_counter() - start
+        finally:
+            env.close()
+        model.save(out / "model.zip")
+        training = training_notes(config, int(model.num_timesteps))
+        from shockwave_agents.learned.weights import save_policy
 
-    save_policy(model.policy, out / "final_policy", algo=config.algo, action_mode=config.action_mode, training=training)
-    final = monitor.evaluate_now(int(model.num_timesteps), final=True)
+        save_policy(model.policy, out / "final_policy", algo=config.algo, action_mode=config.action_mode,
+                    training=training)
+        final = monitor.evaluate_now(int(model.num_timesteps), final=True)
     selected = select_policy(out, monitor.best, final["mean"], int(model.num_timesteps))
     report = {
         "config": config.to_dict(),
