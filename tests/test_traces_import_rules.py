@@ -14,7 +14,7 @@ from shockwave_gym.traces import load_trace, save_trace, validate_trace
 from shockwave_gym.traces.importers import ImportOptions, import_trace, jsonarray
 from shockwave_gym.traces.importers.mapping import EARLY_FRACTION, JobMapper, gang_parts, job_hash
 from shockwave_gym.traces.importers.records import LoggedJob
-from shockwave_gym.traces.importers.rescale import offered_load
+from shockwave_gym.traces.load import offered_load_of_work as offered_load
 
 TABLE = ThroughputTable.builtin_v100()
 

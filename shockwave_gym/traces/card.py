@@ -17,6 +17,7 @@ import numpy as np
 
 from shockwave_gym.profile import job_profile
 from shockwave_gym.throughput import ThroughputTable
+from shockwave_gym.traces.load import offered_load_of_work
 from shockwave_gym.traces.types import Trace
 
 QUANTILES = (0.1, 0.5, 0.9, 0.99)
@@ -49,7 +50,7 @@ def trace_card(trace: Trace, gpus: int | None = None, throughputs: ThroughputTab
     }
     if gpus is not None:
         card["gpus"] = gpus
-        card["offered_load"] = round(work / (gpus * span), 4) if span > 0 else None
+        card["offered_load"] = round(offered_load_of_work(work, span, gpus), 4) if span > 0 else None
     return card
 
 

@@ -29,6 +29,14 @@ from shockwave_gym.traces.generator import GeneratorConfig, generate_trace
 from shockwave_gym.traces.types import Trace
 
 
+def offered_load_of_work(work_gpu_s: float, span_s: float, gpus: int) -> float:
+    """The offered load of ``work_gpu_s`` GPU-seconds arriving over ``span_s`` seconds on
+    ``gpus`` GPUs (see the module); ``inf`` when every job arrives at once."""
+    if span_s <= 0:
+        return float("inf")
+    return work_gpu_s / (gpus * span_s)
+
+
 def trace_offered_load(trace: Trace, gpus: int, throughputs: ThroughputTable | None = None) -> float:
     """Offered load of ``trace`` on ``gpus`` V100s (see the module); ``nan`` for one job."""
     table = ThroughputTable.builtin_v100() if throughputs is None else throughputs
@@ -37,7 +45,7 @@ def trace_offered_load(trace: Trace, gpus: int, throughputs: ThroughputTable | N
     if span_s <= 0:
         return float("nan")
     work_gpu_s = sum(job.gang * job_profile(job, table).isolated_time_s for job in trace.jobs)
-    return work_gpu_s / (gpus * span_s)
+    return offered_load_of_work(work_gpu_s, span_s, gpus)
 
 
 def generate_for_load(config: GeneratorConfig, gpus: int, load: float,

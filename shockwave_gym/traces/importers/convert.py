@@ -25,8 +25,9 @@ from shockwave_gym.traces.fields import MAX_ARRIVAL_S
 from shockwave_gym.traces.importers import acme, helios, pai, philly
 from shockwave_gym.traces.importers.mapping import JobMapper
 from shockwave_gym.traces.importers.records import FILTER_REASONS, FieldError, LoggedJob, RowProblem
-from shockwave_gym.traces.importers.rescale import arrival_factor, offered_load, parse_window
+from shockwave_gym.traces.importers.rescale import arrival_factor, parse_window
 from shockwave_gym.traces.jsonl import format_line
+from shockwave_gym.traces.load import offered_load_of_work
 from shockwave_gym.traces.validation import MAX_TRACE_EPOCHS
 
 READERS: dict[str, Callable[[list], Iterator[LoggedJob | RowProblem]]] = {
@@ -197,7 +198,7 @@ def _arrivals(cols: _Columns, order: np.ndarray, mapper: JobMapper, options: Imp
         factor = arrival_factor(work, span, options.gpus, options.load)
         arrivals = np.round(arrivals * factor, 3)
         span = float(arrivals[-1])
-        summary.loads[f"after --load {options.load:g}"] = offered_load(work, span, 1)
+        summary.loads[f"after --load {options.load:g}"] = offered_load_of_work(work, span, 1)
     if arrivals[-1] > MAX_ARRIVAL_S:
         raise InputError(f"the last arrival is at {arrivals[-1]:g} s, beyond the trace limit "
                          f"{MAX_ARRIVAL_S:g} s: choose a smaller --window or a higher --load")

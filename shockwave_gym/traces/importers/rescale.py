@@ -1,12 +1,6 @@
 """Rescaling an imported workload: a time window, a job count, an offered-load target.
 
-**Offered load** (docs/TRACES.md, "Offered load") of jobs j on a cluster of G GPUs::
-
-    load = sum_j gang_j * iso_j / (G * span)
-
-where ``iso_j`` is job j's isolated run time on its gang and ``span`` the time from the
-first to the last arrival. A load of 1 offers exactly the cluster's capacity over the
-arrival period; above 1 the queue grows while jobs arrive.
+The offered load is :mod:`shockwave_gym.traces.load`'s (docs/TRACES.md, "Offered load").
 
 To reach a target load the arrival times are multiplied by ``load_now / target`` (gaps
 stretch or shrink; every job and its length stay), then rounded to milliseconds.
@@ -15,13 +9,7 @@ stretch or shrink; every job and its length stay), then rounded to milliseconds.
 from __future__ import annotations
 
 from shockwave_gym.errors import InputError
-
-
-def offered_load(work_gpu_s: float, span_s: float, gpus: int) -> float:
-    """``work / (gpus * span)``; ``inf`` when all jobs arrive at once."""
-    if span_s <= 0:
-        return float("inf")
-    return work_gpu_s / (gpus * span_s)
+from shockwave_gym.traces.load import offered_load_of_work
 
 
 def parse_window(text: str) -> tuple[float, float]:
@@ -46,4 +34,4 @@ def arrival_factor(work_gpu_s: float, span_s: float, gpus: int, target: float) -
         raise InputError(f"--load must be a number > 0, got {target!r}")
     if span_s <= 0:
         raise InputError("--load: every kept job arrives at the same time, so no spacing of arrivals sets a load")
-    return offered_load(work_gpu_s, span_s, gpus) / target
+    return offered_load_of_work(work_gpu_s, span_s, gpus) / target
