@@ -15,8 +15,8 @@ from shockwave_gym.harness import evaluate
 from shockwave_gym.harness.leaderboard import (
     CSV_COLUMNS,
     METRICS,
-    TIMING_COLUMNS,
     QUICK_SUITES,
+    TIMING_COLUMNS,
     format_interval,
     leaderboard_entries,
     t_interval,

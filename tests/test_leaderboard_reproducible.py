@@ -8,7 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from shockwave_gym.harness.leaderboard import CSV_COLUMNS, run_leaderboard, timing_path, write_leaderboard
+from shockwave_gym.harness.leaderboard import (
+    CSV_COLUMNS,
+    run_leaderboard,
+    timing_path,
+    write_leaderboard,
+)
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 #: small-light-test-1 is the trace on which a wall-clock solver limit made Shockwave's cell

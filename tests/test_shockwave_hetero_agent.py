@@ -25,7 +25,6 @@ from shockwave_gym.throughput import ThroughputTable, TypedThroughputs
 from shockwave_gym.traces import load_trace
 
 
-
 def test_v100_only_cluster_gives_the_homogeneous_metrics_bit_for_bit():
     trace = load_trace("teaching-12", gpus=32)
     homogeneous = run_episode(trace, make_shockwave(), SimConfig(gpus=32), seed=0, progress=False)
