@@ -32,8 +32,8 @@ from shockwave_agents.base import pack_in_order
 from shockwave_agents.shockwave.agent import ShockwaveAgent
 from shockwave_agents.shockwave.config import ShockwaveConfig
 from shockwave_agents.shockwave.greedy import greedy_plan
-from shockwave_agents.shockwave.program import build_program, evaluate_plan, program_vector
 from shockwave_agents.shockwave.limits import WorkLimits
+from shockwave_agents.shockwave.program import build_program, evaluate_plan, program_vector
 from shockwave_agents.shockwave.solvers import HighsBackend
 from shockwave_gym.simulator import SimConfig, Simulator
 from shockwave_gym.traces import GeneratorConfig, generate_trace
