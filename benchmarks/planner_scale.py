@@ -32,6 +32,7 @@ from shockwave_agents.base import pack_in_order
 from shockwave_agents.shockwave.agent import ShockwaveAgent
 from shockwave_agents.shockwave.config import ShockwaveConfig
 from shockwave_agents.shockwave.greedy import greedy_plan
+from shockwave_agents.shockwave.limits import WorkLimits
 from shockwave_agents.shockwave.program import build_program, evaluate_plan, program_vector
 from shockwave_agents.shockwave.solvers import HighsBackend
 from shockwave_gym.simulator import SimConfig, Simulator
@@ -80,7 +81,7 @@ def measure(num_jobs: int, gpus: int, seed: int, rounds: int) -> dict:
         "gap_abs": plan["gap"],
         "gap_share_of_nsw": plan["gap_share_of_nsw"],
         "gap_share_of_objective": (plan["gap"] / abs(objective)) if plan["gap"] is not None and objective else None,
-        "time_limit_hits": plan["time_limit_hits"],
+        "limit_hits": plan["limit_hits"],
         "gpus_used_next_round": int(sim.view.gang[choice].sum()),
     }
     # baseline: the binary x[j,t] program, same instance, same solver, same warm start and limit
@@ -88,7 +89,7 @@ def measure(num_jobs: int, gpus: int, seed: int, rounds: int) -> dict:
     program = build_program(instance, agent.planner._abs_gap(instance), form="schedule")
     build_s = time.perf_counter() - t0
     greedy = greedy_plan(instance)
-    result = HighsBackend().solve(program, time_limit_s=TIME_LIMIT_S, warm_start=program_vector(instance, greedy, program))
+    result = HighsBackend().solve(program, limits=WorkLimits(wall_clock_s=TIME_LIMIT_S), warm_start=program_vector(instance, greedy, program))
     nsw = abs(evaluate_plan(instance, greedy).nsw_term)
     baseline = {
         "formulation": "binary x[j,t] (schedule form), HiGHS, greedy warm start",

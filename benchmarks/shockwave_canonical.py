@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         },
         "in_process": {"episode_wall_s": outcome.wall_s, "decision_wall_s": outcome.decision_wall_s},
         "planner": {key: stats[key] for key in (
-            "plans", "paths", "statuses", "time_limit_hits", "jobs", "solve_s", "rank_s", "plan_s",
+            "plans", "paths", "statuses", "limit_hits", "jobs", "solve_s", "rank_s", "plan_s",
             "gap_abs", "gap_share_of_nsw", "warnings", "solver")},
     }
     if not args.no_cli:

@@ -10,8 +10,8 @@ Run as ``.venv/bin/python benchmarks/shockwave_frontier.py --workers 2``. For ea
 - our variants ``shockwave-normalized`` and ``shockwave-fair``;
 - the reference points ``gavel``, ``themis`` and ``srtf``.
 
-Shockwave runs with 1000 s solver limits (``--time-limit``), so results do not depend on
-the machine's load. Prints one JSON object: every point's metrics on both JCT bases (ours,
+Shockwave's solves stop on work limits (docs/SOLVERS.md, "Work limits"), so results do not
+depend on the machine's load; ``--time-limit`` adds the opt-in wall-clock cap. Prints one JSON object: every point's metrics on both JCT bases (ours,
 from arrival, the authors' basis; and from admission), the Pareto-optimal points of the k sweeps,
 and the check of the ``shockwave-fair`` target on each trace (unfair <= 10% with makespan
 <= 1.02x the default ``shockwave``, and no k-sweep point better on both). A table goes to
@@ -81,8 +81,8 @@ def episode(task: tuple[str, int, str, dict, dict]) -> dict:
             "episode_wall_s": round(outcome.wall_s, 2)}
 
 
-def tasks_for(spec: str, gpus: int, ks, time_limit_s: float) -> list[tuple]:
-    limits = {"time_limit_s": time_limit_s, "rank_time_limit_s": time_limit_s}
+def tasks_for(spec: str, gpus: int, ks, time_limit_s: float | None = None) -> list[tuple]:
+    limits = {} if time_limit_s is None else {"time_limit_s": time_limit_s, "rank_time_limit_s": time_limit_s}
     tasks = [(spec, gpus, "shockwave", {**limits, "k": k, "numerics": numerics}, {"numerics": numerics, "k": k})
              for numerics in NUMERICS for k in ks]
     tasks += [(spec, gpus, name, dict(limits), {"numerics": None, "k": None}) for name in VARIANTS]
@@ -271,7 +271,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-default-traces", action="store_true", help="play only the --trace traces")
     parser.add_argument("--ks", type=float, nargs="+", default=list(DEFAULT_KS))
     parser.add_argument("--workers", type=int, default=1, help="parallel episodes (at most 2 on a shared 2-core machine)")
-    parser.add_argument("--time-limit", type=float, default=1000.0, help="Shockwave solver limits, seconds")
+    parser.add_argument("--time-limit", type=float, default=None,
+                        help="opt-in wall-clock cap of Shockwave's solves, seconds (default none: work limits only)")
     parser.add_argument("--figure", type=Path, default=REPO / "docs" / "img" / "shockwave_frontier.png")
     parser.add_argument("--from-json", type=Path, help="redraw the figure from this run's JSON output")
     args = parser.parse_args(argv)

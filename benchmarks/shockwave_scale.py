@@ -74,7 +74,7 @@ def run_cli(trace: str, gpus: int, extra: list[str]) -> dict:
         "rounds": record["rounds"],
         "progress_lines": sum(1 for line in completed.stderr.splitlines() if line.startswith("round ")),
         "planner": {key: stats[key] for key in (
-            "plans", "paths", "statuses", "time_limit_hits", "exact_solves", "jobs", "solve_s", "rank_s", "plan_s",
+            "plans", "paths", "statuses", "limit_hits", "exact_solves", "jobs", "solve_s", "rank_s", "plan_s",
             "warnings")},
     }
 

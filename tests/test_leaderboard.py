@@ -13,8 +13,10 @@ from shockwave_gym.cli import main
 from shockwave_gym.errors import InputError
 from shockwave_gym.harness import evaluate
 from shockwave_gym.harness.leaderboard import (
+    CSV_COLUMNS,
     METRICS,
     QUICK_SUITES,
+    TIMING_COLUMNS,
     format_interval,
     leaderboard_entries,
     t_interval,
@@ -63,10 +65,10 @@ def _check_rows(md: str, rows: list[dict], suite: str, agent: str) -> None:
     cells = [r for r in rows if r["suite"] == suite and r["agent"] == agent]
     shown = _md_row(md, suite, agent)
     assert shown[0] == f"`{agent}`"
-    for position, (column, _, fmt) in enumerate(METRICS[:-1], start=1):  # decision time is not reproducible
+    for position, (column, _, fmt) in enumerate(METRICS, start=1):
         values = [float(r[column]) if r[column] else math.nan for r in cells]
         assert shown[position] == format_interval(*t_interval(values)[:2], fmt), column
-    assert shown[len(METRICS) + 1] == str(len(cells))
+    assert shown[-2] == str(len(cells))
     assert f"--suites {suite}" in shown[-1] and agent in shown[-1]
 
 
@@ -105,6 +107,12 @@ def test_leaderboard_command_writes_tables_and_resumes(tmp_path, capsys):
     assert md == doc.read_text()
     rows = list(csv.DictReader((out / "LEADERBOARD.csv").open()))
     assert len(rows) == 15 and {r["agent"] for r in rows} == {"fifo", "srtf", "mine"}
+    assert tuple(rows[0]) == CSV_COLUMNS and "decision (ms" not in md and "Generated on" not in md
+    timing = list(csv.DictReader((out / "LEADERBOARD_TIMING.csv").open()))
+    assert tuple(timing[0]) == TIMING_COLUMNS and [(r["trace"], r["agent"]) for r in timing] == \
+        [(r["trace"], r["agent"]) for r in rows]
+    assert all(float(r["decision_ms"]) >= 0 and float(r["wall_s"]) > 0 for r in timing)
+    assert (doc.parent / "LB_TIMING.csv").read_text() == (out / "LEADERBOARD_TIMING.csv").read_text()
     for agent in ("fifo", "srtf", "mine"):
         _check_rows(md, rows, "small-light", agent)
     assert "--agent mine=fifo:backfill=false" in _md_row(md, "small-light", "mine")[-1]

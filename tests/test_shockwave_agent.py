@@ -17,6 +17,7 @@ from shockwave_agents.shockwave.agent import PlannerWarning, ShockwaveAgent
 from shockwave_agents.shockwave.config import ShockwaveConfig
 from shockwave_agents.shockwave.instance import PlanningInstance
 from shockwave_agents.shockwave.licences import LicenceCheck, LicenceState
+from shockwave_agents.shockwave.limits import UNLIMITED
 from shockwave_agents.shockwave.planner import Planner
 from shockwave_agents.shockwave.record import PlanPath
 from shockwave_agents.shockwave.solvers import (
@@ -53,7 +54,7 @@ class FailingBackend:
 
     name = "failing"
 
-    def solve(self, program, *, time_limit_s, warm_start=None):
+    def solve(self, program, *, limits=UNLIMITED, warm_start=None):
         return SolveResult(ERROR, self.name, 0.0, message="forced failure")
 
 
@@ -148,11 +149,11 @@ class NoIncumbentFirst:
     def __init__(self):
         self.calls, self.inner = 0, HighsBackend()
 
-    def solve(self, program, *, time_limit_s, warm_start=None):
+    def solve(self, program, *, limits=UNLIMITED, warm_start=None):
         self.calls += 1
         if self.calls == 1:
-            return SolveResult(NO_SOLUTION, self.name, time_limit_s, message="time limit, no incumbent")
-        return self.inner.solve(program, time_limit_s=time_limit_s, warm_start=warm_start)
+            return SolveResult(NO_SOLUTION, self.name, 0.0, message="node limit, no incumbent")
+        return self.inner.solve(program, limits=limits, warm_start=warm_start)
 
 
 def test_constrained_program_is_tried_first_and_relaxed_on_timeout_without_incumbent():

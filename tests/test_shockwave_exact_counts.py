@@ -138,7 +138,7 @@ def test_exact_counts_agree_with_highs_on_larger_programs(case):
     instance = instance_with(**options)
     program = build_program(instance, 1e-4 * instance.nsw_coef, form=ProgramForm.COUNTS)
     exact = solve_counts_exactly(instance, program)
-    highs = HighsBackend().solve(program, time_limit_s=60.0)
+    highs = HighsBackend().solve(program)
     assert highs.status in (SolveStatus.OPTIMAL, SolveStatus.INFEASIBLE)
     if highs.status == SolveStatus.INFEASIBLE:
         assert exact.status == SolveStatus.INFEASIBLE
@@ -157,7 +157,7 @@ def test_unreachable_floor_and_capacity_are_reported_infeasible():
     variant = instance.constrained(floors)
     result = solve_counts_exactly(variant, build_program(variant, form=ProgramForm.COUNTS))
     assert result.status == SolveStatus.INFEASIBLE and result.vector is None
-    assert HighsBackend().solve(build_program(variant, form=ProgramForm.COUNTS), time_limit_s=10).status \
+    assert HighsBackend().solve(build_program(variant, form=ProgramForm.COUNTS)).status \
         == SolveStatus.INFEASIBLE
 
 

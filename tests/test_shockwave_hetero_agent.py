@@ -24,14 +24,11 @@ from shockwave_gym.runner import run_episode
 from shockwave_gym.throughput import ThroughputTable, TypedThroughputs
 from shockwave_gym.traces import load_trace
 
-#: Solver limits high enough that machine load cannot change a plan.
-UNLIMITED = {"time_limit_s": 1000, "rank_time_limit_s": 1000}
-
 
 def test_v100_only_cluster_gives_the_homogeneous_metrics_bit_for_bit():
     trace = load_trace("teaching-12", gpus=32)
-    homogeneous = run_episode(trace, make_shockwave(**UNLIMITED), SimConfig(gpus=32), seed=0, progress=False)
-    hetero = run_episode(trace, make_shockwave(**UNLIMITED), SimConfig(cluster=ClusterSpec.parse("v100=32")),
+    homogeneous = run_episode(trace, make_shockwave(), SimConfig(gpus=32), seed=0, progress=False)
+    hetero = run_episode(trace, make_shockwave(), SimConfig(cluster=ClusterSpec.parse("v100=32")),
                          seed=0, progress=False)
     assert {k: hetero.metrics[k] for k in homogeneous.metrics} == homogeneous.metrics
     np.testing.assert_array_equal(homogeneous.result.completion_s, hetero.result.completion_s)
@@ -106,7 +103,7 @@ def test_the_job_gaining_most_from_the_v100_gets_it():
                 mode="static", arrival_s=0.0),
     ]
     sim = HeteroSimulator(jobs, SimConfig(cluster=ClusterSpec.parse("v100=1,k80=1")), _two_job_tables())
-    agent = make_shockwave(rho_max=3.0, **UNLIMITED)
+    agent = make_shockwave(rho_max=3.0)
     agent.reset(sim.view, 0)
     types = sim.view.cluster.types
     for _ in range(5):
@@ -127,7 +124,7 @@ def test_tight_fairness_bounds_make_the_jobs_share_the_v100():
                 mode="static", arrival_s=0.0),
     ]
     sim = HeteroSimulator(jobs, SimConfig(cluster=ClusterSpec.parse("v100=1,k80=1")), _two_job_tables())
-    agent = make_shockwave(**UNLIMITED)
+    agent = make_shockwave()
     agent.reset(sim.view, 0)
     agent.act(sim.view)
     on_v100 = np.array([0 in r[t == 0].tolist() for r, t in zip(agent._plan, agent._plan_types, strict=True)])

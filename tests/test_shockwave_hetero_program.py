@@ -66,7 +66,7 @@ def brute_force(instance: PlanningInstance):
 
 def solve(instance: PlanningInstance, form: ProgramForm) -> np.ndarray:
     program = build_program(instance, 1e-9 * instance.nsw_coef, form=form)
-    result = HighsBackend().solve(program, time_limit_s=60)
+    result = HighsBackend().solve(program)
     assert result.has_solution
     if form is ProgramForm.SCHEDULE:
         return schedule_from_vector(program, result.vector)
@@ -103,7 +103,7 @@ def test_counts_form_packs_to_the_optimum_or_declines(seed, kw):
 def test_planner_plans_reach_the_optimum_and_name_types():
     instance = typed_instance(4, n=4, capacity=(2, 2))
     best, _ = brute_force(instance)
-    planner = Planner(ShockwaveConfig(time_limit_s=60, rank_time_limit_s=60), HighsBackend())
+    planner = Planner(ShockwaveConfig(), HighsBackend())
     outcome = planner.plan(instance)
     assert outcome.types is not None and len(outcome.types) == instance.rounds
     x = np.zeros(instance.schedule_shape, dtype=bool)
@@ -139,7 +139,7 @@ def _typed_plan(instance: PlanningInstance, outcome) -> np.ndarray:
 def test_per_type_capacity_is_respected_by_planner_greedy_and_repaired_packing():
     instance = _crowded_instance()
     program = build_program(instance, 1e-9 * instance.nsw_coef, form=ProgramForm.COUNTS)
-    result = HighsBackend().solve(program, time_limit_s=60)
+    result = HighsBackend().solve(program)
     counts = np.round(result.vector[:instance.num_jobs * 3]).astype(np.int64).reshape(instance.num_jobs, 3)
     # 8-GPU gangs on 12-GPU types: these optimal counts do not pack exactly
     assert pack_typed_counts(counts, instance.gang, instance.type_capacity, instance.rounds) is None
@@ -148,7 +148,7 @@ def test_per_type_capacity_is_respected_by_planner_greedy_and_repaired_packing()
     assert typed_capacity_ok(instance, repaired)
     # repair only moves or drops rounds: no job gets more rounds than the counts gave it
     assert np.all(repaired.sum(axis=(1, 2)) <= counts.sum(axis=1))
-    outcome = Planner(ShockwaveConfig(time_limit_s=2), HighsBackend()).plan(instance)
+    outcome = Planner(ShockwaveConfig(), HighsBackend()).plan(instance)
     x = _typed_plan(instance, outcome)
     load = np.einsum("j,jkt->kt", instance.gang.astype(float), x.astype(float))
     assert typed_capacity_ok(instance, x) and load.max() <= 12
@@ -176,7 +176,7 @@ def test_job_gaining_most_from_v100_gets_the_v100():
     for form in ProgramForm:
         x = solve(instance, form)
         assert x[1, 0].all() and x[0, 1].all() and not x[1, 1].any() and not x[0, 0].any()
-    outcome = Planner(ShockwaveConfig(time_limit_s=60), HighsBackend()).plan(instance)
+    outcome = Planner(ShockwaveConfig(), HighsBackend()).plan(instance)
     assert len(outcome.rounds) == horizon
     for jobs, kinds in zip(outcome.rounds, outcome.types, strict=True):
         assert dict(zip(jobs.tolist(), kinds.tolist(), strict=True)) == {10: 1, 11: 0}

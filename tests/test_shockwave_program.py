@@ -96,7 +96,7 @@ def test_both_program_forms_reach_the_brute_force_optimum(case, backend):
     instance = random_instance(**case)
     best, _ = brute_force(instance)
     program = build_program(instance, form="schedule")
-    result = backend.solve(program, time_limit_s=30.0)
+    result = backend.solve(program)
     if best is None:
         assert result.status == INFEASIBLE
         return
@@ -123,7 +123,7 @@ def test_cvxpy_reference_formulation_agrees(seed, backend):
     status, value, x = solve_instance_reference(instance, "HIGHS")
     assert status == "optimal"
     assert value == pytest.approx(best, abs=tolerance(instance))
-    direct = backend.solve(build_program(instance), time_limit_s=30.0)
+    direct = backend.solve(build_program(instance))
     assert direct.objective == pytest.approx(value, abs=tolerance(instance))
 
 
@@ -131,11 +131,11 @@ def test_cvxpy_reference_formulation_agrees(seed, backend):
 def test_cvxpy_direct_and_planner_agree_on_larger_instances(seed, backend):
     instance = random_instance(seed, n=8, horizon=5, gpus=4, weights=True)
     status, value, _ = solve_instance_reference(instance, "HIGHS")
-    direct = backend.solve(build_program(instance, form="schedule"), time_limit_s=30.0)
+    direct = backend.solve(build_program(instance, form="schedule"))
     assert status == "optimal" and direct.status == OPTIMAL
     assert direct.objective == pytest.approx(value, abs=tolerance(instance))
     # the counts program is a relaxation: its bound is at least the schedule optimum ...
-    counts = backend.solve(build_program(instance, form="counts"), time_limit_s=30.0)
+    counts = backend.solve(build_program(instance, form="counts"))
     assert counts.objective >= value - tolerance(instance)
     # ... and the planner (counts, packing, schedule program if the counts do not pack) is exact
     planner = Planner(ShockwaveConfig(), backend)
@@ -180,7 +180,7 @@ def test_huge_priorities_are_normalised_into_a_safe_range(backend):
     assert np.all(np.isfinite(program.c)) and np.max(np.abs(program.c)) == pytest.approx(1.0)
     assert np.min(np.abs(z)) >= 1.0 / DYNAMIC_RANGE * (1 - 1e-9)
     assert np.argmin(z) == 0  # heaviest job has the most negative cost (minimisation)
-    result = backend.solve(program, time_limit_s=30.0)
+    result = backend.solve(program)
     assert result.status == OPTIMAL
     x = schedule_from_vector(program, result.vector)
     need = math.ceil((heavy.max_epochs[0] * heavy.mean_epoch_s[0]) / 120.0 - 1e-9)
@@ -263,7 +263,7 @@ def test_rank_program_reaches_the_brute_force_order(seed, backend):
     built = build_rank_program(gang, schedule, log_weights, gpus, rel_gap=0.0)
     assert built is not None
     program, movable, first = built
-    result = backend.solve(program, time_limit_s=30.0)
+    result = backend.solve(program)
     assert result.status == OPTIMAL
     ranked = schedule.copy()
     ranked[movable, first:] = result.vector.reshape(movable.size, horizon - first) > 0.5

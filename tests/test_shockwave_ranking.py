@@ -53,7 +53,7 @@ def check_feasible(terms, block):
 
 
 def optimum(terms, backend) -> float:
-    result = backend.solve(rank_program(terms, rel_gap=0.0), time_limit_s=60.0)
+    result = backend.solve(rank_program(terms, rel_gap=0.0))
     assert result.status == OPTIMAL
     return terms.objective(result.vector.reshape(terms.cost.shape) > 0.5)
 
@@ -84,7 +84,7 @@ def test_rounded_relaxation_is_feasible_and_close_to_the_optimum(backend):
     for seed in range(6):
         gang, schedule, log_weights = random_schedule(seed, n=24, horizon=8, gpus=12)
         terms = rank_terms(gang, schedule, log_weights, 12)
-        relaxed = backend.solve(rank_program(terms, relaxed=True), time_limit_s=60.0)
+        relaxed = backend.solve(rank_program(terms, relaxed=True))
         assert relaxed.status == OPTIMAL
         best = optimum(terms, backend)
         assert relaxed.objective / terms.top <= best + 1e-9  # the LP bounds the program
@@ -102,7 +102,7 @@ def test_interior_and_simplex_relaxations_agree(backend):
     terms = rank_terms(gang, schedule, log_weights, 12)
     interior = rank_program(terms, relaxed=True)
     simplex = dataclasses.replace(interior, interior=False)
-    values = [backend.solve(p, time_limit_s=60.0).objective for p in (interior, simplex)]
+    values = [backend.solve(p).objective for p in (interior, simplex)]
     assert values[0] == pytest.approx(values[1], rel=1e-4)  # both within the solvers' tolerances
 
 

@@ -25,14 +25,13 @@ from shockwave_agents.shockwave.agent import ShockwaveAgent
 from shockwave_agents.shockwave.fallback import FallbackBackend
 from shockwave_agents.shockwave.highs_backend import HighsBackend
 from shockwave_agents.shockwave.licences import LicenceState, SolverFallbackWarning, check_licence
+from shockwave_agents.shockwave.limits import UNLIMITED
 from shockwave_agents.shockwave.solvers import OPTIMAL, backend_works, select_backend
 from shockwave_gym.runner import run_episode
 from shockwave_gym.simulator import SimConfig
 from shockwave_gym.traces import BUNDLED_GPUS, load_trace
 
 SCRIPT = Path(sys.executable).parent / "shockwave-gym"
-#: Solver limits large enough that no solve of these tests stops on wall-clock time.
-NO_TIME_LIMIT = {"time_limit_s": 1000.0, "rank_time_limit_s": 1000.0}
 
 
 def needs(module: str):
@@ -54,7 +53,7 @@ def fallback_warnings(caught) -> list[str]:
 
 @pytest.fixture(scope="module")
 def highs_run(teaching):
-    return run(teaching, make_agent("shockwave", solver="highs", **NO_TIME_LIMIT))
+    return run(teaching, make_agent("shockwave", solver="highs"))
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +82,7 @@ def unlicensed_mosek(monkeypatch, tmp_path):
 def test_gurobi_plans_teaching_12_end_to_end_like_highs(teaching, highs_run, size_limited_gurobi):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        outcome = run(teaching, make_agent("shockwave", solver="gurobi", **NO_TIME_LIMIT))
+        outcome = run(teaching, make_agent("shockwave", solver="gurobi"))
     stats = outcome.agent_stats["planner_stats"]
     assert stats["solver"] == "gurobi" and "size-limited" in stats["solver_note"]
     assert stats["solver_fallbacks"] == 0 and not fallback_warnings(caught)  # every program fits
@@ -115,16 +114,16 @@ class BothSolvers:
 
         self.gurobi, self.highs, self.pairs = GurobiBackend(), HighsBackend(), []
 
-    def solve(self, program, *, time_limit_s, warm_start=None):
-        ours = self.gurobi.solve(program, time_limit_s=time_limit_s, warm_start=warm_start)
-        theirs = self.highs.solve(program, time_limit_s=time_limit_s, warm_start=warm_start)
+    def solve(self, program, *, limits=UNLIMITED, warm_start=None):
+        ours = self.gurobi.solve(program, limits=limits, warm_start=warm_start)
+        theirs = self.highs.solve(program, limits=limits, warm_start=warm_start)
         self.pairs.append((program, ours, theirs))
         return ours
 
 
 @pytest.mark.parametrize("variant", ["shockwave", "shockwave-normalized"])
 def test_every_plan_objective_matches_highs_within_the_gaps(teaching, variant, size_limited_gurobi):
-    config = make_agent(variant, **NO_TIME_LIMIT).config
+    config = make_agent(variant).config
     backend = BothSolvers()
     outcome = run(teaching, ShockwaveAgent(config, name=variant, backend=backend))
     assert outcome.metrics["completed_jobs"] == teaching.num_jobs
@@ -166,7 +165,7 @@ def test_auto_never_takes_a_size_limited_licence_on_any_trace(size_limited_gurob
 def test_auto_with_gurobi_installed_equals_highs_on_teaching_12(teaching, highs_run, size_limited_gurobi):
     with warnings.catch_warnings(record=True):
         warnings.simplefilter("always")
-        outcome = run(teaching, make_agent("shockwave", **NO_TIME_LIMIT))
+        outcome = run(teaching, make_agent("shockwave"))
     assert outcome.agent_stats["planner_stats"]["solver"] == "highs"
     assert outcome.metrics == highs_run.metrics
     np.testing.assert_array_equal(outcome.result.completion_s, highs_run.result.completion_s)
@@ -181,7 +180,7 @@ def test_unlicensed_mosek_plans_with_highs_and_warns_only_when_named(teaching, h
     assert unlicensed_mosek.state is LicenceState.MISSING
     with warnings.catch_warnings(record=True) as caught, caplog.at_level(logging.DEBUG, "shockwave_agents"):
         warnings.simplefilter("always")
-        outcome = run(teaching, make_agent("shockwave", solver=solver, **NO_TIME_LIMIT))
+        outcome = run(teaching, make_agent("shockwave", solver=solver))
     messages = fallback_warnings(caught)
     stats = outcome.agent_stats["planner_stats"]
     for words in ("mosek is installed but has no usable licence", "err_missing_license_file",

@@ -39,6 +39,7 @@ from shockwave_agents.shockwave.instance import (
     objective_coefficients,
 )
 from shockwave_agents.shockwave.licences import SolverFallbackWarning
+from shockwave_agents.shockwave.limits import fdot
 from shockwave_agents.shockwave.numerics import (
     RoundClockCalibration,
     planner_epochs_done,
@@ -177,7 +178,8 @@ class ShockwaveAgent(Agent):
         remaining = self.predictor.noisy(active, est.remaining_s)
         capacity = np.asarray(view.type_gpus, dtype=np.int64)
         speed = np.where(view.runnable[active], est.speed, 0.0)
-        share = min(1.0, view.gpus / active.size) * (speed @ (capacity / float(capacity.sum())))
+        mix = capacity / float(capacity.sum())
+        share = min(1.0, view.gpus / active.size) * np.array([fdot(row, mix) for row in speed])
         share = np.maximum(share, MIN_TYPED_SHARE)  # a job no type can take now still gets a finite target
         if reestimate:
             finish_s = view.arrival_s[active] + (est.work_done_s + remaining) / share

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, fields, replace
 
+from shockwave_agents.shockwave.limits import WorkLimits
 from shockwave_gym.errors import InputError
 
 #: Solver backends by name; ``"auto"`` tries them in :data:`AUTO_SOLVER_ORDER`.
@@ -24,6 +25,11 @@ NOISE_MODES = ("sign", "uniform", "job")
 RANK_METHODS = ("mip", "local", "hybrid")
 #: ``counts_method``: how the homogeneous counts program is solved (:mod:`.exact_counts`).
 COUNTS_METHODS = ("auto", "mip", "exact")
+#: Default work limits (docs/SOLVERS.md, "Work limits"): branch-and-bound nodes of a main
+#: solve and of a re-ranking solve, simplex or interior-point iterations of an LP solve.
+MIP_NODE_LIMIT = 2000
+RANK_NODE_LIMIT = 500
+LP_ITERATION_LIMIT = 200_000
 
 
 @dataclass(frozen=True)
@@ -77,8 +83,14 @@ class ShockwaveConfig:
 
     Solver: ``solver`` is a name from :data:`SOLVER_NAMES`; ``mip_abs_gap`` is the absolute
     gap in units of one unit-weight job's log utility (``mip_rel_gap`` stays 0: a relative
-    gap on this objective is dominated by the k*R term); ``time_limit_s`` bounds each main
-    solve, ``rank_time_limit_s`` each re-ranking solve; ``threads`` for the solver.
+    gap on this objective is dominated by the k*R term). Every solve stops on counts of work,
+    never on the clock, so a plan is the same on any machine at any load: ``mip_node_limit``
+    branch-and-bound nodes per main solve, ``rank_node_limit`` per re-ranking solve of the
+    binary program, ``lp_iteration_limit`` simplex (or interior-point) iterations per LP
+    solve. ``time_limit_s`` (main solves) and ``rank_time_limit_s`` (re-ranking solves) are
+    opt-in wall-clock caps, None (off) by default: a solve that reaches one keeps the
+    incumbent it holds then, which depends on the machine's speed and load. ``threads``:
+    the solver's threads (1; more lets Gurobi's and MOSEK's results depend on the count).
     ``rank_method`` (:data:`RANK_METHODS`) is how re-ranking is solved: ``"mip"`` the binary
     program alone, ``"local"`` LP rounding and local search alone (cost independent of machine
     load), ``"hybrid"`` the local ranking polished by the binary program when the LP bound
@@ -119,8 +131,11 @@ class ShockwaveConfig:
     authors_profile_rounding: bool = True
     solver: str = "auto"
     mip_abs_gap: float = 1e-4
-    time_limit_s: float = 10.0
-    rank_time_limit_s: float = 5.0
+    mip_node_limit: int = MIP_NODE_LIMIT
+    rank_node_limit: int = RANK_NODE_LIMIT
+    lp_iteration_limit: int = LP_ITERATION_LIMIT
+    time_limit_s: float | None = None
+    rank_time_limit_s: float | None = None
     rank_method: str = "local"
     rank_mip_max_columns: int = 2000
     counts_method: str = "auto"
@@ -137,13 +152,20 @@ class ShockwaveConfig:
             raise InputError(f"planning_rounds must be an integer >= 1, got {self.planning_rounds!r}")
         if not isinstance(self.replan_every_rounds, int) or self.replan_every_rounds < 1:
             raise InputError(f"replan_every_rounds must be an integer >= 1, got {self.replan_every_rounds!r}")
-        for name in ("k", "lam", "lam_urgent", "rho_max", "mip_abs_gap", "time_limit_s",
-                     "rank_time_limit_s", "noise", "drift_threshold", "makespan_weight", "authors_rel_gap"):
+        for name in ("k", "lam", "lam_urgent", "rho_max", "mip_abs_gap",
+                     "noise", "drift_threshold", "makespan_weight", "authors_rel_gap"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
                 raise InputError(f"{name} must be a finite number >= 0, got {value!r}")
-        if self.time_limit_s <= 0 or self.rank_time_limit_s <= 0:
-            raise InputError("time limits must be > 0 seconds")
+        for name in ("time_limit_s", "rank_time_limit_s"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)
+                                      or not math.isfinite(value) or value <= 0):
+                raise InputError(f"{name} must be None (no wall-clock cap) or a number of seconds > 0, got {value!r}")
+        for name in ("mip_node_limit", "rank_node_limit", "lp_iteration_limit"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise InputError(f"{name} must be an integer >= 1, got {value!r}")
         if not (0.0 <= self.share_momentum <= 1.0):
             raise InputError(f"share_momentum must be in [0, 1], got {self.share_momentum!r}")
         if not (0.0 < self.log_zero_floor < 1.0):
@@ -226,6 +248,14 @@ class ShockwaveConfig:
         if "log_breakpoints" in values and not isinstance(values["log_breakpoints"], tuple):
             values["log_breakpoints"] = tuple(values["log_breakpoints"])
         return cls(**values)
+
+    def main_limits(self) -> WorkLimits:
+        """The limits of each main solve (constrained and relaxed programs)."""
+        return WorkLimits(self.mip_node_limit, self.lp_iteration_limit, self.time_limit_s)
+
+    def rank_limits(self) -> WorkLimits:
+        """The limits of each re-ranking solve (its LP relaxation and its binary program)."""
+        return WorkLimits(self.rank_node_limit, self.lp_iteration_limit, self.rank_time_limit_s)
 
     def with_options(self, **changes) -> ShockwaveConfig:
         return replace(self, **changes)

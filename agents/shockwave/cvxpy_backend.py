@@ -16,27 +16,33 @@ import numpy as np
 
 from shockwave_agents.shockwave.highs_backend import new_highs
 from shockwave_agents.shockwave.instance import PlanningInstance
+from shockwave_agents.shockwave.limits import UNLIMITED, WorkLimits, fdot
 from shockwave_agents.shockwave.mip import MipProgram
 from shockwave_agents.shockwave.quiet import stdout_to_stderr
 from shockwave_agents.shockwave.results import SolveResult, SolveStatus, check_solution, rounded
 
 
-def _solver_options(solver: str, time_limit_s: float, abs_gap: float, threads: int, rel_gap: float = 0.0) -> dict:
+def _solver_options(solver: str, limits: WorkLimits, abs_gap: float, threads: int, rel_gap: float = 0.0) -> dict:
+    """The named solver's options: gaps, threads and the work limits (a wall-clock limit only
+    when ``limits`` has one)."""
+    nodes, iterations, wall_s = limits.mip_nodes, limits.lp_iterations, limits.wall_clock_s
     if solver == "HIGHS":
-        return {"time_limit": float(time_limit_s), "mip_rel_gap": float(rel_gap), "mip_abs_gap": float(abs_gap),
-                "threads": int(threads)}
-    if solver == "MOSEK":
-        return {"mosek_params": {
-            "MSK_DPAR_OPTIMIZER_MAX_TIME": float(time_limit_s),
-            "MSK_DPAR_MIO_MAX_TIME": float(time_limit_s),
-            "MSK_DPAR_MIO_TOL_ABS_GAP": float(abs_gap),
-            "MSK_DPAR_MIO_TOL_REL_GAP": float(rel_gap),
-            "MSK_IPAR_NUM_THREADS": int(threads),
-        }}
-    if solver == "GUROBI":
-        return {"TimeLimit": float(time_limit_s), "MIPGap": float(rel_gap), "MIPGapAbs": float(abs_gap),
-                "Threads": int(threads), "OutputFlag": 0}
-    return {}
+        options = {"mip_rel_gap": float(rel_gap), "mip_abs_gap": float(abs_gap), "threads": int(threads)}
+        extra = {"mip_max_nodes": nodes, "simplex_iteration_limit": iterations,
+                 "ipm_iteration_limit": iterations, "time_limit": wall_s}
+    elif solver == "MOSEK":
+        options = {"MSK_DPAR_MIO_TOL_ABS_GAP": float(abs_gap), "MSK_DPAR_MIO_TOL_REL_GAP": float(rel_gap),
+                   "MSK_IPAR_NUM_THREADS": int(threads)}
+        extra = {"MSK_IPAR_MIO_MAX_NUM_BRANCHES": nodes, "MSK_IPAR_SIM_MAX_ITERATIONS": iterations,
+                 "MSK_IPAR_INTPNT_MAX_ITERATIONS": iterations, "MSK_DPAR_OPTIMIZER_MAX_TIME": wall_s,
+                 "MSK_DPAR_MIO_MAX_TIME": wall_s}
+    elif solver == "GUROBI":
+        options = {"MIPGap": float(rel_gap), "MIPGapAbs": float(abs_gap), "Threads": int(threads), "OutputFlag": 0}
+        extra = {"NodeLimit": nodes, "IterationLimit": iterations, "BarIterLimit": iterations, "TimeLimit": wall_s}
+    else:
+        return {}
+    options.update({key: value for key, value in extra.items() if value is not None})
+    return {"mosek_params": options} if solver == "MOSEK" else options
 
 
 def _status(problem, has_values: bool) -> SolveStatus:
@@ -86,7 +92,7 @@ class CvxpyBackend:
         self.name = f"cvxpy-{solver.lower()}" if solver == "HIGHS" else solver.lower()
 
     def solve(
-        self, program: MipProgram, *, time_limit_s: float, warm_start: np.ndarray | None = None
+        self, program: MipProgram, *, limits: WorkLimits = UNLIMITED, warm_start: np.ndarray | None = None
     ) -> SolveResult:
         start = time.perf_counter()
         try:
@@ -99,7 +105,7 @@ class CvxpyBackend:
             with stdout_to_stderr():
                 problem.solve(
                     solver=self.solver, warm_start=warm_start is not None, verbose=False,
-                    **_solver_options(self.solver, time_limit_s, program.abs_gap, self.threads, program.rel_gap),
+                    **_solver_options(self.solver, limits, program.abs_gap, self.threads, program.rel_gap),
                 )
             return self._result(problem, x_int, x_cont, program, time.perf_counter() - start)
         except Exception as exc:  # includes missing licences and solver crashes
@@ -117,11 +123,11 @@ class CvxpyBackend:
         issue = check_solution(program, vector, tol=1e-5)
         if issue is not None:
             return SolveResult(SolveStatus.ERROR, self.name, elapsed, message=f"{self.solver} returned an invalid point: {issue}")
-        value = program.unscaled(float(program.c @ vector))
+        value = program.unscaled(fdot(program.c, vector))
         return SolveResult(status, self.name, elapsed, vector, value, value if status == SolveStatus.OPTIMAL else None)
 
 
-def solve_instance_reference(instance: PlanningInstance, solver: str = "HIGHS", time_limit_s: float = 60.0):
+def solve_instance_reference(instance: PlanningInstance, solver: str = "HIGHS", limits: WorkLimits = UNLIMITED):
     """Solve ``instance`` from its definition with cvxpy; returns (status, objective, x).
 
     The objective is the unscaled maximised one of :func:`~.objective.evaluate_plan`.
@@ -152,7 +158,7 @@ def solve_instance_reference(instance: PlanningInstance, solver: str = "HIGHS", 
     )
     problem = cp.Problem(objective, constraints)
     with stdout_to_stderr():
-        problem.solve(solver=solver, **_solver_options(solver, time_limit_s, 1e-9, 1))
+        problem.solve(solver=solver, **_solver_options(solver, limits, 1e-9, 1))
     if problem.status != cp.OPTIMAL:
         return problem.status, None, None
     return problem.status, float(problem.value), np.round(x.value).astype(bool)

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from shockwave_agents.shockwave.instance import PlanningInstance
+from shockwave_agents.shockwave.limits import fdot
 from shockwave_agents.shockwave.mip import MipProgram, ProgramForm
 from shockwave_agents.shockwave.program import program_vector
 from shockwave_agents.shockwave.results import SolveResult, SolveStatus, check_solution
@@ -280,7 +281,7 @@ def solve_counts_exactly(instance: PlanningInstance, program: MipProgram,
     elapsed = time.perf_counter() - start
     if problem is not None:
         return SolveResult(SolveStatus.ERROR, SOLVER_NAME, elapsed, message=f"exact counts point invalid: {problem}")
-    objective = program.unscaled(float(program.c @ vector))
+    objective = program.unscaled(fdot(program.c, vector))
     bound_unscaled = bound * program.objective_unit
     message = f"{len(search.solved)} of {int(np.sum(search.feasible))} makespan levels solved"
     return SolveResult(status, SOLVER_NAME, elapsed, vector, objective, max(objective, bound_unscaled), message)

@@ -12,6 +12,8 @@ import math
 
 import numpy as np
 
+from shockwave_agents.shockwave.limits import fdot
+
 
 def momentum_finish_target(series: list[tuple[int, float]], round_index: int, momentum: float) -> float:
     """F_j: ``momentum`` x the time-weighted mean of past fair-share finish estimates (each
@@ -21,7 +23,7 @@ def momentum_finish_target(series: list[tuple[int, float]], round_index: int, mo
     values = np.array([v for _, v in series], dtype=np.float64)
     windows = np.diff(rounds)
     total = windows.sum()
-    average = float(values @ (windows / total)) if total > 0 else float(values[-1])
+    average = fdot(values, windows / total) if total > 0 else float(values[-1])
     return momentum * average + (1.0 - momentum) * float(values[-1])
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from shockwave_agents.shockwave.highs_backend import HighsBackend
 from shockwave_agents.shockwave.licences import SolverFallbackWarning
+from shockwave_agents.shockwave.limits import UNLIMITED, WorkLimits
 from shockwave_agents.shockwave.mip import MipProgram
 from shockwave_agents.shockwave.results import SolveResult, SolveStatus
 
@@ -33,9 +34,9 @@ class FallbackBackend:
         self.first_reason: str | None = None
 
     def solve(
-        self, program: MipProgram, *, time_limit_s: float, warm_start: np.ndarray | None = None
+        self, program: MipProgram, *, limits: WorkLimits = UNLIMITED, warm_start: np.ndarray | None = None
     ) -> SolveResult:
-        result = self.primary.solve(program, time_limit_s=time_limit_s, warm_start=warm_start)
+        result = self.primary.solve(program, limits=limits, warm_start=warm_start)
         if result.status not in _FAILED:
             return result
         reason = f"{self.name} could not solve a {program.num_cols}-column, {program.num_rows}-row program ({result.message})"
@@ -44,7 +45,7 @@ class FallbackBackend:
             self.first_reason = reason
             warnings.warn(f"{reason}; HiGHS solves every program {self.name} cannot take "
                           "(planner_stats.solver_fallbacks counts them)", SolverFallbackWarning, stacklevel=2)
-        backup = self.secondary.solve(program, time_limit_s=time_limit_s, warm_start=warm_start)
+        backup = self.secondary.solve(program, limits=limits, warm_start=warm_start)
         backup.fallback_reason = reason
         backup.solve_s += result.solve_s
         return backup

@@ -1,8 +1,9 @@
 """Gurobi through ``gurobipy``'s matrix API, on the same matrices HiGHS gets.
 
 One quiet Gurobi environment per process (``OutputFlag=0`` from the start, so neither the
-licence line nor the log reaches stdout). Each solve gets the program's gaps, a time limit,
-the thread count, seed 0 and the warm start (``Start``). A program larger than a
+licence line nor the log reaches stdout). Each solve gets the program's gaps, the work limits
+(``NodeLimit``, ``IterationLimit``; ``TimeLimit`` only when a wall-clock cap is asked for),
+one thread unless configured otherwise, seed 0 and the warm start (``Start``). A program larger than a
 size-limited licence allows comes back as :attr:`~.results.SolveStatus.UNLICENSED`, never
 as an exception, so the caller can give that program to HiGHS (:mod:`.fallback`).
 """
@@ -14,6 +15,7 @@ from functools import cache
 
 import numpy as np
 
+from shockwave_agents.shockwave.limits import UNLIMITED, WorkLimits, fdot
 from shockwave_agents.shockwave.mip import MipProgram
 from shockwave_agents.shockwave.quiet import banner_silenced
 from shockwave_agents.shockwave.results import SolveResult, SolveStatus, check_solution, rounded
@@ -50,6 +52,19 @@ def _vtypes(program: MipProgram) -> np.ndarray:
     return np.where(program.integer, "I", "C")
 
 
+def _limit_params(limits: WorkLimits) -> list[tuple[str, float]]:
+    """Gurobi parameters of ``limits`` (``IterationLimit`` counts all simplex iterations of
+    the solve; ``BarIterLimit`` the barrier's)."""
+    params: list[tuple[str, float]] = []
+    if limits.mip_nodes is not None:
+        params.append(("NodeLimit", float(limits.mip_nodes)))
+    if limits.lp_iterations is not None:
+        params += [("IterationLimit", float(limits.lp_iterations)), ("BarIterLimit", int(limits.lp_iterations))]
+    if limits.wall_clock_s is not None:
+        params.append(("TimeLimit", float(limits.wall_clock_s)))
+    return params
+
+
 class GurobiBackend:
     """Gurobi on the program's matrices."""
 
@@ -59,7 +74,7 @@ class GurobiBackend:
         self.threads = threads
 
     def solve(
-        self, program: MipProgram, *, time_limit_s: float, warm_start: np.ndarray | None = None
+        self, program: MipProgram, *, limits: WorkLimits = UNLIMITED, warm_start: np.ndarray | None = None
     ) -> SolveResult:
         import gurobipy
 
@@ -71,9 +86,10 @@ class GurobiBackend:
                 np.isfinite(program.col_hi), program.col_hi, gurobipy.GRB.INFINITY), vtype=_vtypes(program))
             _add_rows(model, x, program)
             model.setObjective(program.c @ x, gurobipy.GRB.MINIMIZE)
-            for key, value in (("TimeLimit", float(time_limit_s)), ("MIPGap", float(program.rel_gap)),
+            for key, value in (("MIPGap", float(program.rel_gap)),
                                ("MIPGapAbs", float(program.abs_gap)), ("Threads", int(self.threads)),
-                               ("Seed", 0), ("IntFeasTol", 1e-7), ("OptimalityTol", 1e-9), ("FeasibilityTol", 1e-9)):
+                               ("Seed", 0), ("IntFeasTol", 1e-7), ("OptimalityTol", 1e-9), ("FeasibilityTol", 1e-9),
+                               *_limit_params(limits)):
                 model.setParam(key, value)
             if warm_start is not None:
                 x.Start = np.asarray(warm_start, dtype=np.float64)
@@ -105,12 +121,12 @@ class GurobiBackend:
         else:
             return SolveResult(SolveStatus.ERROR, self.name, elapsed, message=f"Gurobi status {status}")
         if kind == SolveStatus.NO_SOLUTION:
-            return SolveResult(kind, self.name, elapsed, message="time limit without an incumbent")
+            return SolveResult(kind, self.name, elapsed, message="limit reached without an incumbent")
         vector = rounded(program, np.asarray(x.X, dtype=np.float64))
         problem = check_solution(program, vector)
         if problem is not None:
             return SolveResult(SolveStatus.ERROR, self.name, elapsed, message=f"Gurobi returned an invalid point: {problem}")
-        objective = program.unscaled(float(program.c @ vector))
+        objective = program.unscaled(fdot(program.c, vector))
         bound = float(model.ObjBound) if program.integer.any() else float(model.ObjVal)
         bound = program.unscaled(bound) if np.isfinite(bound) else None
         if kind == SolveStatus.OPTIMAL and bound is None:

@@ -1,9 +1,11 @@
 """HiGHS through ``highspy``, on the program's matrices: the default backend.
 
 The matrices go to HiGHS directly, with a warm start (``setSolution``), ``mip_rel_gap`` and
-``mip_abs_gap`` from the program, a time limit, one thread and a fixed random seed, so a
-solve is reproducible when the time limit is not reached. A continuous program marked
-``interior`` is solved by HiGHS's interior-point method (with crossover).
+``mip_abs_gap`` from the program, work limits (:class:`~.limits.WorkLimits`: ``mip_max_nodes``,
+``simplex_iteration_limit``, ``ipm_iteration_limit``; ``time_limit`` only when a wall-clock
+cap is asked for), one thread and a fixed random seed, so a solve stops at the same point on
+every machine at any load. A continuous program marked ``interior`` is solved by HiGHS's
+interior-point method (with crossover).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import time
 
 import numpy as np
 
+from shockwave_agents.shockwave.limits import UNLIMITED, WorkLimits, fdot
 from shockwave_agents.shockwave.mip import MipProgram
 from shockwave_agents.shockwave.quiet import banner_silenced
 from shockwave_agents.shockwave.results import SolveResult, SolveStatus, check_solution, rounded
@@ -60,6 +63,19 @@ def _highs_lp(program: MipProgram):
     return lp
 
 
+def _limit_options(limits: WorkLimits) -> list[tuple[str, object]]:
+    """HiGHS options of ``limits`` (absent kinds keep HiGHS's defaults: no limit)."""
+    options: list[tuple[str, object]] = []
+    if limits.mip_nodes is not None:
+        options.append(("mip_max_nodes", int(limits.mip_nodes)))
+    if limits.lp_iterations is not None:
+        options += [("simplex_iteration_limit", int(limits.lp_iterations)),
+                    ("ipm_iteration_limit", int(limits.lp_iterations))]
+    if limits.wall_clock_s is not None:
+        options.append(("time_limit", float(limits.wall_clock_s)))
+    return options
+
+
 class HighsBackend:
     """HiGHS through highspy, on the program's matrices."""
 
@@ -70,7 +86,7 @@ class HighsBackend:
         self.random_seed = random_seed
 
     def solve(
-        self, program: MipProgram, *, time_limit_s: float, warm_start: np.ndarray | None = None
+        self, program: MipProgram, *, limits: WorkLimits = UNLIMITED, warm_start: np.ndarray | None = None
     ) -> SolveResult:
         import highspy
 
@@ -79,8 +95,9 @@ class HighsBackend:
             highs = new_highs()
             for key, value in (
                 ("mip_rel_gap", float(program.rel_gap)), ("mip_abs_gap", float(program.abs_gap)),
-                ("time_limit", float(time_limit_s)), ("threads", int(self.threads)),
+                ("threads", int(self.threads)),
                 ("random_seed", int(self.random_seed)), ("mip_feasibility_tolerance", 1e-7),
+                *_limit_options(limits),
             ):
                 highs.setOptionValue(key, value)
             if program.interior and not program.integer.any():
@@ -119,12 +136,12 @@ class HighsBackend:
             return SolveResult(SolveStatus.ERROR, self.name, elapsed,
                                message=f"HiGHS status {highs.modelStatusToString(model_status)} ({run_status})")
         if kind == SolveStatus.NO_SOLUTION:
-            return SolveResult(kind, self.name, elapsed, message="time limit without an incumbent")
+            return SolveResult(kind, self.name, elapsed, message="limit reached without an incumbent")
         vector = rounded(program, np.asarray(highs.getSolution().col_value, dtype=np.float64))
         problem = check_solution(program, vector)
         if problem is not None:
             return SolveResult(SolveStatus.ERROR, self.name, elapsed, message=f"HiGHS returned an invalid point: {problem}")
-        objective = program.unscaled(float(program.c @ vector))
+        objective = program.unscaled(fdot(program.c, vector))
         bound = float(info.mip_dual_bound)
         bound = program.unscaled(bound) if np.isfinite(bound) else None
         if kind == SolveStatus.OPTIMAL and bound is None:

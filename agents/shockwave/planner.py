@@ -35,6 +35,7 @@ from shockwave_agents.shockwave.config import ShockwaveConfig
 from shockwave_agents.shockwave.exact_counts import exact_counts_applies, solve_counts_exactly
 from shockwave_agents.shockwave.greedy import greedy_plan, typed_greedy_plan, typed_top_up
 from shockwave_agents.shockwave.instance import PlanningInstance
+from shockwave_agents.shockwave.limits import fdot
 from shockwave_agents.shockwave.mip import MipProgram, ProgramError, ProgramForm
 from shockwave_agents.shockwave.numerics import effective_relaxed_instance
 from shockwave_agents.shockwave.objective import evaluate_plan
@@ -278,7 +279,7 @@ class Planner:
         result = attempt.result
         record.gap, record.bound = result.gap, result.bound
         z0, n = program.layout.z, program.layout.n
-        attempt.solver_nsw = float(-program.c[z0:z0 + n] @ result.vector[z0:z0 + n]) * program.objective_unit
+        attempt.solver_nsw = -fdot(program.c[z0:z0 + n], result.vector[z0:z0 + n]) * program.objective_unit
         attempt.schedule = x
         return attempt
 
@@ -308,10 +309,10 @@ class Planner:
         return self.config.mip_abs_gap * instance.nsw_coef
 
     def _run(self, program: MipProgram, start: np.ndarray | None, record: PlanRecord) -> SolveResult:
-        result = self.backend.solve(program, time_limit_s=self.config.time_limit_s, warm_start=start)
+        result = self.backend.solve(program, limits=self.config.main_limits(), warm_start=start)
         self._count(result, record)
         if result.status in (SolveStatus.NO_SOLUTION, SolveStatus.FEASIBLE):
-            record.time_limit_hits += 1
+            record.limit_hits += 1
         if result.fallback_reason is not None:
             record.solver_fallbacks += 1
         return result

@@ -55,7 +55,7 @@ class PlanRecord:
     build_s: float = 0.0
     rank_s: float = 0.0
     total_s: float = 0.0
-    time_limit_hits: int = 0
+    limit_hits: int = 0
     solver_fallbacks: int = 0
     exact_solves: int = 0
     constrained_skipped: str | None = None

@@ -4,19 +4,20 @@
 by ``config.rank_method``:
 
 - ``"mip"``: the binary program, warm-started from the greedy ranking
-  (:func:`.packing.rank_greedily`), under ``rank_time_limit_s`` (wall clock);
+  (:func:`.packing.rank_greedily`), under ``rank_node_limit`` nodes;
 - ``"local"`` (default): no integer program. The LP relaxation is solved, rounded to a feasible
   ranking (:func:`.rank_rounding.round_relaxation`) and improved by local search
-  (:func:`.ranking.improve_ranking`). The cost is polynomial in jobs and rounds, and the
-  result does not depend on machine load (the LP solve, under ``rank_time_limit_s``, takes a
-  fraction of a second even at 2,000 jobs);
+  (:func:`.ranking.improve_ranking`, a bounded number of sweeps). The cost is polynomial in
+  jobs and rounds (the LP solve takes a fraction of a second even at 2,000 jobs);
 - ``"hybrid"``: ``"local"``, then the binary program warm-started from its result,
   but only when the LP bound does not already prove the local ranking within the program's
   gap (``rel_gap`` 1e-3, absolute 1e-6) and the program has at most
   ``rank_mip_max_columns`` columns; larger programs keep the local ranking.
 
-Whichever way, the ranking replaces the schedule only if it is feasible; otherwise (or if
-nothing can move) the schedule is kept as it is.
+Every solve stops on work limits (``config.rank_limits()``), so the ranking does not depend on
+machine speed or load unless the opt-in ``rank_time_limit_s`` is set. Whichever way, the
+ranking replaces the schedule only if it is feasible; otherwise (or if nothing can move) the
+schedule is kept as it is.
 """
 
 from __future__ import annotations
@@ -98,7 +99,7 @@ class Reranker:
 
     def _local_then_polish(self, terms: RankTerms, x: np.ndarray, record: PlanRecord) -> np.ndarray:
         """The local ranking, polished by the binary program when ``hybrid`` asks for it."""
-        relaxation = self.backend.solve(rank_program(terms, relaxed=True), time_limit_s=self.config.rank_time_limit_s)
+        relaxation = self.backend.solve(rank_program(terms, relaxed=True), limits=self.config.rank_limits())
         if relaxation.fallback_reason is not None:
             record.solver_fallbacks += 1
         start = x[terms.movable, terms.first:]
@@ -127,7 +128,7 @@ class Reranker:
         """The binary program's ranking, warm-started from ``start``; None if it failed."""
         program = rank_program(terms)
         warm = start.astype(np.float64).ravel()
-        result = self.backend.solve(program, time_limit_s=self.config.rank_time_limit_s, warm_start=warm)
+        result = self.backend.solve(program, limits=self.config.rank_limits(), warm_start=warm)
         record.rank_status = result.status
         if result.fallback_reason is not None:
             record.solver_fallbacks += 1

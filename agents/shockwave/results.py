@@ -19,8 +19,8 @@ CHECK_TOL = 1e-6
 
 
 class SolveStatus(enum.StrEnum):
-    """How one solve ended. ``FEASIBLE`` is a solver's word: it stopped (time limit) holding a
-    feasible incumbent that is not proven optimal. It says nothing about the planner's path.
+    """How one solve ended. ``FEASIBLE`` is a solver's word: it stopped (a work limit, or the
+    opt-in wall-clock cap) holding a feasible incumbent that is not proven optimal. It says nothing about the planner's path.
     ``UNLICENSED``: the solver refused the program for want of a licence that covers it (none,
     or a size-limited one and a program above the limit)."""
 

@@ -29,6 +29,7 @@ import scipy.sparse as sp
 from shockwave_agents.shockwave.fallback import FallbackBackend
 from shockwave_agents.shockwave.highs_backend import HighsBackend, new_highs
 from shockwave_agents.shockwave.licences import LicenceState, check_licence
+from shockwave_agents.shockwave.limits import UNLIMITED, WorkLimits
 from shockwave_agents.shockwave.mip import MipProgram
 from shockwave_agents.shockwave.results import SolveResult, SolveStatus, check_solution
 
@@ -49,7 +50,7 @@ class GreedyOnlyBackend:
 
     name = "greedy"
 
-    def solve(self, program: MipProgram, *, time_limit_s: float, warm_start=None) -> SolveResult:
+    def solve(self, program: MipProgram, *, limits: WorkLimits = UNLIMITED, warm_start=None) -> SolveResult:
         return SolveResult(NO_SOLUTION, self.name, 0.0, message="greedy-only backend")
 
 
@@ -77,7 +78,7 @@ def backend_works(name: str) -> bool:
         integer=np.array([True, True]),
     )
     try:
-        result = make_backend(name, 1).solve(program, time_limit_s=10.0)
+        result = make_backend(name, 1).solve(program, limits=WorkLimits(mip_nodes=100, lp_iterations=1000))
     except Exception:
         return False
     return result.status == OPTIMAL and abs(result.objective - 1.0) < 1e-6

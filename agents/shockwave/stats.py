@@ -45,7 +45,7 @@ def summarise_plans(records: list[PlanRecord]) -> dict:
         "plans": len(records),
         "paths": {path.value: paths.get(path, 0) for path in PlanPath},
         "statuses": dict(statuses),
-        "time_limit_hits": int(sum(r.time_limit_hits for r in records)),
+        "limit_hits": int(sum(r.limit_hits for r in records)),
         "solver_fallbacks": int(sum(r.solver_fallbacks for r in records)),
         "exact_solves": int(sum(r.exact_solves for r in records)),
         "jobs": _size([r.jobs for r in records]),

@@ -9,11 +9,13 @@ deviation over the suite's ``n`` traces (no interval for ``n = 1``).
 
 The overall rows pool every trace of the split: makespan and avg JCT as ratios to the
 reference agent (FIFO) on the same trace, since raw seconds are not comparable across cluster
-sizes; FTF, unfair fractions and decision latency as they are.
+sizes; FTF and unfair fractions as they are.
 
 Outputs (:func:`write_leaderboard`): ``LEADERBOARD.md`` (the tables, each row with the command
 that reproduces it) and ``LEADERBOARD.csv`` beside it (one row per cell, floats written with
-``repr`` so they read back exactly).
+``repr`` so they read back exactly) hold only results a re-run reproduces byte for byte on any
+machine at any load; the machine-dependent figures (decision latency, wall times, host) go to
+``LEADERBOARD_TIMING.csv`` beside them (:data:`TIMING_COLUMNS`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from __future__ import annotations
 import csv
 import io
 import math
-import platform
 import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -56,7 +57,6 @@ METRICS: tuple[tuple[str, str, str], ...] = (
     ("worst_ftf_themis", "worst FTF ρ contention", "{:.2f}"),
     ("unfair_fraction", "unfair static", "{:.1%}"),
     ("unfair_fraction_themis", "unfair contention", "{:.1%}"),
-    ("decision_ms", "decision (ms/round)", "{:.2f}"),
 )
 #: Overall table: makespan and JCT relative to the reference on the same trace.
 OVERALL_METRICS: tuple[tuple[str, str, str], ...] = (
@@ -64,11 +64,16 @@ OVERALL_METRICS: tuple[tuple[str, str, str], ...] = (
     ("avg_jct_ratio", f"avg JCT ×{REFERENCE}", "{:.3f}"),
     *METRICS[2:],
 )
-#: Per-cell columns of LEADERBOARD.csv (all deterministic but the timing ones).
+#: Per-cell columns of LEADERBOARD.csv: results only, reproduced byte for byte by a re-run.
 CSV_COLUMNS = ("suite", "trace", "trace_seed", "agent", "gpus", "makespan_s", "avg_jct_s", "rho_mean", "rho_p95",
                "rho_max", "rho_over_1_05", "rho_over_1_25", "gang_ftf_mean", "gang_ftf_p95", "gang_ftf_max",
-               "gang_ftf_over_1_05", "worst_ftf", "worst_ftf_themis", "unfair_fraction", "unfair_fraction_themis", "rounds", "completed_jobs",
-               "decision_ms", "wall_s")
+               "gang_ftf_over_1_05", "worst_ftf", "worst_ftf_themis", "unfair_fraction", "unfair_fraction_themis",
+               "rounds", "completed_jobs")
+#: Per-cell columns of LEADERBOARD_TIMING.csv: what depends on the machine and its load
+#: (``decision_ms`` the agent's wall time per round, ``wall_s`` the cell's, ``host`` where it ran).
+TIMING_COLUMNS = ("suite", "trace", "agent", "decision_ms", "wall_s", "host")
+#: Name of the timing file, beside the markdown.
+TIMING_SUFFIX = "_TIMING.csv"
 
 
 @dataclass(frozen=True)
@@ -266,19 +271,13 @@ def leaderboard_markdown(run: LeaderboardRun) -> str:
         "rounds, so its row shows what rounds and restarts cost by themselves. The Shockwave paper's two "
         "measures follow, ρ = JCT / (isolated time × contention), gang-blind: *static* uses the contention "
         "max(1, N/G), *contention* the mean number of jobs active during the job's life; *unfair* is the "
-        "share of jobs with ρ > 1.05. *Decision* is the agent's wall time per round in milliseconds "
-        "(machine-dependent). The other agents' numbers reproduce exactly. Shockwave's three variants "
-        "can differ between runs on a loaded machine ([SUITES.md](SUITES.md), \"Cost\", has measured cases): "
-        "a main solve that reaches the planner's wall-clock limit (`time_limit_s`, 10 s) keeps the best "
-        "plan found by then, which depends on the machine's speed. For reproducible Shockwave cells, "
-        "lift the limits: `--agent shockwave-exact=shockwave:time_limit_s=1000,rank_time_limit_s=1000` "
-        "(slower, and not the default agent). "
-        "Rows are sorted by avg JCT.",
+        "share of jobs with ρ > 1.05. Rows are sorted by avg JCT.",
         "",
-        f"Generated on `{platform.node()}` ({platform.machine()}, Python {platform.python_version()}): "
-        f"{len(results)} cells, this run {run.wall_s / 60:.1f} min wall ({run.cells_run} cells run, "
-        f"the rest reused from `--out`); the cells' own wall times sum to "
-        f"{results['wall_s'].sum() / 60:.1f} min. Per-cell numbers: [LEADERBOARD.csv](LEADERBOARD.csv).",
+        "**Reproducibility.** This file and [LEADERBOARD.csv](LEADERBOARD.csv) (one row per cell) hold "
+        "only results: a re-run writes them byte for byte, at any machine load (Shockwave's solves stop "
+        "on work limits, not on the clock: [SOLVERS.md](SOLVERS.md), \"Work limits\"). Decision latency "
+        "(the agent's wall time per round) and wall times depend on the machine; they are in "
+        f"[LEADERBOARD_TIMING.csv](LEADERBOARD{TIMING_SUFFIX}), written by the same command.",
         "",
     ]
     if run.quick:
@@ -344,28 +343,47 @@ def summary_text(run: LeaderboardRun) -> str:
     return "\n".join(lines[1:])
 
 
-def leaderboard_csv(results: pd.DataFrame) -> str:
-    """One row per cell; floats as ``repr`` (exact), empty for NaN."""
+def _csv_text(results: pd.DataFrame, columns: tuple[str, ...]) -> str:
+    """One row per cell of ``columns``; floats as ``repr`` (exact), empty for NaN or None."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
+    writer.writerow(columns)
     for record in results.to_dict("records"):
         row = []
-        for column in CSV_COLUMNS:
+        for column in columns:
             value = record[column]
             if isinstance(value, float):
                 row.append("" if math.isnan(value) else repr(value))
             else:
-                row.append("" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value))
+                row.append("" if value is None else str(value))
         writer.writerow(row)
     return buffer.getvalue()
 
 
-def write_leaderboard(run: LeaderboardRun, doc: str | Path) -> tuple[Path, Path]:
-    """Write ``doc`` (markdown) and the per-cell CSV beside it (same stem, ``.csv``)."""
+def leaderboard_csv(results: pd.DataFrame) -> str:
+    """LEADERBOARD.csv: one row per cell of :data:`CSV_COLUMNS` (results only)."""
+    return _csv_text(results, CSV_COLUMNS)
+
+
+def timing_csv(results: pd.DataFrame) -> str:
+    """LEADERBOARD_TIMING.csv: one row per cell of :data:`TIMING_COLUMNS` (machine dependent)."""
+    return _csv_text(results, TIMING_COLUMNS)
+
+
+def timing_path(doc: str | Path) -> Path:
+    """The timing file beside ``doc``: ``LEADERBOARD.md`` -> ``LEADERBOARD_TIMING.csv``."""
+    doc = Path(doc)
+    return doc.with_name(doc.stem + TIMING_SUFFIX)
+
+
+def write_leaderboard(run: LeaderboardRun, doc: str | Path) -> tuple[Path, Path, Path]:
+    """Write ``doc`` (markdown), the per-cell CSV beside it (same stem, ``.csv``) and the
+    timing CSV (:func:`timing_path`)."""
     doc = Path(doc)
     doc.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(doc, leaderboard_markdown(run))
     csv_path = doc.with_suffix(".csv")
     write_atomic(csv_path, leaderboard_csv(run.results))
-    return doc, csv_path
+    timing = timing_path(doc)
+    write_atomic(timing, timing_csv(run.results))
+    return doc, csv_path, timing
