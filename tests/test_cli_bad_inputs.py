@@ -303,8 +303,9 @@ def test_select_action_rejects_non_binary_values(envs, value):
         env.step(action)
 
 
-@pytest.mark.parametrize("dtype", [bool, str, object], ids=["bool", "str", "object"])
+@pytest.mark.parametrize("dtype", [str, object], ids=["str", "object"])
 def test_priority_action_rejects_non_numeric_arrays(envs, dtype):
+    """Strings and objects are refused (bool scores are numbers: the Box space contains them)."""
     from shockwave_gym.errors import InvalidActionError
 
     env = envs["priority"]

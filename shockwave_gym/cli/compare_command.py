@@ -98,6 +98,7 @@ def compare(args) -> int:
     from shockwave_gym.cli.guard import check_output_dir
     from shockwave_gym.errors import InputError
     from shockwave_gym.harness import CellsFailed, HarnessWarning, evaluate
+    from shockwave_gym.harness.api import OutputsNotWritten
     from shockwave_gym.harness.summary import print_summary, summarise
 
     gantt = None
@@ -117,7 +118,7 @@ def compare(args) -> int:
         raise InputError("compare needs --agents NAME ... and/or --agent LABEL=KIND[:OPT=VALUE,...]")
     check_agents(agents, agent_options, args.reference)
     command = "shockwave-gym " + shlex.join(sys.argv[1:]) if sys.argv[1:2] == ["compare"] else ""
-    failed, results = None, None
+    failed, results, unwritten = None, None, None
     with warnings.catch_warnings():  # the harness's warnings: every one, as one plain line
         warnings.simplefilter("always", HarnessWarning)
         shown = warnings.showwarning
@@ -135,6 +136,8 @@ def compare(args) -> int:
             )
         except CellsFailed as exc:
             failed, results = exc, exc.results
+        except OutputsNotWritten as exc:  # the metrics are printed, then the one-line error
+            unwritten, results = exc, exc.results
     console = Console()
     if not console.is_terminal:
         console = Console(width=160)  # logs and pipes: do not squeeze the table to 80 columns
@@ -144,7 +147,10 @@ def compare(args) -> int:
         where = f"{args.out}/results.csv, jobs.csv, summary.md"
         if not args.no_figures:
             where += f", figures/ ({args.out}/figures/<trace>/*.png)"
-        console.print(f"written: {where}")
+        if unwritten is None:
+            console.print(f"written: {where}")
+    if unwritten is not None:
+        raise unwritten
     if failed is not None:
         print(f"shockwave-gym: error: {failed}", file=sys.stderr)
         return 1

@@ -155,14 +155,15 @@ def run(args) -> int:
     ordered = {key: record[key] for key in RUN_JSON_KEYS}
     ordered.update({k: v for k, v in record.items() if k not in ordered})
     control.annotate(ordered)  # interrupted: "partial": true, "signal"
-    if args.jobs_csv:
-        to_csv(control.finished_jobs(jobs_table(outcome.result)), args.jobs_csv)
-    if args.timeline_csv:
-        to_csv(timeline_table(outcome.result), args.timeline_csv)
-    if args.json:
+    if args.json:  # printed first: a file that cannot be written (a full disk) loses no metric
         sys.stdout.write(json.dumps(ordered, allow_nan=False) + "\n")
     else:
         print(format_table(ordered))
+    sys.stdout.flush()
+    if args.jobs_csv:  # each written in one step (temporary file + rename)
+        to_csv(control.finished_jobs(jobs_table(outcome.result)), args.jobs_csv)
+    if args.timeline_csv:
+        to_csv(timeline_table(outcome.result), args.timeline_csv)
     return control.exit_code  # 0, or 130 / 143 after SIGINT / SIGTERM
 
 

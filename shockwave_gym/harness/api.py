@@ -38,6 +38,15 @@ class HarnessWarning(UserWarning):
     record (recomputed), or seeds that make no difference (run once)."""
 
 
+class OutputsNotWritten(OSError):
+    """Every cell ran (``results`` holds their rows) but an output file could not be written
+    (a full disk, a quota): the OS error, naming the file."""
+
+    def __init__(self, error: OSError, results: pd.DataFrame):
+        super().__init__(error.errno, error.strerror, error.filename)
+        self.results = results
+
+
 class CellsFailed(RuntimeError):
     """Some cells raised; the others were saved. ``errors`` maps cell label -> traceback;
     ``results`` holds the rows of the cells that finished."""
@@ -155,7 +164,10 @@ def _finish(cells: list[Cell], refs: list, records: dict, store: CellStore | Non
     ref_name, note = choose_reference([r.label for r in refs], reference)
     results.attrs.update(reference=ref_name, reference_note=note)
     if store is not None and finished:
-        _write_outputs(store, cells, records, results, ref_name, note, figures, gantt, command, single_seed)
+        try:
+            _write_outputs(store, cells, records, results, ref_name, note, figures, gantt, command, single_seed)
+        except OSError as exc:
+            raise OutputsNotWritten(exc, results) from exc
     return results
 
 
