@@ -41,6 +41,7 @@ def leaderboard(args) -> int:
     from shockwave_gym.cli.compare_command import check_agents
     from shockwave_gym.cli.guard import check_output_dir
     from shockwave_gym.harness import CellsFailed, HarnessWarning
+    from shockwave_gym.harness.api import DamagedCellWarning
     from shockwave_gym.harness.leaderboard import (
         leaderboard_entries,
         run_leaderboard,
@@ -53,6 +54,11 @@ def leaderboard(args) -> int:
     check_agents(agents, {}, None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", HarnessWarning)  # one seed per cell: nothing to warn about
+        warnings.simplefilter("always", DamagedCellWarning)  # but a stored cell not reused is news
+        shown = warnings.showwarning
+        warnings.showwarning = lambda message, category, *rest: (
+            print(f"shockwave-gym: warning: {message}", file=sys.stderr)
+            if issubclass(category, DamagedCellWarning) else shown(message, category, *rest))
         try:
             run = run_leaderboard(args.split, suites=args.suites, agents=agents, quick=args.quick, out=args.out,
                                   backend=args.backend, workers=args.workers, force=args.force,
