@@ -32,7 +32,7 @@ MAX_BATCH_SIZE: dict[str, int] = {
 MODELS: tuple[str, ...] = tuple(DATASET_SIZES)
 GANG_SIZES: tuple[int, ...] = (1, 2, 4, 8)
 
-_JOB_TYPE = re.compile(r"^(?P<model>.+?) \(batch size (?P<bs>\d+)\)$")
+_JOB_TYPE = re.compile(r"^(?P<model>.+?) \(batch size (?P<bs>[0-9]+)\)$")  # ASCII digits only
 
 
 def parse_job_type(job_type: str) -> tuple[str, int]:

@@ -6,6 +6,7 @@ import shlex
 import sys
 import warnings
 
+from shockwave_gym.cli.guard import ascii_int
 from shockwave_gym.cli.run_command import add_common_episode_arguments, seed_int
 
 
@@ -29,10 +30,10 @@ def add_parsers(subparsers) -> None:
         "mppo=maskable_ppo:path=runs/y; KIND is an agent name, a policy kind (maskable_ppo, bc, policy) or module:factory",
     )
     parser.add_argument("--traces", nargs="+", required=True, metavar="TRACE", help="bundled trace names or trace files")
-    parser.add_argument("--gpus", type=int, default=None, help="cluster size (default: each bundled trace's; required for files)")
+    parser.add_argument("--gpus", type=ascii_int, default=None, help="cluster size (default: each bundled trace's; required for files)")
     parser.add_argument("--seeds", nargs="+", type=seed_int, default=[0], metavar="SEED", help="seeds passed to the agents (default 0); an agent that ignores the seed runs once")
     add_common_episode_arguments(parser)
-    parser.add_argument("--workers", type=int, default=None, help="parallel worker processes (default 2; 1 = in this process)")
+    parser.add_argument("--workers", type=ascii_int, default=None, help="parallel worker processes (default 2; 1 = in this process)")
     parser.add_argument("--backend", choices=("process", "ray"), default="process", help="where cells run (ray needs the 'ray' extra)")
     parser.add_argument("--out", default="compare_out", help="output directory (default compare_out)")
     parser.add_argument("--force", action="store_true", help="recompute cells already saved in --out")

@@ -6,6 +6,8 @@ from __future__ import annotations
 import sys
 import warnings
 
+from shockwave_gym.cli.guard import ascii_int
+
 
 def add_parsers(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -26,7 +28,7 @@ def add_parsers(subparsers) -> None:
     parser.add_argument("--agent", action="append", default=[], metavar="LABEL=KIND[:OPT=VALUE,...]",
                         help="also run this agent under your label (repeatable), e.g. mine=maskable_ppo:path=runs/mppo")
     parser.add_argument("--backend", choices=("process", "ray"), default="process", help="where cells run (ray needs the 'ray' extra)")
-    parser.add_argument("--workers", type=int, default=None, help="parallel worker processes (default 2; 1 = in this process)")
+    parser.add_argument("--workers", type=ascii_int, default=None, help="parallel worker processes (default 2; 1 = in this process)")
     parser.add_argument("--out", default="leaderboard_out", help="cell store and outputs (default leaderboard_out)")
     parser.add_argument("--doc", default=None, metavar="MD",
                         help="also write the markdown here (and the CSV beside it), e.g. docs/LEADERBOARD.md")
