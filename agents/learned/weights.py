@@ -283,20 +283,6 @@ def check_state(state: dict[str, np.ndarray], meta: dict, weights_path: str | Pa
         raise PolicyFileError(weights_path, extra[0], f"unexpected array: {described}")
 
 
-def read_state(path: str | Path) -> dict[str, np.ndarray]:
-    """The weight arrays of a saved policy (no unpickling: ``allow_pickle=False``)."""
-    weights_path = _stem(path).with_suffix(".npz")
-    if not weights_path.is_file():
-        raise InputError(f"{weights_path}: policy weights not found")
-    try:
-        with np.load(weights_path, allow_pickle=False) as data:
-            if not hasattr(data, "files"):  # a bare .npy array, not an archive
-                raise ValueError("a single array, not an .npz archive")
-            return {key: data[key] for key in data.files}
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:  # truncated, or object arrays
-        raise InputError(f"{weights_path}: not a weights-only .npz ({exc})") from None
-
-
 def read_checked(path: str | Path) -> tuple[dict, dict[str, np.ndarray]]:
     """(description, weight arrays) of a saved policy, both checked against each other:
     each array's declared dtype, shape and stored size before it is read (:mod:`~shockwave_agents.learned.npz`),
