@@ -12,6 +12,7 @@ from __future__ import annotations
 import numbers
 from dataclasses import dataclass
 
+from shockwave_gym.ascii_numbers import parse_int
 from shockwave_gym.errors import InputError
 
 #: The GPU types the package has built-in throughput tables for, fastest first. A
@@ -19,6 +20,9 @@ from shockwave_gym.errors import InputError
 TYPE_ORDER: tuple[str, ...] = ("v100", "p100", "k80")
 #: The type of a homogeneous ``--gpus N`` cluster.
 DEFAULT_TYPE = "v100"
+#: Most GPUs a cluster may have, of one type or in all (docs/ENV.md): far beyond any cluster
+#: the simulator is meant for, far below where counts overflow its arrays.
+MAX_GPUS = 100_000
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,10 @@ class ClusterSpec:
         for name, count in zip(types, counts, strict=True):
             if isinstance(count, bool) or not isinstance(count, numbers.Integral) or count < 1:
                 raise InputError(f"cluster: {name} needs a positive whole GPU count, got {count!r}")
+            if count > MAX_GPUS:
+                raise InputError(f"cluster: {name} count {count} is over the limit of {MAX_GPUS:,} GPUs")
+        if sum(int(c) for c in counts) > MAX_GPUS:
+            raise InputError(f"cluster: {sum(int(c) for c in counts):,} GPUs in all, over the limit of {MAX_GPUS:,}")
         object.__setattr__(self, "types", types)
         object.__setattr__(self, "counts", tuple(int(c) for c in counts))
 
@@ -89,10 +97,10 @@ class ClusterSpec:
             if name in counts:
                 raise InputError(f"{where}: GPU type {name!r} given twice")
             try:
-                count = int(value.strip())
+                count = parse_int(value)  # ASCII digits only: "v100=٤" is refused
             except ValueError:
                 raise InputError(
-                    f"{where}: {name} count must be a whole number, got {value.strip()!r}"
+                    f"{where}: {name} count must be a whole number in ASCII digits, got {value.strip()!r}"
                 ) from None
             counts[name] = count
         try:

@@ -10,11 +10,13 @@ import math
 import numbers
 from dataclasses import dataclass
 
-from shockwave_gym.cluster import ClusterSpec
+from shockwave_gym.cluster import MAX_GPUS, ClusterSpec
 from shockwave_gym.errors import InputError
 
 #: Round length (R2).
 DEFAULT_ROUND_S = 120.0
+#: Longest round (one day): longer rounds overflow nothing but make no schedule.
+MAX_ROUND_S = 86_400.0
 #: Seconds a job loses when it (re)starts (R3); 0 disables the overhead.
 DEFAULT_RESTART_OVERHEAD_S = 20.0
 #: A (re)started job pays the overhead only when it runs for more than this share of the
@@ -73,7 +75,9 @@ class SimConfig:
         elif self.gpus is None:
             raise InputError("SimConfig needs gpus (a homogeneous V100 cluster) or cluster (a ClusterSpec)")
         object.__setattr__(self, "gpus", require_positive_int(self.gpus, "gpus"))
-        _require_finite(self.round_s, "round_s", low=0.0, low_inclusive=False)
+        if self.gpus > MAX_GPUS:
+            raise InputError(f"gpus must be at most {MAX_GPUS:,}, got {self.gpus}")
+        _require_finite(self.round_s, "round_s", low=0.0, low_inclusive=False, high=MAX_ROUND_S)
         _require_finite(self.restart_overhead_s, "restart_overhead_s", low=0.0, low_inclusive=True)
         _require_finite(self.restart_min_run_share, "restart_min_run_share", low=0.0, low_inclusive=True, high=1.0)
         if self.restart_overhead_s >= self.round_s:

@@ -37,7 +37,7 @@ GANG_SIZES: tuple[int, ...] = (1, 2, 4, 8)
 #: ``completed`` ran to its nominal length; every other status ended early.
 JOB_STATUSES: tuple[str, ...] = ("completed", "killed", "failed", "cancelled", "timeout", "node_fail")
 
-_JOB_TYPE = re.compile(r"^(?P<model>.+?) \(batch size (?P<bs>\d+)\)$")
+_JOB_TYPE = re.compile(r"^(?P<model>.+?) \(batch size (?P<bs>[0-9]+)\)$")  # ASCII digits only
 
 
 def parse_job_type(job_type: str) -> tuple[str, int]:

@@ -425,5 +425,7 @@ def to_csv(rows: list[dict], path: str | Path | None = None) -> str:
         writer.writerows(rows)
     text = buffer.getvalue()
     if path is not None:
-        Path(path).write_text(text, encoding="utf-8")
+        from shockwave_gym.files import write_atomic
+
+        write_atomic(path, text)
     return text

@@ -18,6 +18,7 @@ import math
 from importlib import resources
 from pathlib import Path
 
+from shockwave_gym.ascii_numbers import parse_float, parse_int
 from shockwave_gym.errors import InputError
 from shockwave_gym.jobs import GANG_SIZES, parse_job_type
 
@@ -31,6 +32,13 @@ class ThroughputError(InputError):
 
 #: Longest key of a Gavel throughput file that is parsed at all.
 _MAX_KEY_CHARS = 200
+
+
+#: Isolated rates a table may hold, iterations/s of the whole gang (docs/TRACES.md, "Limits"):
+#: besides 0 (cannot run), real rates lie within about 0.05 and 5,000; beyond these bounds a
+#: job's duration overflows or rounds to nothing.
+MIN_RATE = 1e-3
+MAX_RATE = 1e6
 
 
 def _reject_constant(name: str):
@@ -77,11 +85,16 @@ def gavel_rates(data: object, file: str, worker_type: str) -> dict[tuple[str, in
             raise ThroughputError(f"{where}: must be an object with an isolated 'null' rate")
         try:
             model, batch_size = parse_job_type(job_type)
-        except ValueError:
-            continue  # models we do not simulate (A3C, CycleGAN) carry no batch size
+        except ValueError as exc:
+            if "(batch size" not in job_type:
+                continue  # models we do not simulate (A3C, CycleGAN) carry no batch size
+            raise ThroughputError(f"{where}: {exc}") from None  # e.g. "batch size -32", "batch size ３２"
         rate = entry["null"]
         if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not math.isfinite(rate) or rate < 0:
             raise ThroughputError(f"{where} -> null: rate must be a finite number >= 0, got {rate!r}")
+        if rate != 0 and not MIN_RATE <= rate <= MAX_RATE:
+            raise ThroughputError(f"{where} -> null: rate must be 0 (cannot run) or from {MIN_RATE:g} to "
+                                  f"{MAX_RATE:g} iterations/s, got {rate!r}")
         if (model, batch_size, gang) in rates:
             raise ThroughputError(f"{where}: {job_type} on {gang} GPU(s) appears twice")
         rates[(model, batch_size, gang)] = float(rate)
@@ -97,6 +110,9 @@ class ThroughputTable:
         for key, rate in rates.items():
             if not math.isfinite(rate) or rate < 0:
                 raise ThroughputError(f"{source}: rate for {key} must be finite and >= 0, got {rate}")
+            if rate != 0 and not MIN_RATE <= rate <= MAX_RATE:
+                raise ThroughputError(f"{source}: rate for {key} must be 0 or from {MIN_RATE:g} to {MAX_RATE:g} "
+                                      f"iterations/s, got {rate}")
         self._rates = dict(rates)
         self.source = source
 
@@ -162,10 +178,10 @@ class ThroughputTable:
         rates = {}
         for line_no, row in enumerate(reader, start=2):
             try:
-                rates[(row["model"], int(row["batch_size"]), int(row["gang"]))] = float(
+                rates[(row["model"], parse_int(row["batch_size"]), parse_int(row["gang"]))] = parse_float(
                     row["iterations_per_s"]
                 )
-            except (KeyError, TypeError, ValueError) as exc:
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
                 raise ThroughputError(f"{source}: data row {line_no}: {exc}") from None
         return cls(rates, source)
 

@@ -85,6 +85,24 @@ BAD_FILES: dict[str, str | bytes] = {
     "latin1.trace": _tsv().encode("utf-8") + b"\xe9\n",
     "heavy.jsonl": _jsonl(total_iterations=1_500_000_000) * 40,
     "afile": "not a directory\n",
+    # issue 30, section 2: one rule for numbers (ASCII digits, documented ranges)
+    "tp_rate_1e300.json": _tp({GOOD_KEY: {"null": 1e300}}),
+    "tp_rate_1e-300.json": _tp({GOOD_KEY: {"null": 1e-300}}),
+    "tp_batch_negative.json": _tp({"('ResNet-18 (batch size -32)', 1)": {"null": 3}}),
+    "tp_batch_fullwidth.json": _tp({"('ResNet-18 (batch size \uff13\uff12)', 1)": {"null": 3}}),
+    "tp_fullwidth.csv": "model,batch_size,gang,iterations_per_s\nResNet-18,\uff13\uff12,1,3\n",
+    "tp_rate_1e300.csv": "model,batch_size,gang,iterations_per_s\nResNet-18,32,1,1e300\n",
+    "arrival_fullwidth.trace": _tsv(arrival="\uff11\uff10"),
+    "arrival_arabic.trace": _tsv(arrival="\u0664"),
+    "arrival_underscore.trace": _tsv(arrival="1_000"),
+    "batch_fullwidth.trace": _tsv(job_type="Transformer (batch size \uff13\uff12)"),
+    "batch_fullwidth.jsonl": _jsonl(job_type="Transformer (batch size \uff13\uff12)"),
+    "priority_tiny.trace": _tsv(priority="1e-320"),
+    "priority_tiny.jsonl": _jsonl(priority=1e-320),
+    "duration_negative.trace": _tsv().replace("\t-1\t0\t0\n", "\t-1\t-60\t0\n"),
+    "duration_negative.jsonl": _jsonl(duration_s=-60),
+    "too_many_jobs.trace": _tsv() * 20_001,
+    "long_line.trace": "x" * 100_000,
 }
 
 
@@ -181,6 +199,36 @@ CASES: list[tuple[str, list[str], str]] = [
     ("out-compare-under-file", [*COMPARE, "--agents", "fifo", "--out", "{d}/afile/sub"], "--out"),
     ("out-convert-missing-dir", ["convert-trace", "teaching-12", "{d}/nodir/x.trace"], "x.trace"),
     ("train-num-jobs-word", ["train", "--out", "{d}/run", "--num-jobs", "x:y"], "--num-jobs"),
+    # issue 30, section 2: one rule for numbers (ASCII digits, documented ranges, no OverflowError)
+    ("cluster-count-10^20", [*RUN, "--cluster", "v100=99999999999999999999"], "--cluster"),
+    ("cluster-count-absurd", [*RUN, "--cluster", "v100=200000"], "100,000"),
+    ("cluster-total-absurd", [*RUN, "--cluster", "v100=60000,p100=60000"], "100,000"),
+    ("cluster-arabic-digit", [*RUN, "--cluster", "v100=\u0664"], "ASCII"),
+    ("cluster-fullwidth-digit", [*RUN, "--cluster", "v100=\uff18"], "ASCII"),
+    ("gpus-arabic-digit", [*RUN, "--gpus", "\u0664"], "--gpus"),
+    ("gpus-absurd", [*RUN, "--gpus", "99999999999999999999"], "gpus"),
+    ("max-rounds-arabic-digit", ["run", "--agent", "fifo", "--trace", "teaching-12", "--max-rounds", "\u0664"], "--max-rounds"),
+    ("seed-fullwidth-digit", [*RUN, "--seed", "\uff11"], "--seed"),
+    ("round-s-1e308", [*RUN, "--round-s", "1e308"], "round_s"),
+    ("round-s-fullwidth", [*RUN, "--round-s", "\uff11\uff12\uff10"], "--round-s"),
+    ("round-s-underscore", [*RUN, "--round-s", "1_20"], "--round-s"),
+    ("compare-round-s-1e308", [*COMPARE, "--agents", "fifo", "--round-s", "1e308", "--out", "{d}/c"], "round_s"),
+    ("compare-gpus-arabic", [*COMPARE, "--agents", "fifo", "--gpus", "\u0664", "--out", "{d}/c"], "--gpus"),
+    ("generate-rate-fullwidth", [*GEN, "--arrival-rate-per-hour", "\uff19\uff10"], "--arrival-rate-per-hour"),
+    ("generate-jobs-over-trace-limit", ["generate-trace", "--jobs", "20001", "--seed", "1", "--out", "{d}/g.jsonl"], "num_jobs"),
+    ("train-num-jobs-fullwidth", ["train", "--out", "{d}/run", "--num-jobs", "\uff12:\uff14"], "--num-jobs"),
+    ("trace-arrival-fullwidth", _trace("arrival_fullwidth.trace"), "arrival_fullwidth.trace:1:arrival"),
+    ("trace-arrival-arabic", _trace("arrival_arabic.trace"), "arrival_arabic.trace:1:arrival"),
+    ("trace-arrival-underscore", _trace("arrival_underscore.trace"), "arrival_underscore.trace:1:arrival"),
+    ("trace-batch-fullwidth-tsv", _trace("batch_fullwidth.trace"), "batch_fullwidth.trace:1:job_type"),
+    ("trace-batch-fullwidth-jsonl", _trace("batch_fullwidth.jsonl"), "batch_fullwidth.jsonl:1:job_type"),
+    ("trace-priority-1e-320-tsv", _trace("priority_tiny.trace"), "priority_tiny.trace:1:priority"),
+    ("trace-priority-1e-320-jsonl", _trace("priority_tiny.jsonl"), "priority_tiny.jsonl:1:priority"),
+    ("trace-duration-negative-tsv", _trace("duration_negative.trace"), "duration_negative.trace:1:duration"),
+    ("trace-duration-negative-jsonl", _trace("duration_negative.jsonl"), "duration_negative.jsonl:1:duration_s"),
+    ("trace-too-many-jobs", _trace("too_many_jobs.trace"), "too_many_jobs.trace:20001"),
+    ("trace-line-too-long", _trace("long_line.trace"), "long_line.trace:1"),
+    ("validate-trace-too-many-jobs", ["validate-trace", "{d}/too_many_jobs.trace"], "too_many_jobs.trace"),
 ]
 
 
@@ -303,8 +351,9 @@ def test_select_action_rejects_non_binary_values(envs, value):
         env.step(action)
 
 
-@pytest.mark.parametrize("dtype", [bool, str, object], ids=["bool", "str", "object"])
+@pytest.mark.parametrize("dtype", [str, object], ids=["str", "object"])
 def test_priority_action_rejects_non_numeric_arrays(envs, dtype):
+    """Strings and objects are refused (bool scores are numbers: the Box space contains them)."""
     from shockwave_gym.errors import InvalidActionError
 
     env = envs["priority"]

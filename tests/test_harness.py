@@ -142,7 +142,8 @@ def test_evaluate_api_matches_the_cli_and_writes_nothing_without_out(compared, t
 def test_reference_agent_is_used_when_present(tmp_path):
     frame = evaluate(AGENTS, helpers.TRACE, seeds=0, reference=AGENTS[1], workers=1, progress=False,
                      out=tmp_path, figures=False)
-    assert frame.attrs == {"reference": AGENTS[1], "reference_note": ""}
+    assert {k: frame.attrs[k] for k in ("reference", "reference_note")} == {"reference": AGENTS[1], "reference_note": ""}
+    assert frame.attrs["run_now"] == set(frame["key_hash"])  # every cell was computed by this call
     summary = (tmp_path / "summary.md").read_text()
     assert f"**{AGENTS[1]}**" in summary and "Note:" not in summary
     line = next(text for text in summary.splitlines() if text.startswith(f"| {helpers.TRACE} | {AGENTS[1]} |"))
@@ -186,7 +187,7 @@ def test_corrupt_or_foreign_records_are_recomputed(tmp_path):
     evaluate("fifo", helpers.TRACE, seeds=0, workers=1, out=tmp_path, progress=False, figures=False)
     (path,) = records(tmp_path)
     path.write_text('{"key_hash": "trunc')
-    with pytest.warns(HarnessWarning, match=f"cell record {path} is damaged"):
+    with pytest.warns(HarnessWarning, match=f"cell record {path} is not reused"):
         evaluate("fifo", helpers.TRACE, seeds=0, workers=1, out=tmp_path, progress=False, figures=False)
     assert json.loads(path.read_text())["row"]["agent"] == "fifo"
     # other settings are other cells: a second record beside the first
@@ -269,7 +270,7 @@ def test_atomic_writes_replace_whole_files_with_normal_permissions(tmp_path):
 
     target = tmp_path / "deep" / "results.csv"
     store.write_atomic(target, "old\n")
-    with pytest.raises(RuntimeError), store._replacing(target, binary=False) as handle:
+    with pytest.raises(RuntimeError), store.replacing(target, binary=False) as handle:
         handle.write("half of the new conte")
         raise RuntimeError("crash mid-write")
     assert target.read_text() == "old\n" and sorted(p.name for p in target.parent.iterdir()) == ["results.csv"]

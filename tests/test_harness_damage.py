@@ -117,7 +117,7 @@ def test_each_kind_of_damage_is_recomputed_alone_and_named_in_one_warning(tmp_pa
     for path, kind in damaged.items():
         naming = [m for m in messages if str(path) in m]
         assert len(naming) == 1, (kind, messages)
-        assert "is damaged" in naming[0] and "recomputing" in naming[0], naming
+        assert "is not reused" in naming[0] and "recomputing" in naming[0], naming
     assert sorted(ran) == sorted(s for s, p in files.items() if p in damaged)  # exactly those
     assert {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in intact} == intact
     # every record whole again, and the results are those of the first run
@@ -141,7 +141,7 @@ def test_cli_names_the_damaged_file_in_one_warning_line_and_exits_0(tmp_path, te
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
         assert main(argv) == 0
     lines = [line for line in err.getvalue().splitlines() if "warning" in line]
-    assert len(lines) == 1 and lines[0].startswith(f"shockwave-gym: warning: cell record {path} is damaged")
+    assert len(lines) == 1 and lines[0].startswith(f"shockwave-gym: warning: cell record {path} is not reused")
     assert "Traceback" not in err.getvalue()
     assert json.loads(path.read_text())["row"]["agent"] == "fifo"
 

@@ -9,11 +9,13 @@ unless trusted, before anything is unpickled: a crafted zip's code does not run.
 from __future__ import annotations
 
 import base64
+import io
 import json
 import os
 import pickle
 import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
 
@@ -78,6 +80,10 @@ CASES = [
     ("missing-array", {"state": _delete("value_net.bias")}, "policy.npz", "value_net.bias"),
     ("extra-array", {"state": lambda a: a.__setitem__("action_net.end_out.weight", np.zeros((1, 32), np.float32))},
      "policy.npz", "action_net.end_out.weight"),
+    ("weight-3e38", {"state": _poison(JOB0, 3e38)}, "policy.npz", JOB0),
+    ("weight-minus-1e31", {"state": _poison(JOB0, -1e31)}, "policy.npz", JOB0),
+    ("float16-inf", {"state": lambda a: a.__setitem__("value_net.bias", np.full(1, np.inf, np.float16))},
+     "policy.npz", "value_net.bias"),
     ("int-array", {"state": lambda a: a.__setitem__("value_net.bias", np.zeros(1, np.int64))}, "policy.npz", "value_net.bias"),
     ("max-jobs-negative", {"meta": _set("max_jobs", -3)}, "policy.json", "max_jobs"),
     ("max-jobs-absurd", {"meta": _set("max_jobs", 10**12)}, "policy.json", "max_jobs"),
@@ -257,3 +263,37 @@ def test_trusting_the_crafted_zip_does_run_it(tmp_path):
         except Exception:  # noqa: BLE001 - after running the payload, SB3 finds no model in it
             pass
     assert marker.read_text() == "ran"
+
+
+def zip_bomb_folder(root: Path) -> Path:
+    """A valid policy whose ``value_net.weight`` member declares 2^30 float64 values (8 GiB)
+    in its .npy header, its zip entry claiming that size too, and stores a few bytes."""
+    folder = policy_folder(root)
+    with np.load(folder / "policy.npz") as data:
+        arrays = {key: data[key] for key in data.files}
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": "<f8", "fortran_order": False, "shape": (2**30,)})
+    with zipfile.ZipFile(folder / "policy.npz", "w", zipfile.ZIP_DEFLATED) as archive:
+        for key, value in arrays.items():
+            if key != "value_net.weight":
+                with archive.open(f"{key}.npy", "w") as member:
+                    np.lib.format.write_array(member, value)
+        archive.writestr("value_net.weight.npy", header.getvalue() + bytes(4096))
+    return folder
+
+
+def test_zip_bomb_weights_are_refused_before_any_array_is_read(tmp_path):
+    folder = zip_bomb_folder(tmp_path / "bomb")
+    named = folder / "policy.npz"
+    with pytest.raises(PolicyFileError, match=r"declared shape \(1073741824,\)") as caught:
+        load_network(named)
+    assert caught.value.field == "value_net.weight"
+    start = time.perf_counter()
+    proc = subprocess.run(["/usr/bin/time", "-f", "%M", sys.executable, "-m", "shockwave_gym.cli", "run", "--agent",
+                           "ppo", "--agent-opt", f"path={folder}", "--trace", "teaching-12"],
+                          capture_output=True, text=True, timeout=120) if Path("/usr/bin/time").exists() else None
+    if proc is not None:
+        elapsed_s = time.perf_counter() - start
+        *errors, peak_kb = [line for line in proc.stderr.strip().splitlines() if not line.startswith("Command exited")]
+        assert proc.returncode == 2 and len(errors) == 1 and str(named) in errors[0], proc.stderr
+        assert int(peak_kb) < 200_000 and elapsed_s < 10, (peak_kb, elapsed_s)  # 2 s and less measured

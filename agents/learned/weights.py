@@ -283,25 +283,29 @@ def check_state(state: dict[str, np.ndarray], meta: dict, weights_path: str | Pa
         raise PolicyFileError(weights_path, extra[0], f"unexpected array: {described}")
 
 
-def read_state(path: str | Path) -> dict[str, np.ndarray]:
-    """The weight arrays of a saved policy (no unpickling: ``allow_pickle=False``)."""
+def read_checked(path: str | Path) -> tuple[dict, dict[str, np.ndarray]]:
+    """(description, weight arrays) of a saved policy, both checked against each other:
+    each array's declared dtype, shape and stored size before it is read (:mod:`~shockwave_agents.learned.npz`),
+    then its values."""
+    from shockwave_agents.learned.npz import read_declared
+
+    meta = read_meta(path)
     weights_path = _stem(path).with_suffix(".npz")
     if not weights_path.is_file():
         raise InputError(f"{weights_path}: policy weights not found")
+    expected = expected_shapes(meta)
+    meta_name = weights_path.with_suffix(".json").name
+    described = (f"weights do not fit the described network ({meta_name}: algo {meta['algo']!r}, action_mode "
+                 f"{meta['action_mode']!r}, embed_dim {meta['embed_dim']}, hidden_dim {meta['hidden_dim']})")
+    def error(field: str, message: str, fit: bool = False) -> PolicyFileError:
+        return PolicyFileError(weights_path, field, f"{message}: {described}" if fit else message)
+
     try:
-        with np.load(weights_path, allow_pickle=False) as data:
-            if not hasattr(data, "files"):  # a bare .npy array, not an archive
-                raise ValueError("a single array, not an .npz archive")
-            return {key: data[key] for key in data.files}
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:  # truncated, or object arrays
+        state = read_declared(weights_path, expected, error)
+    except PolicyFileError:
+        raise
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:  # truncated, not a zip
         raise InputError(f"{weights_path}: not a weights-only .npz ({exc})") from None
-
-
-def read_checked(path: str | Path) -> tuple[dict, dict[str, np.ndarray]]:
-    """(description, weight arrays) of a saved policy, both checked against each other."""
-    meta = read_meta(path)
-    weights_path = _stem(path).with_suffix(".npz")
-    state = read_state(path)
     check_state(state, meta, weights_path)
     return meta, state
 

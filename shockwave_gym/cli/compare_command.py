@@ -7,6 +7,7 @@ import sys
 import warnings
 from pathlib import Path
 
+from shockwave_gym.cli.guard import ascii_int
 from shockwave_gym.cli.run_command import add_common_episode_arguments, seed_int
 
 
@@ -30,10 +31,10 @@ def add_parsers(subparsers) -> None:
         "mppo=maskable_ppo:path=runs/y; KIND is an agent name, a policy kind (maskable_ppo, bc, policy) or module:factory",
     )
     parser.add_argument("--traces", nargs="+", required=True, metavar="TRACE", help="bundled trace names or trace files")
-    parser.add_argument("--gpus", type=int, default=None, help="cluster size (default: each bundled trace's; required for files)")
+    parser.add_argument("--gpus", type=ascii_int, default=None, help="cluster size (default: each bundled trace's; required for files)")
     parser.add_argument("--seeds", nargs="+", type=seed_int, default=[0], metavar="SEED", help="seeds passed to the agents (default 0); an agent that ignores the seed runs once")
     add_common_episode_arguments(parser)
-    parser.add_argument("--workers", type=int, default=None, help="parallel worker processes (default 2; 1 = in this process)")
+    parser.add_argument("--workers", type=ascii_int, default=None, help="parallel worker processes (default 2; 1 = in this process)")
     parser.add_argument("--backend", choices=("process", "ray"), default="process", help="where cells run (ray needs the 'ray' extra)")
     parser.add_argument("--out", default="compare_out", help="output directory (default compare_out)")
     parser.add_argument("--force", action="store_true", help="recompute cells already saved in --out")
@@ -99,6 +100,7 @@ def compare(args) -> int:
     from shockwave_gym.cli.guard import check_output_dir
     from shockwave_gym.errors import InputError
     from shockwave_gym.harness import CellsFailed, HarnessWarning, evaluate
+    from shockwave_gym.harness.api import OutputsNotWritten
     from shockwave_gym.harness.summary import print_summary, summarise
 
     gantt = None
@@ -118,7 +120,7 @@ def compare(args) -> int:
         raise InputError("compare needs --agents NAME ... and/or --agent LABEL=KIND[:OPT=VALUE,...]")
     check_agents(agents, agent_options, args.reference)
     command = "shockwave-gym " + shlex.join(sys.argv[1:]) if sys.argv[1:2] == ["compare"] else ""
-    failed, results = None, None
+    failed, results, unwritten = None, None, None
     with warnings.catch_warnings():  # the harness's warnings: every one, as one plain line
         warnings.simplefilter("always", HarnessWarning)
         shown = warnings.showwarning
@@ -136,6 +138,8 @@ def compare(args) -> int:
             )
         except CellsFailed as exc:
             failed, results = exc, exc.results
+        except OutputsNotWritten as exc:  # the metrics are printed, then the one-line error
+            unwritten, results = exc, exc.results
     console = Console()
     if not console.is_terminal:
         console = Console(width=160)  # logs and pipes: do not squeeze the table to 80 columns
@@ -146,7 +150,10 @@ def compare(args) -> int:
         where = f"{out / 'results.csv'}, jobs.csv, summary.md"
         if not args.no_figures:
             where += f", figures/ ({out / 'figures'}/<trace>/*.png)"
-        console.print(f"written: {where}")
+        if unwritten is None:
+            console.print(f"written: {where}")
+    if unwritten is not None:
+        raise unwritten
     if failed is not None:
         print(f"shockwave-gym: error: {failed}", file=sys.stderr)
         return 1

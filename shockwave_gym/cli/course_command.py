@@ -45,11 +45,36 @@ def add_parsers(subparsers) -> None:
 
 
 def run_build(args: argparse.Namespace) -> int:
+    """Build the kit in a temporary directory beside ``--out``, then move each file into
+    place with ``os.replace``: a full disk leaves no half-written notebook under ``--out``,
+    and is reported on one line (exit 2)."""
+    import os
+    import shutil
+    import tempfile
+    from pathlib import Path
+
     from shockwave_gym.course import build_kit
     from shockwave_gym.course.build import default_source
 
     check_output_dir(args.out, "--out")
-    print(build_kit(args.source if args.source is not None else default_source(), args.out).text())
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name or 'kit'}.build-", dir=out.parent if str(out.parent) else "."))
+    try:
+        try:
+            report = build_kit(args.source if args.source is not None else default_source(), staging)
+        except OSError as exc:
+            raise OSError(exc.errno, f"cannot write: {exc.strerror or exc}", str(out)) from None
+        written = []
+        for path in report.written:
+            final = out / path.relative_to(staging)
+            final.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(path, final)
+            written.append(final)
+        report.out, report.written = out, written
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    print(report.text())
     return 0
 
 

@@ -35,6 +35,26 @@ class OneLineParser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+def ascii_int(text: str) -> int:
+    """argparse type: a whole number in ASCII digits (``int()`` would read "٤" as 4)."""
+    from shockwave_gym.ascii_numbers import parse_int
+
+    try:
+        return parse_int(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def ascii_float(text: str) -> float:
+    """argparse type: a number in ASCII digits (``float()`` would read "３２" as 32.0)."""
+    from shockwave_gym.ascii_numbers import parse_float
+
+    try:
+        return parse_float(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def one_line(text: str) -> str:
     """``text`` on one line: later lines are joined with ``"; "``."""
     parts = [part.strip() for part in str(text).splitlines() if part.strip()]
@@ -51,6 +71,8 @@ def input_error_message(exc: BaseException) -> str | None:
         return one_line(str(exc))
     if isinstance(exc, OSError) and exc.filename is not None:
         return f"{exc.filename}: {exc.strerror or exc}"
+    if isinstance(exc, OverflowError):  # a number no check caught: still one line, not a traceback
+        return f"a number is out of range ({exc})"
     return None
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import sys
 import warnings
 
+from shockwave_gym.cli.guard import ascii_int
+
 
 def add_parsers(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -27,7 +29,7 @@ def add_parsers(subparsers) -> None:
     parser.add_argument("--agent", action="append", default=[], metavar="LABEL=KIND[:OPT=VALUE,...]",
                         help="also run this agent under your label (repeatable), besides --agents or every available agent, e.g. mine=maskable_ppo:path=runs/mppo")
     parser.add_argument("--backend", choices=("process", "ray"), default="process", help="where cells run (ray needs the 'ray' extra)")
-    parser.add_argument("--workers", type=int, default=None, help="parallel worker processes (default 2; 1 = in this process)")
+    parser.add_argument("--workers", type=ascii_int, default=None, help="parallel worker processes (default 2; 1 = in this process)")
     parser.add_argument("--out", default="leaderboard_out", help="cell store and outputs (default leaderboard_out)")
     parser.add_argument("--doc", default=None, metavar="MD",
                         help="also write the markdown here (and the CSV beside it), e.g. docs/LEADERBOARD.md")
@@ -42,6 +44,7 @@ def leaderboard(args) -> int:
     from shockwave_gym.cli.compare_command import check_agents
     from shockwave_gym.cli.guard import check_output_dir
     from shockwave_gym.harness import CellsFailed, HarnessWarning
+    from shockwave_gym.harness.api import DamagedCellWarning
     from shockwave_gym.harness.leaderboard import (
         leaderboard_entries,
         run_leaderboard,
@@ -56,6 +59,11 @@ def leaderboard(args) -> int:
     check_agents(agents, {}, None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", HarnessWarning)  # one seed per cell: nothing to warn about
+        warnings.simplefilter("always", DamagedCellWarning)  # but a stored cell not reused is news
+        shown = warnings.showwarning
+        warnings.showwarning = lambda message, category, *rest: (
+            print(f"shockwave-gym: warning: {message}", file=sys.stderr)
+            if issubclass(category, DamagedCellWarning) else shown(message, category, *rest))
         try:
             run = run_leaderboard(args.split, suites=args.suites, agents=agents, quick=args.quick, out=args.out,
                                   backend=args.backend, workers=args.workers, force=args.force,

@@ -7,7 +7,7 @@ import json
 import sys
 import time
 
-from shockwave_gym.cli.guard import check_output_file
+from shockwave_gym.cli.guard import ascii_float, ascii_int, check_output_file
 from shockwave_gym.config import DEFAULT_RESTART_OVERHEAD_S, DEFAULT_ROUND_S, require_positive_int
 from shockwave_gym.errors import InputError
 
@@ -46,10 +46,7 @@ def split_agent_spec(args) -> str:
 
 def positive_int(text: str) -> int:
     """argparse type: an integer >= 1 (argparse turns the error into exit status 2)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    value = ascii_int(text)
     try:
         return require_positive_int(value, "value")  # the one rule of shockwave_gym.config
     except InputError:
@@ -58,10 +55,11 @@ def positive_int(text: str) -> int:
 
 def seed_int(text: str) -> int:
     """argparse type: a seed, by the one rule of :mod:`shockwave_gym.seeds`."""
+    from shockwave_gym.ascii_numbers import parse_int
     from shockwave_gym.seeds import seed_problem
 
     try:
-        value = int(text)
+        value = parse_int(text)  # ASCII digits only
     except ValueError:
         value = text
     problem = seed_problem(value)
@@ -76,8 +74,8 @@ def add_common_episode_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cluster", metavar="TYPE=N,...", default=None,
                         help="heterogeneous cluster, e.g. v100=12,p100=12,k80=12 (docs/HETEROGENEOUS.md); "
                         "--gpus N is the V100-only shorthand; both given must agree")
-    parser.add_argument("--round-s", type=float, default=DEFAULT_ROUND_S, help=f"round length in seconds (default {DEFAULT_ROUND_S:g})")
-    parser.add_argument("--restart-overhead-s", type=float, default=DEFAULT_RESTART_OVERHEAD_S,
+    parser.add_argument("--round-s", type=ascii_float, default=DEFAULT_ROUND_S, help=f"round length in seconds (default {DEFAULT_ROUND_S:g})")
+    parser.add_argument("--restart-overhead-s", type=ascii_float, default=DEFAULT_RESTART_OVERHEAD_S,
                         help=f"restart overhead in seconds (default {DEFAULT_RESTART_OVERHEAD_S:g}; 0 disables)")
     parser.add_argument("--max-rounds", type=positive_int, default=None, help="truncate after this many rounds")
 
@@ -88,7 +86,7 @@ def add_parsers(subparsers) -> None:
                         help="agent name (see `shockwave-gym agents`), or LABEL=KIND[:OPT=VALUE,...] "
                         "(e.g. mine=maskable_ppo:path=runs/mppo) to report it under your own label")
     parser.add_argument("--trace", required=True, help="bundled trace name or path (.trace TSV or .jsonl)")
-    parser.add_argument("--gpus", type=int, default=None, help="cluster size (default: the bundled trace's)")
+    parser.add_argument("--gpus", type=ascii_int, default=None, help="cluster size (default: the bundled trace's)")
     add_common_episode_arguments(parser)
     parser.add_argument("--seed", type=seed_int, default=0, help="seed passed to the agent (default 0)")
     parser.add_argument("--agent-opt", action="append", default=[], metavar="KEY=VALUE", help="agent option (repeatable)")
@@ -97,7 +95,7 @@ def add_parsers(subparsers) -> None:
     parser.add_argument("--jobs-csv", metavar="CSV", help="also write per-job results here (checked before the run)")
     parser.add_argument("--timeline-csv", metavar="CSV", help="also write the per-round timeline here (checked before the run)")
     # progress lines and SIGINT/SIGTERM partial results: shockwave_gym/cli/episode_control.py
-    parser.add_argument("--progress-every-s", type=float, default=10.0, metavar="S",
+    parser.add_argument("--progress-every-s", type=ascii_float, default=10.0, metavar="S",
                         help="when stderr is not a terminal, print a progress line every S seconds (default 10; 0: none). "
                         "SIGINT/SIGTERM stop the run, write partial results and exit 130/143")
     parser.set_defaults(func=run)
@@ -160,14 +158,15 @@ def run(args) -> int:
     ordered = {key: record[key] for key in RUN_JSON_KEYS}
     ordered.update({k: v for k, v in record.items() if k not in ordered})
     control.annotate(ordered)  # interrupted: "partial": true, "signal"
-    if args.jobs_csv:
-        to_csv(control.finished_jobs(jobs_table(outcome.result)), args.jobs_csv)
-    if args.timeline_csv:
-        to_csv(timeline_table(outcome.result), args.timeline_csv)
-    if args.json:
+    if args.json:  # printed first: a file that cannot be written (a full disk) loses no metric
         sys.stdout.write(json.dumps(ordered, allow_nan=False) + "\n")
     else:
         print(format_table(ordered))
+    sys.stdout.flush()
+    if args.jobs_csv:  # each written in one step (temporary file + rename)
+        to_csv(control.finished_jobs(jobs_table(outcome.result)), args.jobs_csv)
+    if args.timeline_csv:
+        to_csv(timeline_table(outcome.result), args.timeline_csv)
     return control.exit_code  # 0, or 130 / 143 after SIGINT / SIGTERM
 
 

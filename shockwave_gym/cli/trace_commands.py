@@ -16,6 +16,7 @@ import argparse
 import sys
 from collections import Counter
 
+from shockwave_gym.cli.guard import ascii_float
 from shockwave_gym.cli.run_command import positive_int, seed_int
 from shockwave_gym.errors import InputError
 
@@ -144,19 +145,19 @@ def add_parsers(subparsers) -> None:
     )
     gen.add_argument("--jobs", type=positive_int, required=True, help="number of jobs")
     gen.add_argument("--seed", type=seed_int, required=True, help="RNG seed, an integer in [0, 2**32)")
-    gen.add_argument("--arrival-rate-per-hour", type=float, default=None,
+    gen.add_argument("--arrival-rate-per-hour", type=ascii_float, default=None,
                      help="mean arrivals per hour (default 90, i.e. one every 40 s)")
     gen.add_argument("--gpus", type=positive_int, default=None,
                      help="the cluster the trace is for: every gang must fit, and the offered load on it is printed")
-    gen.add_argument("--load", type=float, default=None, metavar="L",
+    gen.add_argument("--load", type=ascii_float, default=None, metavar="L",
                      help="with --gpus: choose the arrival rate so that the offered load, sum(gang x isolated time) / "
                      "(GPUs x arrival span), is L (docs/TRACES.md, 'Offered load')")
     gen.add_argument("--gang-mix", help="gang probabilities, e.g. 1:0.6,2:0.3,4:0.09,8:0.01")
     gen.add_argument("--mode-mix", help="mode probabilities, e.g. static:0,accordion:0.5,gns:0.5")
-    gen.add_argument("--min-duration-h", type=float, help="shortest candidate duration (default 0.2)")
-    gen.add_argument("--max-duration-h", type=float, help="longest candidate duration (default 5)")
+    gen.add_argument("--min-duration-h", type=ascii_float, help="shortest candidate duration (default 0.2)")
+    gen.add_argument("--max-duration-h", type=ascii_float, help="longest candidate duration (default 5)")
     gen.add_argument("--cluster", metavar="TYPE=N,...", help="heterogeneous cluster every job must run on (docs/HETEROGENEOUS.md)")
-    gen.add_argument("--arrival-rate-per-gpu-hour", type=float, metavar="R",
+    gen.add_argument("--arrival-rate-per-gpu-hour", type=ascii_float, metavar="R",
                      help="with --cluster: arrivals per hour per V100-equivalent GPU (2.8125 = the canonical 90/h on 32 V100s); "
                      "overrides --arrival-rate-per-hour")
     gen.add_argument("--name", help="trace name (default generated-<jobs>-seed<seed>)")

@@ -16,6 +16,8 @@ import shlex
 import sys
 from pathlib import Path
 
+from shockwave_gym.ascii_numbers import parse_float, parse_int
+from shockwave_gym.cli.guard import ascii_float, ascii_int
 from shockwave_gym.cli.run_command import seed_int
 from shockwave_gym.errors import InputError, install_hint
 
@@ -30,7 +32,7 @@ def parse_reward(text: str) -> str | dict[str, float]:
     for part in text.split(","):
         name, _, raw = part.partition("=")
         try:
-            weights[name.strip()] = float(raw)
+            weights[name.strip()] = parse_float(raw)  # ASCII digits only
         except ValueError:
             raise InputError(f"--reward: weight of {name.strip()!r} must be a number, got {raw!r}") from None
     return weights
@@ -39,6 +41,7 @@ def parse_reward(text: str) -> str | dict[str, float]:
 def parse_range(text: str, kind, label: str) -> tuple:
     """``"20:40"`` -> ``(20, 40)``; a single value gives a degenerate range."""
     lo, sep, hi = text.partition(":")
+    kind = {int: parse_int, float: parse_float}.get(kind, kind)  # ASCII digits only
     try:
         values = (kind(lo), kind(hi if sep else lo))
     except ValueError:
@@ -77,8 +80,8 @@ def add_parsers(subparsers) -> None:
     parser.add_argument("--reward", default=None,
                         help="reward name or weights, e.g. jct or jct=1,ftf=0.1 (default: jct=0.1, the JCT term scaled "
                         "to about unit size per round)")
-    parser.add_argument("--timesteps", type=int, default=100_000, help="RL env steps (for bc: PPO fine-tuning steps if --finetune)")
-    parser.add_argument("--envs", type=int, default=None,
+    parser.add_argument("--timesteps", type=ascii_int, default=100_000, help="RL env steps (for bc: PPO fine-tuning steps if --finetune)")
+    parser.add_argument("--envs", type=ascii_int, default=None,
                         help="training envs: clusters batched in this process with --vec native (default 1), "
                         "worker processes with --vec subproc (default 2)")
     parser.add_argument("--vec", choices=("native", "subproc"), default="native",
@@ -89,26 +92,26 @@ def add_parsers(subparsers) -> None:
                         help="train on these task suites' train split and select the checkpoint on their validation "
                         "split: a comma list of suite names (docs/SUITES.md), in-distribution, all, or none (train "
                         "on the generated workload below instead)")
-    parser.add_argument("--val-traces", type=int, default=2, help="validation traces per suite")
+    parser.add_argument("--val-traces", type=ascii_int, default=2, help="validation traces per suite")
     group = parser.add_argument_group("workload (generated traces, with --suites none)")
-    group.add_argument("--gpus", type=int, default=12, help="cluster GPUs")
+    group.add_argument("--gpus", type=ascii_int, default=12, help="cluster GPUs")
     group.add_argument("--num-jobs", default="20:40", help="jobs per training trace, LO:HI")
     group.add_argument("--arrival-rate", default="15:60", help="arrivals per hour, LO:HI")
-    group.add_argument("--max-duration-h", type=float, default=2.0, help="longest job duration in isolation (hours)")
+    group.add_argument("--max-duration-h", type=ascii_float, default=2.0, help="longest job duration in isolation (hours)")
     group.add_argument("--no-mix", action="store_true", help="keep the default gang and mode mixes (no randomisation)")
-    group.add_argument("--max-jobs", type=int, default=None, help="observation slots (default: largest job count)")
+    group.add_argument("--max-jobs", type=ascii_int, default=None, help="observation slots (default: largest job count)")
     group = parser.add_argument_group("network and PPO")
-    group.add_argument("--embed-dim", type=int, default=None, help="slot embedding size (default 32 for RL, 64 for bc)")
-    group.add_argument("--hidden-dim", type=int, default=None, help="hidden layer size (default 64 for RL, 128 for bc)")
-    group.add_argument("--n-steps", type=int, default=None, help="rollout steps per env (default: 512 in total, "
+    group.add_argument("--embed-dim", type=ascii_int, default=None, help="slot embedding size (default 32 for RL, 64 for bc)")
+    group.add_argument("--hidden-dim", type=ascii_int, default=None, help="hidden layer size (default 64 for RL, 128 for bc)")
+    group.add_argument("--n-steps", type=ascii_int, default=None, help="rollout steps per env (default: 512 in total, "
                        "i.e. ceil(512 / envs) per env)")
-    group.add_argument("--batch-size", type=int, default=None,
+    group.add_argument("--batch-size", type=ascii_int, default=None,
                        help="minibatch size (default: the rollout in the fewest equal minibatches of at most 256)")
-    group.add_argument("--n-epochs", type=int, default=10, help="PPO epochs per rollout")
-    group.add_argument("--learning-rate", type=float, default=3e-4, help="PPO learning rate")
-    group.add_argument("--ent-coef", type=float, default=0.0, help="entropy bonus")
-    group.add_argument("--gamma", type=float, default=0.995, help="discount")
-    group.add_argument("--log-std-init", type=float, default=None,
+    group.add_argument("--n-epochs", type=ascii_int, default=10, help="PPO epochs per rollout")
+    group.add_argument("--learning-rate", type=ascii_float, default=3e-4, help="PPO learning rate")
+    group.add_argument("--ent-coef", type=ascii_float, default=0.0, help="entropy bonus")
+    group.add_argument("--gamma", type=ascii_float, default=0.995, help="discount")
+    group.add_argument("--log-std-init", type=ascii_float, default=None,
                        help="PPO: initial log-std of the priority scores (default -0.5, or -2 with --prior)")
     group.add_argument("--prior", default="none", type=prior_name,
                        help="start of the policy's linear skip term (residual learning): none (no skip term), "
@@ -121,22 +124,22 @@ def add_parsers(subparsers) -> None:
                        help="allow --init-from to be an SB3 .zip: loading it unpickles the file, which can run "
                        "arbitrary code, so only for zips you made yourself")
     group = parser.add_argument_group("evaluation and checkpoints")
-    group.add_argument("--eval-every", type=int, default=10_000, help="evaluate on the validation traces every N steps")
+    group.add_argument("--eval-every", type=ascii_int, default=10_000, help="evaluate on the validation traces every N steps")
     group.add_argument("--select", choices=("jct", "fair"), default="jct",
                        help="checkpoint selection on the validation traces: jct (avg JCT / FIFO's) or fair "
                        "(worst FTF / FIFO's + unfair fraction, both with the contention-based rho of the Shockwave paper's code, JCT above FIFO's penalised); OUT/policy.* is the best")
-    group.add_argument("--eval-seeds", type=int, nargs="+", default=[1001, 1002, 1003], help="held-out trace seeds (< 2**32)")
-    group.add_argument("--checkpoint-every", type=int, default=50_000, help="checkpoint every N steps")
-    group.add_argument("--progress-every-s", type=float, default=15.0, help="seconds between progress lines")
+    group.add_argument("--eval-seeds", type=ascii_int, nargs="+", default=[1001, 1002, 1003], help="held-out trace seeds (< 2**32)")
+    group.add_argument("--checkpoint-every", type=ascii_int, default=50_000, help="checkpoint every N steps")
+    group.add_argument("--progress-every-s", type=ascii_float, default=15.0, help="seconds between progress lines")
     group = parser.add_argument_group("behaviour cloning (--algo bc)")
     group.add_argument("--teacher", default="shockwave", help="agent to imitate")
     group.add_argument("--teacher-opt", action="append", default=[], metavar="KEY=VALUE", help="teacher option (repeatable)")
-    group.add_argument("--episodes", type=int, default=40, help="training traces the teacher plays")
-    group.add_argument("--bc-epochs", type=int, default=40, help="supervised epochs")
-    group.add_argument("--bc-learning-rate", type=float, default=1e-3, help="supervised learning rate")
-    group.add_argument("--dagger-iterations", type=int, default=0, help="DAgger rounds (student plays, teacher labels)")
-    group.add_argument("--dagger-episodes", type=int, default=10, help="traces per DAgger round")
-    group.add_argument("--workers", type=int, default=1, help="recording processes")
+    group.add_argument("--episodes", type=ascii_int, default=40, help="training traces the teacher plays")
+    group.add_argument("--bc-epochs", type=ascii_int, default=40, help="supervised epochs")
+    group.add_argument("--bc-learning-rate", type=ascii_float, default=1e-3, help="supervised learning rate")
+    group.add_argument("--dagger-iterations", type=ascii_int, default=0, help="DAgger rounds (student plays, teacher labels)")
+    group.add_argument("--dagger-episodes", type=ascii_int, default=10, help="traces per DAgger round")
+    group.add_argument("--workers", type=ascii_int, default=1, help="recording processes")
     group.add_argument("--dataset", default=None, help="reuse a recording (.npz from an earlier bc run)")
     group.add_argument("--finetune", action="store_true", help="after cloning, fine-tune with PPO for --timesteps steps")
     parser.set_defaults(func=train_command)

@@ -38,6 +38,20 @@ class HarnessWarning(UserWarning):
     record (recomputed), or seeds that make no difference (run once)."""
 
 
+class DamagedCellWarning(HarnessWarning):
+    """A stored cell record that a resumed run does not trust (old schema, edited, out of
+    range, damaged): it is recomputed; the message names its file."""
+
+
+class OutputsNotWritten(OSError):
+    """Every cell ran (``results`` holds their rows) but an output file could not be written
+    (a full disk, a quota): the OS error, naming the file."""
+
+    def __init__(self, error: OSError, results: pd.DataFrame):
+        super().__init__(error.errno, error.strerror, error.filename)
+        self.results = results
+
+
 class CellsFailed(RuntimeError):
     """Some cells raised; the others were saved. ``errors`` maps cell label -> traceback;
     ``results`` holds the rows of the cells that finished."""
@@ -125,7 +139,9 @@ def evaluate(
         records = {} if store is None or force else _saved_records(store, cells)
         pending = sorted((c for c in cells if c.key_hash not in records), key=lambda c: -c.cost_hint)
         errors = _run(pending, records, store, backend, workers, progress, total=len(cells))
+        run_now = {c.key_hash for c in pending if c.key_hash in records}  # recomputed ones included
         results = _finish(cells, refs, records, store, reference, figures, gantt, command, single_seed)
+        results.attrs["run_now"] = run_now
     if errors:
         raise CellsFailed(errors, results)
     return results
@@ -139,8 +155,8 @@ def _saved_records(store: CellStore, cells: list[Cell]) -> dict[str, dict]:
         try:
             record = store.load(cell)
         except DamagedRecord as damaged:
-            warnings.warn(f"cell record {damaged.path} is damaged ({damaged.problem}); recomputing "
-                          "that cell", HarnessWarning, stacklevel=3)
+            warnings.warn(f"cell record {damaged.path} is not reused ({damaged.problem}); recomputing "
+                          "that cell", DamagedCellWarning, stacklevel=3)
             continue
         if record is not None:
             records[cell.key_hash] = record
@@ -155,7 +171,10 @@ def _finish(cells: list[Cell], refs: list, records: dict, store: CellStore | Non
     ref_name, note = choose_reference([r.label for r in refs], reference)
     results.attrs.update(reference=ref_name, reference_note=note)
     if store is not None and finished:
-        _write_outputs(store, cells, records, results, ref_name, note, figures, gantt, command, single_seed)
+        try:
+            _write_outputs(store, cells, records, results, ref_name, note, figures, gantt, command, single_seed)
+        except OSError as exc:
+            raise OutputsNotWritten(exc, results) from exc
     return results
 
 

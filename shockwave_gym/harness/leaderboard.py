@@ -139,7 +139,6 @@ def run_leaderboard(split: str = "test", *, suites: str | Iterable[str] | None =
     entries = leaderboard_entries(split, suites, quick)
     traces = [entry_trace(entry) for entry in entries]
     gpus = {trace.name: get_suite(entry.suite).gpus for entry, trace in zip(entries, traces, strict=True)}
-    saved = set() if force else {path.name for path in (Path(out) / "cells").rglob("*.json")}
     start = time.perf_counter()
     results = evaluate(list(agents), traces, gpus=gpus, seeds=(0,), out=out, backend=backend, workers=workers,
                        force=force, reference=REFERENCE, figures=False, progress=progress,
@@ -149,7 +148,8 @@ def run_leaderboard(split: str = "test", *, suites: str | Iterable[str] | None =
     results["suite"] = [by_trace[name].suite for name in results["trace"]]
     results["trace_seed"] = ["" if by_trace[name].seed is None else str(by_trace[name].seed) for name in results["trace"]]
     results["decision_ms"] = 1000.0 * results["decision_wall_s"] / results["rounds"].clip(lower=1)
-    cells_run = sum(f"seed0-{key[:16]}.json" not in saved for key in results["key_hash"])  # the store's file names
+    run_now = results.attrs.get("run_now", set())  # new cells and stored ones recomputed (not trusted)
+    cells_run = sum(key in run_now for key in results["key_hash"])
     chosen = None if suites is None else tuple(s.name for s in resolve_suites(suites))
     return LeaderboardRun(split, quick, chosen, agents, tuple(entries), results, wall_s, cells_run)
 

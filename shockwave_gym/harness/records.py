@@ -17,6 +17,7 @@ from importlib import metadata
 
 import numpy as np
 
+from shockwave_gym.harness.cell_schema import seal
 from shockwave_gym.metrics import EpisodeResult
 
 #: Packages whose versions go into every result row.
@@ -143,9 +144,9 @@ def make_record(cell, outcome, *, wall_s: float, host: str = "") -> dict:
         "finished_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "key_hash": cell.key_hash,
     }
-    return {
+    return seal({
         "key_hash": cell.key_hash,
         "key": cell.key,
         "row": _json_safe(row),
         "result": result_to_json(outcome.result),
-    }
+    })

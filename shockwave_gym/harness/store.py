@@ -21,12 +21,11 @@ import json
 import os
 import re
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
 
 from shockwave_gym.errors import InputError
+from shockwave_gym.files import replacing, write_atomic
 from shockwave_gym.harness.cells import Cell
 from shockwave_gym.harness.validate import record_problem
 
@@ -46,35 +45,9 @@ def safe_name(text: str) -> str:
     return _UNSAFE.sub("_", text).strip("._") or "_"
 
 
-@contextlib.contextmanager
-def _replacing(path: str | Path, *, binary: bool) -> Iterator[IO]:
-    """An open temporary file beside ``path`` that replaces ``path`` when the block ends
-    without an exception (and is removed otherwise). Created like any new file, so the
-    result gets the usual umask permissions."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        text_options = {} if binary else {"encoding": "utf-8", "newline": ""}
-        with open(tmp, "xb" if binary else "x", **text_options) as handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def write_atomic(path: str | Path, text: str) -> None:
-    """Replace ``path`` with ``text`` (UTF-8) in one step."""
-    with _replacing(path, binary=False) as handle:
-        handle.write(text)
-
-
 def save_figure_atomic(figure, path: str | Path, **savefig_kwargs) -> None:
     """``figure.savefig`` to ``path`` in one step (format from the suffix)."""
-    with _replacing(path, binary=True) as handle:
+    with replacing(path, binary=True) as handle:
         figure.savefig(handle, format=Path(path).suffix.lstrip(".") or "png", **savefig_kwargs)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 
+from shockwave_gym.harness.cell_schema import range_problem, seal_problem
 from shockwave_gym.harness.cells import Cell
 
 _NUMBER = "number"
@@ -153,6 +154,9 @@ def record_problem(record: object, cell: Cell) -> str | None:
     for name in ("key_hash", "key", "row", "result"):
         if name not in record:
             return f"field {name!r} is missing"
+    sealed = seal_problem(record)
+    if sealed:
+        return sealed
     if record["key_hash"] != cell.key_hash:
         return "it belongs to another cell (its key_hash differs)"
     # Compared as this cell would store it: through the same JSON round trip.
@@ -163,4 +167,5 @@ def record_problem(record: object, cell: Cell) -> str | None:
         differing = sorted(k for k in expected_key.keys() | stored_key.keys()
                            if stored_key.get(k) != expected_key.get(k))
         return f"its key does not match this cell (differs in {', '.join(differing)})"
-    return _row_problem(record["row"], cell) or _result_problem(record["result"], cell)
+    return (_row_problem(record["row"], cell) or range_problem(record["row"])
+            or _result_problem(record["result"], cell))

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from shockwave_gym.adaptation import registered_modes
+from shockwave_gym.ascii_numbers import FLOAT_TEXT, INT_TEXT
 from shockwave_gym.jobs import GANG_SIZES, parse_job_type
 
 
@@ -62,7 +62,7 @@ JSON_DEFAULTS: dict[str, Any] = {
     "duration": 0.0,
 }
 
-_INT_TEXT = re.compile(r"[+-]?[0-9]+")
+_INT_TEXT = INT_TEXT
 
 #: Limits on single values (docs/TRACES.md, "Limits"). ``total_iterations`` stays exact as a
 #: float; arrivals stay within about 31 years; priorities stay far from float overflow when
@@ -72,6 +72,7 @@ _INT_TEXT = re.compile(r"[+-]?[0-9]+")
 MAX_TOTAL_ITERATIONS = 10**15
 MAX_ARRIVAL_S = 1e9
 MAX_PRIORITY = 1e6
+MIN_PRIORITY = 1e-6
 #: Longest number (in characters) read at all; longer ones are refused unread.
 MAX_NUMBER_CHARS = 40
 
@@ -121,10 +122,9 @@ def _to_float(raw: Any, from_text: bool) -> float:
     if isinstance(raw, LongNumber) or (from_text and len(raw.strip()) > MAX_NUMBER_CHARS):
         raise _too_long(raw.strip())
     if from_text:
-        try:
-            return float(raw.strip())
-        except ValueError:
-            raise FieldProblem(f"must be a number, got {_show(raw, from_text)}") from None
+        if not FLOAT_TEXT.fullmatch(raw.strip()):  # ASCII digits only (no "３２", no "1_0")
+            raise FieldProblem(f"must be a number in ASCII digits, got {_show(raw, from_text)}")
+        return float(raw.strip())
     if isinstance(raw, bool) or not isinstance(raw, (int, float)):
         raise FieldProblem(f"must be a JSON number, got {_show(raw, from_text)}")
     return float(raw)
@@ -175,10 +175,14 @@ def parse_field(field: Field, raw: Any, *, from_text: bool, gpus: int | None = N
         )
     if key == "priority":
         _finite(value, shown)
-        if not 0 < value <= MAX_PRIORITY:
-            raise FieldProblem(f"must be a number > 0 and <= {MAX_PRIORITY:g}, got {shown}")
-    if key in ("slo", "duration"):
+        if not MIN_PRIORITY <= value <= MAX_PRIORITY:
+            raise FieldProblem(f"must be a number from {MIN_PRIORITY:g} to {MAX_PRIORITY:g}, got {shown}")
+    if key == "slo":
         _finite(value, shown)
+    if key == "duration":
+        _finite(value, shown)
+        if value < 0:
+            raise FieldProblem(f"must be a number of seconds >= 0, got {shown}")
     if key == "arrival":
         _finite(value, shown)
         if not 0 <= value <= MAX_ARRIVAL_S:

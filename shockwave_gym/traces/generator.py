@@ -53,7 +53,7 @@ from shockwave_gym.jobs import GANG_SIZES, JobSpec
 from shockwave_gym.throughput import ThroughputTable
 from shockwave_gym.traces.fields import MAX_ARRIVAL_S
 from shockwave_gym.traces.types import Trace
-from shockwave_gym.traces.validation import job_problems
+from shockwave_gym.traces.validation import MAX_TRACE_JOBS, job_problems
 
 #: Smallest and largest initial batch size of each model's templates (doubling steps).
 TEMPLATE_BATCH_RANGES: dict[str, tuple[int, int]] = {
@@ -76,7 +76,7 @@ MIN_DURATION_H = 1 / 3600
 MAX_DURATION_H = 10_000.0
 MIN_ARRIVAL_RATE_PER_HOUR = 1e-3
 MAX_ARRIVAL_RATE_PER_HOUR = 1e6
-MAX_GENERATED_JOBS = 1_000_000
+MAX_GENERATED_JOBS = MAX_TRACE_JOBS  # what the loader reads back
 
 
 def _default_gang_mix() -> dict[int, float]:

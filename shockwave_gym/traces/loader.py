@@ -17,8 +17,11 @@ Every problem is a :class:`~shockwave_gym.errors.TraceError` naming file, line a
 
 from __future__ import annotations
 
+import codecs
+import itertools
 import os
 import tempfile
+from collections.abc import Iterator
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
@@ -27,7 +30,7 @@ from shockwave_gym.throughput import ThroughputTable
 from shockwave_gym.traces import jsonl, tsv
 from shockwave_gym.traces.bundled import resolve_trace_path
 from shockwave_gym.traces.types import Trace
-from shockwave_gym.traces.validation import EpochBudget, build_job
+from shockwave_gym.traces.validation import MAX_LINE_BYTES, MAX_TRACE_JOBS, EpochBudget, build_job
 
 FORMATS = ("tsv", "jsonl")
 
@@ -37,28 +40,61 @@ def format_for(path: str | Path | Traversable) -> str:
     return "jsonl" if str(getattr(path, "name", path)).endswith(".jsonl") else "tsv"
 
 
-def _read_lines(resource: Path | Traversable, file: str) -> list[tuple[int, str]]:
-    """Non-blank ``(line number, text)`` pairs of a trace file, line endings removed."""
+def _read_lines(resource: Path | Traversable, file: str) -> Iterator[tuple[int, str]]:
+    """Non-blank ``(line number, text)`` pairs of a trace file, line endings removed, read
+    one line at a time (a huge file is refused at its first bad line without being read
+    whole). Lines split on ``\n`` only: str.splitlines() would also break on \x0b, \x1c,
+    \u2028 ... and miscount lines."""
     try:
-        data = resource.read_bytes()
+        handle = resource.open("rb")
     except OSError as exc:
         raise TraceError(file, f"cannot read trace: {exc.strerror or exc}") from None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line_no = data[: exc.start].count(b"\n") + 1
-        raise TraceError(file, f"not UTF-8 text: {exc.reason} at byte {exc.start}", line_no) from None
-    # split on "\n" only: str.splitlines() would also break on \x0b, \x1c, \u2028 ... and
-    # miscount lines.
-    lines = []
-    for line_no, line in enumerate(text.split("\n"), start=1):
-        line = line.removesuffix("\r")
-        if line.strip():
-            lines.append((line_no, line))
-    if not lines:
-        what = "empty" if not text else "blank-only"
+    with handle:
+        offset, any_text, any_line = 0, False, False
+        for line_no in itertools.count(1):
+            try:
+                raw = handle.readline(MAX_LINE_BYTES + 1)
+            except OSError as exc:
+                raise TraceError(file, f"cannot read trace: {exc.strerror or exc}") from None
+            if not raw:
+                break
+            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                raise TraceError(file, f"line longer than {MAX_LINE_BYTES:,} bytes: not a trace line", line_no)
+            body = raw[3:] if line_no == 1 and raw.startswith(codecs.BOM_UTF8) else raw
+            try:
+                line = body.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                start = offset + (len(raw) - len(body)) + exc.start
+                raise TraceError(file, f"not UTF-8 text: {exc.reason} at byte {start}", line_no) from None
+            offset += len(raw)
+            any_text = any_text or bool(line)
+            line = line.removesuffix("\n").removesuffix("\r")
+            if line.strip():
+                any_line = True
+                yield line_no, line
+    if not any_line:
+        what = "empty" if not any_text else "blank-only"
         raise TraceError(file, f"trace is {what}: it must hold at least one job")
-    return lines
+
+
+def _over_job_limit(resource: Path | Traversable) -> int | None:
+    """The line number of the trace's job MAX_TRACE_JOBS + 1 (its non-blank line of that
+    rank), or None: a count of the lines, without parsing any (stops at that line)."""
+    try:
+        with resource.open("rb") as handle:
+            newlines = sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
+            if newlines < MAX_TRACE_JOBS:  # at most MAX_TRACE_JOBS lines, blank or not
+                return None
+            handle.seek(0)
+            count = 0
+            for line_no, raw in enumerate(handle, start=1):
+                if raw.strip():
+                    count += 1
+                    if count > MAX_TRACE_JOBS:
+                        return line_no
+    except OSError:
+        return None  # reported when the lines are read
+    return None
 
 
 def _check_gpus(gpus: int | None) -> None:
@@ -66,28 +102,46 @@ def _check_gpus(gpus: int | None) -> None:
         raise InputError(f"gpus must be a positive integer, got {gpus!r}")
 
 
+class _Stop(Exception):
+    """A limit was crossed: the rest of the file is not read."""
+
+
 def _parse(
-    source: str | Path, throughputs: ThroughputTable | None, gpus: int | None
+    source: str | Path, throughputs: ThroughputTable | None, gpus: int | None, *, first_only: bool = False
 ) -> Trace | list[TraceError]:
-    """The checked trace, or every problem found (never both)."""
+    """The checked trace, or the problems found (never both): with ``first_only``, the
+    first one (reading stops there), else every one up to the job-count and epoch limits."""
     _check_gpus(gpus)
     try:
         resource = resolve_trace_path(source)
-        file = str(resource)
-        lines = _read_lines(resource, file)
     except TraceError as exc:
         return [exc]
+    file = str(resource)
     table = ThroughputTable.builtin_v100() if throughputs is None else throughputs
     reader = jsonl.read_rows if format_for(resource) == "jsonl" else tsv.read_rows
-    rows, errors = reader(lines, file)
+    over = _over_job_limit(resource)
+    if over is not None:  # refused before any line is parsed
+        return [TraceError(file, f"more than {MAX_TRACE_JOBS:,} jobs (this is job {MAX_TRACE_JOBS + 1:,}): a trace "
+                                 f"may hold at most {MAX_TRACE_JOBS:,} (docs/TRACES.md, Limits)", over)]
+    errors: list[TraceError] = []
     jobs, budget = [], EpochBudget()
-    for row in rows:
-        job, row_errors = build_job(row, file, table, gpus, budget)
-        errors.extend(row_errors)
-        if budget.exceeded:  # refuse the trace before anything holds all its epochs
-            break
-        if job is not None:
-            jobs.append(job)
+    try:
+        for line in _read_lines(resource, file):
+            rows, line_errors = reader([line], file)
+            errors.extend(line_errors)
+            for row in rows:
+                job, row_errors = build_job(row, file, table, gpus, budget)
+                errors.extend(row_errors)
+                if budget.exceeded:  # refuse the trace before anything holds all its epochs
+                    raise _Stop
+                if job is not None:
+                    jobs.append(job)
+            if errors and first_only:
+                break
+    except TraceError as exc:  # unreadable, not UTF-8, a line too long, empty
+        errors.append(exc)
+    except _Stop:
+        pass
     if errors:
         errors.sort(key=lambda e: e.line or 0)  # stable: fields keep column order per line
         return errors
@@ -107,7 +161,7 @@ def load_trace(
     generated = _suite_trace(source, gpus)
     if generated is not None:
         return generated
-    result = _parse(source, throughputs, gpus)
+    result = _parse(source, throughputs, gpus, first_only=True)
     if isinstance(result, list):
         raise result[0]
     return result

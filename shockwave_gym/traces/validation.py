@@ -26,6 +26,12 @@ from shockwave_gym.traces.origin_fields import parse_origin
 #: 25 times the largest bundled trace, scale-900, at 803,238 epochs). One job's epochs are
 #: bounded by :data:`~shockwave_gym.profile.MAX_EPOCHS`.
 MAX_TRACE_EPOCHS = 10 * MAX_EPOCHS
+#: Most jobs a trace may hold (docs/TRACES.md, "Limits"): over 20 times scale-900. The
+#: loader counts a file's non-blank lines before it parses any, and refuses a file with
+#: more at the line of job MAX_TRACE_JOBS + 1.
+MAX_TRACE_JOBS = 20_000
+#: Longest line a trace may have, in bytes (a job's line is under 300 bytes).
+MAX_LINE_BYTES = 65_536
 
 
 class EpochBudget:
