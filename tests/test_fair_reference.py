@@ -3,8 +3,6 @@ water-filling properties, the heterogeneous reference work, and the metric keys 
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -101,14 +99,12 @@ def test_fluid_schedule_properties_over_generated_traces(data):
     assert done == pytest.approx(work, rel=1e-9, abs=1e-6)
 
 
-def test_two_thousand_jobs_take_under_a_second_and_are_cached():
+def test_two_thousand_jobs_are_computed_once_and_cached():
     rng = np.random.default_rng(7)
     arrival = np.sort(rng.uniform(0, 3e5, 2000))
     gang = rng.choice([1, 2, 4, 8], 2000)
     work = rng.uniform(100, 3e4, 2000)
-    start = time.process_time()
-    first = fair_time_s(arrival, gang, work, 32)
-    assert time.process_time() - start < 1.0
+    first = fair_time_s(arrival, gang, work, 32)  # its cost: benchmarks/fair_reference_speed.py
     assert fair_time_s(arrival, gang, work, 32) is first
     assert np.isfinite(first).all() and not first.flags.writeable
 

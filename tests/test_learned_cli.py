@@ -161,5 +161,6 @@ def test_train_into_a_pipe_is_never_silent_for_long(tmp_path):
     assert lines[0].startswith("[train] loading torch") and lines[1].startswith("[train] preparing")
     assert any("; still " in line for line in lines)  # the heartbeat spoke during a phase without lines
     times = [0.0, *(t for t, _ in arrivals)]
-    # generous slack for a loaded machine; without the heartbeat, phases take several seconds
-    assert max(b - a for a, b in zip(times[2:], times[3:], strict=False)) < every_s + 3.0, arrivals
+    # generous slack for a loaded machine: the heartbeat is every 1 s; without it, torch's import and
+    # the first evaluation are silent for tens of seconds
+    assert max(b - a for a, b in zip(times[2:], times[3:], strict=False)) < every_s + 10.0, arrivals

