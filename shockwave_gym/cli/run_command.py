@@ -8,7 +8,7 @@ import sys
 import time
 
 from shockwave_gym.cli.guard import check_output_file
-from shockwave_gym.config import DEFAULT_RESTART_OVERHEAD_S, DEFAULT_ROUND_S, require_positive_int
+from shockwave_gym.config import SimConfig, require_positive_int, round_options
 from shockwave_gym.errors import InputError
 
 #: Keys of the ``--json`` object, in order (the contract other tools rely on).
@@ -76,10 +76,22 @@ def add_common_episode_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cluster", metavar="TYPE=N,...", default=None,
                         help="heterogeneous cluster, e.g. v100=12,p100=12,k80=12 (docs/HETEROGENEOUS.md); "
                         "--gpus N is the V100-only shorthand; both given must agree")
-    parser.add_argument("--round-s", type=float, default=DEFAULT_ROUND_S, help=f"round length in seconds (default {DEFAULT_ROUND_S:g})")
-    parser.add_argument("--restart-overhead-s", type=float, default=DEFAULT_RESTART_OVERHEAD_S,
-                        help=f"restart overhead in seconds (default {DEFAULT_RESTART_OVERHEAD_S:g}; 0 disables)")
-    parser.add_argument("--max-rounds", type=positive_int, default=None, help="truncate after this many rounds")
+    # the round parameters: default None = SimConfig's default (shockwave_gym/config.py)
+    parser.add_argument("--round-s", type=float, default=None, metavar="S",
+                        help=f"round length in seconds (default {SimConfig.round_s:g})")
+    parser.add_argument("--restart-overhead-s", type=float, default=None, metavar="S",
+                        help=f"restart overhead in seconds (default {SimConfig.restart_overhead_s:g}; 0 disables)")
+    parser.add_argument("--restart-min-run-share", type=float, default=None, metavar="SHARE",
+                        help="a (re)started job pays the overhead only when it runs longer than this share of "
+                        f"the round (default {SimConfig.restart_min_run_share:.4g}, i.e. 115 s of 120 s)")
+    parser.add_argument("--max-rounds", type=positive_int, default=None,
+                        help=f"truncate after this many rounds (default {SimConfig.max_rounds:,})")
+
+
+def round_options_from_args(args) -> dict:
+    """The round parameters given on the command line (:func:`shockwave_gym.config.round_options`)."""
+    return round_options(round_s=args.round_s, restart_overhead_s=args.restart_overhead_s,
+                         restart_min_run_share=args.restart_min_run_share, max_rounds=args.max_rounds)
 
 
 def add_parsers(subparsers) -> None:
@@ -116,10 +128,8 @@ def list_agents(args) -> int:
 def run(args) -> int:
     label = split_agent_spec(args)  # --agent LABEL=KIND[:opt=value,...]
     from shockwave_agents import make_agent
-    from shockwave_gym.config import DEFAULT_MAX_ROUNDS
     from shockwave_gym.metrics import jobs_table, timeline_table, to_csv
     from shockwave_gym.runner import run_episode
-    from shockwave_gym.simulator import SimConfig
     from shockwave_gym.throughput import ThroughputTable, TypedThroughputs
     from shockwave_gym.traces import load_trace
     from shockwave_gym.traces.bundled import resolve_cluster
@@ -135,15 +145,13 @@ def run(args) -> int:
         throughputs = TypedThroughputs.resolve(args.throughputs, cluster.types)
         table = throughputs.reference
     trace = load_trace(args.trace, table, gpus=gpus)
-    config = SimConfig(gpus=gpus, round_s=args.round_s, restart_overhead_s=args.restart_overhead_s, cluster=cluster)
+    config = SimConfig(gpus=gpus, cluster=cluster, **round_options_from_args(args))
     agent = make_agent(args.agent, **parse_agent_options(args.agent_opt))
     from shockwave_gym.cli.episode_control import EpisodeControl  # progress + interruption
 
     with EpisodeControl(args.progress_every_s) as control:
         outcome = run_episode(
-            trace, agent, config, throughputs, seed=args.seed,
-            max_rounds=DEFAULT_MAX_ROUNDS if args.max_rounds is None else args.max_rounds,
-            oracle=args.oracle, **control.hooks(),
+            trace, agent, config, throughputs, seed=args.seed, oracle=args.oracle, **control.hooks(),
         )
     record = {"agent": label, "trace": trace.name, **outcome.metrics}
     record["wall_s"] = time.perf_counter() - start
