@@ -115,13 +115,26 @@ def add_parsers(subparsers) -> None:
     parser.set_defaults(func=run)
 
     agents = subparsers.add_parser("agents", help="list the available agents")
+    agents.add_argument("--long", action="store_true",
+                        help="one row per agent and policy kind: kind, seed use, options, description")
     agents.set_defaults(func=list_agents)
 
 
 def list_agents(args) -> int:
+    """Names one per line; ``--long``: the agent table (shockwave_agents/registry.py)."""
     from shockwave_agents import available_agents
 
-    print("\n".join(available_agents()))
+    if not getattr(args, "long", False):
+        print("\n".join(available_agents()))
+        return 0
+    from shockwave_agents.registry import describe_agents
+
+    rows = describe_agents()
+    columns = ("name", "kind", "uses_seed", "options", "description")
+    widths = {c: max(len(c), *(len(r[c]) for r in rows)) for c in columns[:-1]}
+    print("  ".join(c.ljust(widths[c]) for c in columns[:-1]) + "  description")
+    for row in rows:
+        print("  ".join(row[c].ljust(widths[c]) for c in columns[:-1]) + "  " + row["description"])
     return 0
 
 
