@@ -15,8 +15,9 @@ from shockwave_gym.env.render import ansi_table
 from shockwave_gym.env.rewards import RoundTransition, make_reward
 from shockwave_gym.errors import InputError, InvalidActionError
 from shockwave_gym.gantt import gantt_rgb
-from shockwave_gym.interface.actions import _select_bits, make_action_mode
+from shockwave_gym.interface.actions import _select_bits
 from shockwave_gym.interface.ftf import ftf_estimate
+from shockwave_gym.interface.modes import make_action_mode
 from shockwave_gym.interface.observation import (
     DEFAULT_OBSERVATION_VERSION,
     check_version,
