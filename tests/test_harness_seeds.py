@@ -8,11 +8,7 @@ import io
 import warnings
 
 import pytest
-
-try:
-    from tests import test_harness_agents as helpers
-except ImportError:  # pragma: no cover - rootdir-less layout
-    import test_harness_agents as helpers
+from helpers import harness_agents as helpers
 
 from shockwave_agents import available_agents, make_agent, registry
 from shockwave_gym.cli import main

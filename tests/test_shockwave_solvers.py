@@ -27,7 +27,7 @@ from shockwave_agents.shockwave.licences import LicenceState, SolverFallbackWarn
 from shockwave_agents.shockwave.solvers import OPTIMAL, backend_works, select_backend
 from shockwave_gym.runner import run_episode
 from shockwave_gym.simulator import SimConfig
-from shockwave_gym.traces import BUNDLED_GPUS, load_trace
+from shockwave_gym.traces import BUNDLED_GPUS
 
 SCRIPT = Path(sys.executable).parent / "shockwave-gym"
 #: Solver limits large enough that no solve of these tests stops on wall-clock time.
@@ -36,11 +36,6 @@ NO_TIME_LIMIT = {"time_limit_s": 1000.0, "rank_time_limit_s": 1000.0}
 
 def needs(module: str):
     return pytest.importorskip(module, reason=f"{module} is not installed (pip install shockwave-gym[{'gurobi' if module == 'gurobipy' else 'mosek'}])")
-
-
-@pytest.fixture(scope="module")
-def teaching():
-    return load_trace("teaching-12", gpus=BUNDLED_GPUS["teaching-12"])
 
 
 def run(trace, agent):
