@@ -1,8 +1,23 @@
-"""Agents by name, for the CLI and the harness.
+"""Agents by name, for the CLI and the harness: the one table of built-in agents.
 
-Built-in agents are listed as ``"module:attribute"`` strings and imported only when made, so
-listing agents never imports cvxpy or torch. Third-party agents register a factory with
-:func:`register_agent`.
+Each built-in agent is one entry of :data:`_BUILTIN`::
+
+    "name": AgentEntry("module:attribute", "one-line description", uses_seed=False, options=("opt",)),
+
+- ``"module:attribute"``: the factory (a class or function), imported only when made, so
+  listing agents never imports cvxpy or torch.
+- the description: what ``shockwave-gym agents --long`` prints.
+- ``uses_seed``: whether the episode seed can change the agent's decisions: a bool, or a
+  rule over the agent's options (``options -> bool``). The harness reads it
+  (:mod:`shockwave_gym.harness.seeding`) to run seed-free agents once. Declared, never
+  guessed; read from the agent's code.
+- ``learned``: a trained policy (weights on disk), not a rule.
+- ``options``: the main keyword options the factory takes (a test checks they bind).
+
+A plain ``"module:attribute"`` string is accepted as an entry too (undescribed, taken to use
+the seed), but a test asks every built-in to declare its entry in full.
+Third-party agents register a factory with :func:`register_agent` (its ``uses_seed``
+attribute, if any, declares the seed use).
 """
 
 from __future__ import annotations
@@ -10,60 +25,101 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 from shockwave_gym.errors import InputError
 
-_BUILTIN: dict[str, str] = {
-    "fifo": "shockwave_agents.fifo:FifoAgent",
-    "srtf": "shockwave_agents.srtf:SrtfAgent",
-    "las": "shockwave_agents.las:LasAgent",
-    "tiresias": "shockwave_agents.tiresias:TiresiasAgent",
-    "wsrpt": "shockwave_agents.wsrpt:WsrptAgent",
-    "max-rho": "shockwave_agents.max_rho:MaxRhoAgent",
-    "fair-share": "shockwave_agents.equal_share:FairShareAgent",
-    "gavel": "shockwave_agents.gavel.gavel:GavelAgent",
-    "gavel-blind": "shockwave_agents.gavel.gavel:make_gavel_blind",
-    "themis": "shockwave_agents.gavel.themis:ThemisAgent",
-    "allox": "shockwave_agents.gavel.allox:AlloxAgent",
-    "ossp": "shockwave_agents.gavel.ossp:OsspAgent",
-    "mst": "shockwave_agents.gavel.mst:MstAgent",
-    "gandiva_fair": "shockwave_agents.gavel.gandiva_fair:GandivaFairAgent",
-    "gavel-wc": "shockwave_agents.gavel.work_conserving:make_gavel_wc",
-    "themis-wc": "shockwave_agents.gavel.work_conserving:make_themis_wc",
-    "allox-wc": "shockwave_agents.gavel.work_conserving:make_allox_wc",
-    "ossp-wc": "shockwave_agents.gavel.work_conserving:make_ossp_wc",
-    "mst-wc": "shockwave_agents.gavel.work_conserving:make_mst_wc",
-    "gandiva_fair-wc": "shockwave_agents.gavel.work_conserving:make_gandiva_fair_wc",
-    "shockwave": "shockwave_agents.shockwave.agent:make_shockwave",
-    "shockwave-normalized": "shockwave_agents.shockwave.agent:make_shockwave_normalized",
-    "shockwave-fair": "shockwave_agents.shockwave.agent:make_shockwave_fair",
-    "ppo": "shockwave_agents.learned.pretrained:make_ppo",
-    "ppo-fair": "shockwave_agents.learned.pretrained:make_ppo_fair",
-    "shockwave-distilled": "shockwave_agents.learned.pretrained:make_shockwave_distilled",
-}
-#: One line per built-in agent for ``shockwave-gym agents`` (docs/AGENTS.md has the details).
-_DESCRIPTIONS: dict[str, str] = {
-    "fifo": "first come, first served, with backfilling",
-    "srtf": "shortest predicted remaining time first, preemptive",
-    "las": "least attained service in discretised queues (Tiresias, NSDI '19)",
-    "gavel": "Gavel round mechanism, max-min fairness (OSDI '20)",
-    "gavel-blind": "gavel blind to GPU types (as if every GPU were a V100); same as gavel on V100s only",
-    "themis": "Gavel mechanism, minimise the worst finish-time ratio (Themis, NSDI '20)",
-    "allox": "Gavel mechanism, min-cost job-to-GPU assignment (AlloX, EuroSys '20)",
-    "ossp": "Gavel mechanism, minimise the makespan bound (Gavel's min_total_duration)",
-    "mst": "Gavel mechanism, maximise total throughput",
-    "gandiva_fair": "Gavel mechanism, equal time share per job (Gandiva-fair, EuroSys '20)",
-    "shockwave": "Shockwave (NSDI '23): plans rounds ahead with a MIP for fairness and makespan",
-    "shockwave-normalized": "Shockwave with the objective's terms on comparable scales (ours)",
-    "shockwave-fair": "shockwave-normalized tuned for fewer unfair jobs (ours)",
-    "ppo": "shipped PPO slot policy, priority mode, trained for JCT (decides in numpy)",
-    "ppo-fair": "shipped PPO slot policy trained for JCT and finish-time fairness",
-    "shockwave-distilled": "shipped behaviour clone of shockwave (decides in milliseconds)",
-    "maskable_ppo": "your MaskablePPO policy from shockwave-gym train (path= required)",
-    "bc": "your behaviour-cloned policy from shockwave-gym train --algo bc (path= required)",
-    "imitation": "same as bc (path= required)",
-    "policy": "any policy shockwave-gym train wrote, whatever its algorithm (path= required)",
+SeedRule = bool | Callable[[Mapping[str, object]], bool]
+
+
+@dataclass(frozen=True)
+class AgentEntry:
+    """One built-in agent (see the module docstring for the fields)."""
+
+    target: str
+    description: str = ""
+    uses_seed: SeedRule = True
+    learned: bool = False
+    options: tuple[str, ...] = ()
+
+    def seeded(self, options: Mapping[str, object]) -> bool:
+        """Whether the seed can change the decisions of this agent with ``options``."""
+        return bool(self.uses_seed(options)) if callable(self.uses_seed) else bool(self.uses_seed)
+
+
+def _noise_uses_seed(options: Mapping[str, object]) -> bool:
+    # Shockwave: the predictor's noise RNG is the only random draw, and it draws only when noise > 0.
+    noise = options.get("noise", 0.0)
+    return isinstance(noise, int | float) and not isinstance(noise, bool) and noise > 0
+
+
+_MECHANISM = ("min_recompute_interval_s", "count_restart_overhead", "hold_unallocated_gpus", "heterogeneity_aware")
+_SHOCKWAVE = ("noise", "numerics", "solver", "planning_rounds", "objective", "time_limit_s")
+_POLICY = ("path", "max_jobs", "trust")
+_WORK_CONSERVING = ("count_restart_overhead", "heterogeneity_aware")
+
+_BUILTIN: dict[str, AgentEntry | str] = {
+    "fifo": AgentEntry("shockwave_agents.fifo:FifoAgent", "first come, first served, with backfilling",
+                       uses_seed=False, options=("backfill",)),
+    "srtf": AgentEntry("shockwave_agents.srtf:SrtfAgent", "shortest predicted remaining time first, preemptive",
+                       uses_seed=False, options=("backfill", "oracle")),
+    "las": AgentEntry("shockwave_agents.las:LasAgent", "least attained service in discretised queues (Tiresias, NSDI '19, without promotion)",
+                      uses_seed=False, options=("queue_thresholds_gpu_s", "backfill")),
+    "tiresias": AgentEntry("shockwave_agents.tiresias:TiresiasAgent",
+                           "two-queue LAS with starvation promotion (Tiresias, NSDI '19)", uses_seed=False,
+                           options=("queue_thresholds_gpu_s", "promote_knob", "backfill")),
+    "wsrpt": AgentEntry("shockwave_agents.wsrpt:WsrptAgent",
+                        "weighted SRPT: smallest predicted remaining GPU-area first, with backfilling",
+                        uses_seed=False, options=("backfill", "oracle")),
+    "max-rho": AgentEntry("shockwave_agents.max_rho:MaxRhoAgent",
+                          "largest online finish-time-ratio estimate first, gang-aware (ours)", uses_seed=False,
+                          options=("backfill",)),
+    "fair-share": AgentEntry("shockwave_agents.equal_share:FairShareAgent",
+                             "the metrics' fluid equal-share reference, run in rounds from public facts (ours)",
+                             uses_seed=False, options=("backfill", "oracle", "relative")),
+    "gavel": AgentEntry("shockwave_agents.gavel.gavel:GavelAgent", "Gavel round mechanism, max-min fairness (OSDI '20)",
+                        uses_seed=False, options=_MECHANISM),
+    "gavel-blind": AgentEntry("shockwave_agents.gavel.gavel:make_gavel_blind", "gavel blind to GPU types (as if every GPU were a V100); same as gavel on V100s only",
+                              uses_seed=False, options=_MECHANISM[:3]),
+    "themis": AgentEntry("shockwave_agents.gavel.themis:ThemisAgent", "Gavel mechanism, minimise the worst finish-time ratio (Gavel's FTF policy, after Themis, NSDI '20)",
+                         uses_seed=False, options=("remaining", *_MECHANISM)),
+    "allox": AgentEntry("shockwave_agents.gavel.allox:AlloxAgent", "Gavel mechanism, min-cost job-to-GPU assignment (AlloX, EuroSys '20)",
+                        uses_seed=False, options=("alpha", "remaining")),
+    "ossp": AgentEntry("shockwave_agents.gavel.ossp:OsspAgent", "Gavel mechanism, minimise the makespan bound (Gavel's min_total_duration)",
+                       uses_seed=False, options=("remaining",)),
+    "mst": AgentEntry("shockwave_agents.gavel.mst:MstAgent", "Gavel mechanism, maximise total throughput",
+                      uses_seed=False, options=_MECHANISM),
+    "gandiva_fair": AgentEntry("shockwave_agents.gavel.gandiva_fair:GandivaFairAgent", "Gavel mechanism, equal time share per job whatever its gang (Gandiva-fair, EuroSys '20)", uses_seed=False, options=_MECHANISM),
+    "gavel-wc": AgentEntry("shockwave_agents.gavel.work_conserving:make_gavel_wc",
+                           "gavel, recomputed at every arrival or completion, holding no GPUs (ours)",
+                           uses_seed=False, options=_WORK_CONSERVING),
+    "themis-wc": AgentEntry("shockwave_agents.gavel.work_conserving:make_themis_wc",
+                            "themis, recomputed at every arrival or completion, holding no GPUs (ours)",
+                            uses_seed=False, options=("remaining", *_WORK_CONSERVING)),
+    "allox-wc": AgentEntry("shockwave_agents.gavel.work_conserving:make_allox_wc",
+                           "allox, recomputed at every arrival or completion, holding no GPUs (ours)",
+                           uses_seed=False, options=("alpha", "remaining", "count_restart_overhead")),
+    "ossp-wc": AgentEntry("shockwave_agents.gavel.work_conserving:make_ossp_wc",
+                          "ossp, recomputed at every arrival or completion, holding no GPUs (ours)",
+                          uses_seed=False, options=("remaining", "count_restart_overhead")),
+    "mst-wc": AgentEntry("shockwave_agents.gavel.work_conserving:make_mst_wc",
+                         "mst, recomputed at every arrival or completion, holding no GPUs (ours)",
+                         uses_seed=False, options=_WORK_CONSERVING),
+    "gandiva_fair-wc": AgentEntry("shockwave_agents.gavel.work_conserving:make_gandiva_fair_wc",
+                                  "gandiva_fair, recomputed at every arrival or completion, holding no GPUs (ours)",
+                                  uses_seed=False, options=_WORK_CONSERVING),
+    "shockwave": AgentEntry("shockwave_agents.shockwave.agent:make_shockwave", "Shockwave (NSDI '23): plans rounds ahead with a MIP for fairness and makespan", uses_seed=_noise_uses_seed, options=_SHOCKWAVE),
+    "shockwave-normalized": AgentEntry("shockwave_agents.shockwave.agent:make_shockwave_normalized", "Shockwave with the objective's terms on comparable scales (ours)",
+                                       uses_seed=_noise_uses_seed, options=_SHOCKWAVE),
+    "shockwave-fair": AgentEntry("shockwave_agents.shockwave.agent:make_shockwave_fair", "shockwave-normalized tuned for fewer unfair jobs (ours)",
+                                 uses_seed=_noise_uses_seed, options=_SHOCKWAVE),
+    "ppo": AgentEntry("shockwave_agents.learned.pretrained:make_ppo", "shipped PPO slot policy, priority mode, trained for JCT (decides in numpy)",
+                      uses_seed=False, learned=True, options=_POLICY),
+    "ppo-fair": AgentEntry("shockwave_agents.learned.pretrained:make_ppo_fair", "shipped PPO slot policy trained for JCT and finish-time fairness",
+                           uses_seed=False, learned=True, options=_POLICY),
+    "shockwave-distilled": AgentEntry("shockwave_agents.learned.pretrained:make_shockwave_distilled", "shipped behaviour clone of shockwave (decides in milliseconds)", uses_seed=False, learned=True,
+                                      options=_POLICY),
 }
 _EXTRA: dict[str, Callable] = {}
 
@@ -84,12 +140,25 @@ def registered_factory(name: str) -> Callable | None:
 #: Policy kinds (:mod:`shockwave_agents.learned.kinds`): a trained policy loaded by the name
 #: of its training algorithm, ``path`` required. Known to :func:`make_agent`, not listed by
 #: :func:`available_agents` (``all`` cannot run them without a path).
-_POLICY_KINDS: dict[str, str] = {
-    "maskable_ppo": "shockwave_agents.learned.kinds:make_maskable_ppo",
-    "bc": "shockwave_agents.learned.kinds:make_bc",
-    "imitation": "shockwave_agents.learned.kinds:make_imitation",
-    "policy": "shockwave_agents.learned.kinds:make_policy",
+_POLICY_KINDS: dict[str, AgentEntry | str] = {
+    "maskable_ppo": AgentEntry("shockwave_agents.learned.kinds:make_maskable_ppo", "your MaskablePPO policy from shockwave-gym train (path= required)",
+                               uses_seed=False, learned=True, options=_POLICY),
+    "bc": AgentEntry("shockwave_agents.learned.kinds:make_bc", "your behaviour-cloned policy from shockwave-gym train --algo bc (path= required)",
+                     uses_seed=False, learned=True, options=_POLICY),
+    "imitation": AgentEntry("shockwave_agents.learned.kinds:make_imitation", "same as bc (path= required)",
+                            uses_seed=False, learned=True, options=_POLICY),
+    "policy": AgentEntry("shockwave_agents.learned.kinds:make_policy", "any policy shockwave-gym train wrote, whatever its algorithm (path= required)",
+                         uses_seed=False, learned=True, options=_POLICY),
 }
+
+
+def agent_entry(name: str) -> AgentEntry | None:
+    """The table entry of a built-in agent or policy kind (a bare ``"module:attr"`` string
+    made an :class:`AgentEntry`); ``None`` for a registered third-party or unknown name."""
+    if name in _EXTRA:
+        return None
+    entry = _BUILTIN.get(name) or _POLICY_KINDS.get(name)
+    return AgentEntry(entry) if isinstance(entry, str) else entry
 
 
 def policy_kinds() -> list[str]:
@@ -116,11 +185,11 @@ def resolve_factory(name: str) -> Callable:
     """The factory behind a registered name (imports its module); unknown -> InputError."""
     if name in _EXTRA:
         return _EXTRA[name]
-    target = _BUILTIN.get(name) or _POLICY_KINDS.get(name)
-    if target is None:
+    entry = agent_entry(name)
+    if entry is None:
         raise InputError(f"unknown agent {name!r}; available: {', '.join(available_agents())}; "
                          f"your trained policies: {', '.join(policy_kinds())} (with path=)")
-    module_name, attr = target.split(":")
+    module_name, attr = entry.target.split(":")
     module = importlib.import_module(module_name)
     return getattr(module, attr)
 
@@ -150,22 +219,44 @@ def make_agent(name: str, **kwargs):
 
 
 def agent_description(name: str) -> str:
-    """One line saying what agent ``name`` is: a built-in's from the registry (nothing is
-    imported), a registered factory's from the first line of its docstring."""
+    """One line saying what agent ``name`` is: a built-in's or a policy kind's from the table
+    (nothing is imported), a registered factory's from the first line of its docstring."""
     if name in _EXTRA:
         doc = inspect.getdoc(_EXTRA[name]) or ""
         return doc.strip().splitlines()[0] if doc.strip() else "registered agent (its factory has no docstring)"
-    return _DESCRIPTIONS.get(name, "")
+    entry = agent_entry(name)
+    return "" if entry is None else entry.description
 
 
 def available_agents() -> list[str]:
     """Registered names whose implementation is installed (in registry order)."""
     names = []
-    for name, target in _BUILTIN.items():
+    for name in _BUILTIN:
         try:
-            found = importlib.util.find_spec(target.split(":")[0]) is not None
+            found = importlib.util.find_spec(agent_entry(name).target.split(":")[0]) is not None
         except ImportError:  # a parent package is missing or fails to import
             found = False
         if found:
             names.append(name)
     return names + sorted(_EXTRA)
+
+
+def describe_agents() -> list[dict]:
+    """One row per available agent, then per policy kind: ``name``, ``kind`` ("rule",
+    "learned", "policy kind" or "registered"), ``uses_seed`` ("yes", "no" or "with options"),
+    ``options`` and ``description``, from the table above."""
+    rows = []
+    for name in [*available_agents(), *_POLICY_KINDS]:
+        entry = agent_entry(name)
+        if entry is None:
+            factory = _EXTRA[name]
+            seeded = getattr(factory, "uses_seed", True)
+            doc = (inspect.getdoc(factory) or "").split("\n")[0]
+            rows.append({"name": name, "kind": "registered", "uses_seed": "with options" if callable(seeded)
+                         else "yes" if seeded else "no", "options": "", "description": doc})
+            continue
+        kind = "policy kind" if name in _POLICY_KINDS else "learned" if entry.learned else "rule"
+        seeded = "with options" if callable(entry.uses_seed) else "yes" if entry.uses_seed else "no"
+        rows.append({"name": name, "kind": kind, "uses_seed": seeded, "options": ", ".join(entry.options),
+                     "description": entry.description})
+    return rows

@@ -1,7 +1,13 @@
 """Cluster and round parameters: the one home of their defaults and of their checks.
 
-The CLI, the harness, the env and the runner all take their defaults from here. Semantics
-of each parameter: docs/SEMANTICS.md, "Round rules (R1–R5)".
+The round parameters (:data:`ROUND_PARAMETERS`: ``round_s``, ``restart_overhead_s``,
+``restart_min_run_share``, ``max_rounds``) are declared with their defaults once, as the
+fields of :class:`SimConfig`. Every entry point (``shockwave-gym run`` / ``compare``,
+:func:`~shockwave_gym.harness.evaluate`, the harness grid, ``ClusterEnv`` / ``gym.make`` and
+the vector env) takes them as ``None``-defaulted keywords ("SimConfig's default"), gathers
+the given ones with :func:`round_options` and builds its :class:`SimConfig` from them, so
+no signature repeats a default. Semantics of each parameter: docs/SEMANTICS.md, "Round
+rules (R1–R5)".
 """
 
 from __future__ import annotations
@@ -13,18 +19,8 @@ from dataclasses import dataclass
 from shockwave_gym.cluster import MAX_GPUS, ClusterSpec
 from shockwave_gym.errors import InputError
 
-#: Round length (R2).
-DEFAULT_ROUND_S = 120.0
 #: Longest round (one day): longer rounds overflow nothing but make no schedule.
 MAX_ROUND_S = 86_400.0
-#: Seconds a job loses when it (re)starts (R3); 0 disables the overhead.
-DEFAULT_RESTART_OVERHEAD_S = 20.0
-#: A (re)started job pays the overhead only when it runs for more than this share of the
-#: round (R3): 115 s of a 120 s round. A short final piece never pays.
-DEFAULT_RESTART_MIN_RUN_SHARE = 115.0 / 120.0
-#: Rounds after which an episode is truncated: far beyond any sensible episode, so only a
-#: scheduler that idles forever (or a pathological trace) is cut short.
-DEFAULT_MAX_ROUNDS = 100_000
 
 
 def require_positive_int(value, name: str) -> int:
@@ -57,10 +53,18 @@ class SimConfig:
     """
 
     gpus: int | None = None
-    round_s: float = DEFAULT_ROUND_S
-    restart_overhead_s: float = DEFAULT_RESTART_OVERHEAD_S
-    restart_min_run_share: float = DEFAULT_RESTART_MIN_RUN_SHARE
+    #: Round length (R2).
+    round_s: float = 120.0
+    #: Seconds a job loses when it (re)starts (R3); 0 disables the overhead.
+    restart_overhead_s: float = 20.0
+    #: A (re)started job pays the overhead only when it runs for more than this share of
+    #: the round (R3): 115 s of a 120 s round. A short final piece never pays.
+    restart_min_run_share: float = 115.0 / 120.0
     cluster: ClusterSpec | None = None
+    #: Rounds after which an episode is truncated: far beyond any sensible episode, so only
+    #: a scheduler that idles forever (or a pathological trace) is cut short. It does not
+    #: change a round's semantics, only when the runner or the env stops.
+    max_rounds: int = 100_000
 
     def __post_init__(self):
         if self.cluster is not None:
@@ -77,6 +81,7 @@ class SimConfig:
         object.__setattr__(self, "gpus", require_positive_int(self.gpus, "gpus"))
         if self.gpus > MAX_GPUS:
             raise InputError(f"gpus must be at most {MAX_GPUS:,}, got {self.gpus}")
+        object.__setattr__(self, "max_rounds", require_positive_int(self.max_rounds, "max_rounds"))
         _require_finite(self.round_s, "round_s", low=0.0, low_inclusive=False, high=MAX_ROUND_S)
         _require_finite(self.restart_overhead_s, "restart_overhead_s", low=0.0, low_inclusive=True)
         _require_finite(self.restart_min_run_share, "restart_min_run_share", low=0.0, low_inclusive=True, high=1.0)
@@ -97,3 +102,28 @@ class SimConfig:
     def restart_threshold_s(self) -> float:
         """A (re)started job pays the overhead only when it would run longer than this (R3)."""
         return self.round_s * self.restart_min_run_share
+
+
+#: The round parameters, in the order the CLI and the docs list them.
+ROUND_PARAMETERS = ("round_s", "restart_overhead_s", "restart_min_run_share", "max_rounds")
+
+# Aliases of SimConfig's defaults, for code that names one (never redeclared).
+DEFAULT_ROUND_S: float = SimConfig.round_s
+DEFAULT_RESTART_OVERHEAD_S: float = SimConfig.restart_overhead_s
+DEFAULT_RESTART_MIN_RUN_SHARE: float = SimConfig.restart_min_run_share
+DEFAULT_MAX_ROUNDS: int = SimConfig.max_rounds
+
+
+def round_options(**given) -> dict:
+    """The round parameters a caller set: ``given`` without its ``None`` values (``None``
+    means "SimConfig's default"). Keys must be in :data:`ROUND_PARAMETERS`. The result is
+    passed whole, as ``SimConfig(gpus=..., cluster=..., **options)``; values are checked there."""
+    unknown = sorted(set(given) - set(ROUND_PARAMETERS))
+    if unknown:
+        raise InputError(f"unknown round parameter(s) {', '.join(unknown)}; known: {', '.join(ROUND_PARAMETERS)}")
+    return {name: given[name] for name in ROUND_PARAMETERS if given.get(name) is not None}
+
+
+def round_defaults() -> dict:
+    """Every round parameter's default, read from :class:`SimConfig`'s fields."""
+    return {name: getattr(SimConfig, name) for name in ROUND_PARAMETERS}

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from shockwave_gym.config import DEFAULT_MAX_ROUNDS, SimConfig
+from shockwave_gym.config import SimConfig
 from shockwave_gym.hetero_simulator import make_simulator
 from shockwave_gym.metrics import EpisodeResult, compute_metrics
 from shockwave_gym.throughput import ThroughputTable, TypedThroughputs
@@ -76,7 +76,7 @@ def run_episode(
     throughputs: ThroughputTable | TypedThroughputs | None = None,
     *,
     seed: int | None = None,
-    max_rounds: int = DEFAULT_MAX_ROUNDS,
+    max_rounds: int | None = None,
     oracle: bool = False,
     progress: bool | None = None,
     on_round: Callable[[RoundStatus], None] | None = None,
@@ -87,12 +87,15 @@ def run_episode(
     ``config`` with a ``cluster`` runs the heterogeneous simulator (``throughputs`` then a
     :class:`TypedThroughputs`, one table taken as the V100 one, or ``None`` for the built-in
     tables); otherwise the homogeneous one (:func:`~shockwave_gym.hetero_simulator.make_simulator`).
+    ``max_rounds=None`` is ``config.max_rounds``.
 
     ``progress=None`` shows a progress bar on stderr only when stderr is a terminal.
     ``on_round(status)`` runs after every round; ``should_stop()`` before every round, and
     a true answer ends the episode there (``outcome.stopped``; see the module docstring).
     """
     start = time.perf_counter()
+    if max_rounds is None:
+        max_rounds = config.max_rounds
     sim = make_simulator(trace.jobs, config, throughputs, trace_name=trace.name, oracle=oracle)
     view = sim.view
     agent.reset(view, seed)

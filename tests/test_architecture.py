@@ -3,15 +3,10 @@ the core imports without Gymnasium, and the view is a real information boundary.
 
 from __future__ import annotations
 
-import dataclasses
-import inspect
 import shutil
 import subprocess
 import sys
 from pathlib import Path
-
-import numpy as np
-import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 LINT = Path(sys.executable).with_name("lint-imports")
@@ -42,98 +37,117 @@ def test_a_forbidden_import_breaks_a_contract(tmp_path):
     simulator.write_text(simulator.read_text() + "\nfrom shockwave_gym.env import ClusterEnv  # noqa\n")
     out = _lint(tmp_path, pythonpath=str(tmp_path))
     assert out.returncode != 0
-    assert "core: gym-free, and imports no layer above it" in out.stdout
+    assert "layers: the stack BROKEN" in out.stdout
     assert "shockwave_gym.simulator -> shockwave_gym.env" in out.stdout
 
 
-HIDE_GYMNASIUM = """
-import sys
-sys.modules["gymnasium"] = None  # `import gymnasium` now fails as if it were not installed
-import shockwave_gym.simulator, shockwave_agents.gavel
-from shockwave_agents import make_agent
-from shockwave_gym.config import SimConfig
-from shockwave_gym.runner import run_episode
-from shockwave_gym.traces import load_trace
-outcome = run_episode(load_trace("teaching-12", gpus=4), make_agent("gavel"), SimConfig(gpus=4), progress=False)
-loaded = sorted(m for m in sys.modules if m.startswith("shockwave_gym.env") or m.startswith("gymnasium."))
-print(outcome.metrics["completed_jobs"], sys.modules["gymnasium"] is None, loaded)
-"""
+def test_a_new_core_module_importing_gymnasium_breaks_a_contract(tmp_path):
+    """The heavy-packages contract covers modules nobody listed: a new module importing
+    gymnasium, placed in the base layer, is caught."""
+    shutil.copytree(ROOT / "shockwave_gym", tmp_path / "shockwave_gym")
+    shutil.copytree(ROOT / "agents", tmp_path / "shockwave_agents")
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    (tmp_path / "shockwave_gym" / "units.py").write_text("import gymnasium  # noqa\n")
+    out = _lint(tmp_path, pythonpath=str(tmp_path))
+    assert out.returncode != 0
+    assert "heavy packages" in out.stdout and "shockwave_gym.units -> gymnasium" in out.stdout
 
 
-def test_the_core_and_the_agents_work_without_gymnasium():
-    out = subprocess.run([sys.executable, "-c", HIDE_GYMNASIUM], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "12 True []"
+def _contracts() -> list[dict]:
+    import tomllib
+
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
 
 
-def _view_mid_episode():
-    from shockwave_agents import make_agent
-    from shockwave_gym.config import SimConfig
-    from shockwave_gym.simulator import Simulator
-    from shockwave_gym.traces import load_trace
-
-    trace = load_trace("teaching-12", gpus=4)
-    sim = Simulator(trace.jobs, SimConfig(gpus=4), trace_name=trace.name)
-    agent = make_agent("fifo")
-    agent.reset(sim.view, 0)
-    for _ in range(12):
-        sim.step(agent.act(sim.view))
-    return trace, sim
+def _layers() -> list[list[str]]:
+    """The layers contract's layers, top first, each a list of module names."""
+    (contract,) = [c for c in _contracts() if c["type"] == "layers"]
+    return [[name.strip() for name in layer.replace(":", "|").split("|")] for layer in contract["layers"]]
 
 
-def _everything_the_view_returns(view, job_id):
-    """Every public property's value and every one-argument method's value for ``job_id``."""
-    from shockwave_gym.view import OracleAccessError
+def test_one_layers_contract_places_every_module():
+    """Every top-level module and package of both packages sits in exactly one layer, so a
+    new module must be placed (and is then checked) before it lands."""
+    import pkgutil
 
-    found = {}
-    for name in dir(type(view)):
-        if name.startswith("_"):
+    import shockwave_gym
+
+    placed = [name for layer in _layers() for name in layer]
+    assert len(placed) == len(set(placed))
+    modules = {f"shockwave_gym.{m.name}" for m in pkgutil.iter_modules(shockwave_gym.__path__)}
+    assert modules | {"shockwave_agents"} == set(placed)
+    assert [c["type"] for c in _contracts()].count("layers") == 1
+
+
+def test_architecture_doc_lists_the_contract_layers():
+    """docs/ARCHITECTURE.md's layer table lists the contract's layers in order, with the same
+    modules and the same kind of siblings."""
+    import re
+
+    text = (ROOT / "docs" / "ARCHITECTURE.md").read_text()
+    table = text.split("<!-- layers: checked against pyproject.toml")[1].split("<!-- layers: end -->")[0]
+    rows = [line.split("|")[1:-1] for line in table.splitlines() if re.match(r"\| \d+ \|", line)]
+    documented = [[m if m == "shockwave_agents" else f"shockwave_gym.{m}" for m in re.findall(r"`([^`]+)`", row[2])]
+                  for row in rows]
+    assert documented == _layers()
+    (contract,) = [c for c in _contracts() if c["type"] == "layers"]
+    for row, layer in zip(rows, contract["layers"], strict=True):
+        kind = "independent" if "|" in layer else "may import each other" if ":" in layer else "—"
+        assert row[3].strip() == kind, row
+
+
+def _cycles(edges: dict[str, list[str]]) -> list[list[str]]:
+    """The import cycles of ``edges`` (module -> modules it imports): every strongly connected
+    component of more than one module, or a module importing itself (Tarjan, iteratively)."""
+    index, low, stack, on_stack, cycles, counter = {}, {}, [], set(), [], 0
+    for root in sorted(edges):
+        if root in index:
             continue
-        attr = getattr(type(view), name)
-        try:
-            if isinstance(attr, property):
-                found[name] = getattr(view, name)
-            elif callable(attr) and len(inspect.signature(attr).parameters) == 2:
-                found[name] = getattr(view, name)(job_id)
-        except OracleAccessError:
-            found[name] = "oracle-only"
-    return found
+        work = [(root, iter(edges[root]))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(edges[child])))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1 or node in edges[node]:
+                    cycles.append(sorted(component))
+    return cycles
 
 
-def _flatten(value) -> list:
-    if dataclasses.is_dataclass(value):
-        return [getattr(value, f.name) for f in dataclasses.fields(value)]
-    if isinstance(value, (tuple, list)):
-        return list(value)
-    return [value]
+def test_the_cycle_finder_finds_cycles():
+    edges = {"a": ["b"], "b": ["c"], "c": ["a"], "d": ["a"], "e": ["e"], "f": []}
+    assert sorted(_cycles(edges)) == [["a", "b", "c"], ["e"]]
 
 
-def test_no_public_path_from_the_view_returns_the_future():
-    from shockwave_gym.profile import job_profile
+def test_the_import_graph_has_no_cycle():
+    """No module of either package imports itself back through others (lazy imports
+    inside functions count)."""
+    import grimp
 
-    trace, sim = _view_mid_episode()
-    view = sim.view
-    # jobs whose batch size still changes after the epochs they have done
-    changing = []
-    for j in view.active_job_ids:
-        future = job_profile(trace.jobs[j], view.throughputs).batch_sizes[int(view.epochs_done[j]):]
-        if np.unique(future).size > 1:
-            changing.append(int(j))
-    assert changing, "the probe needs a job with batch-size changes ahead"
-    for j in changing:
-        spec = view.spec(j)
-        assert not hasattr(spec, "duration_s") and not hasattr(spec, "batch_sizes")
-        with pytest.raises(TypeError):  # the probe of the review: no profile from public facts
-            job_profile(spec, view.throughputs)
-        hidden = trace.jobs[j]
-        schedule = np.asarray(job_profile(hidden, view.throughputs).batch_sizes)
-        for name, value in _everything_the_view_returns(view, j).items():
-            for item in _flatten(value):
-                array = np.asarray(item) if not isinstance(item, str) else None
-                if array is None or array.dtype == object:
-                    continue
-                if array.ndim >= 1 and array.size == schedule.size and schedule.size > 1:
-                    assert not np.array_equal(array.ravel(), schedule), f"view.{name} returns job {j}'s schedule"
-                if hidden.duration_s is not None and array.dtype.kind == "f":
-                    assert not np.any(np.isclose(array, hidden.duration_s)), f"view.{name} returns the duration"
-        assert _everything_the_view_returns(view, j)["batch_size_schedule"] == "oracle-only"
+    graph = grimp.build_graph("shockwave_gym", "shockwave_agents")
+    edges = {m: sorted(graph.find_modules_directly_imported_by(m)) for m in graph.modules}
+    assert len(edges) > 150
+    assert _cycles(edges) == []

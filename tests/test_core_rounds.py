@@ -10,29 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers.rounds import BATCH, MODEL, TABLE, job, sim_of
 
 from shockwave_gym.adaptation import register_mode
 from shockwave_gym.errors import InvalidActionError
 from shockwave_gym.jobs import JobSpec
 from shockwave_gym.simulator import SimConfig, Simulator
-from shockwave_gym.throughput import ThroughputTable
-
-MODEL, BATCH = "Transformer", 100
-TABLE = ThroughputTable(
-    {(MODEL, BATCH, g): 100.0 for g in (1, 2, 4, 8)}
-    | {(MODEL, 2 * BATCH, g): 100.0 for g in (1, 2, 4, 8)},  # 200: 50 it/epoch -> 0.5 s
-    source="golden table",
-)
-
-
-def job(job_id: int, iso_s: int, arrival_s: float = 0.0, gang: int = 1, mode: str = "static") -> JobSpec:
-    """A job of exactly ``iso_s`` seconds of isolated work (``iso_s`` 1-second epochs)."""
-    return JobSpec(job_id, MODEL, BATCH, total_iterations=100 * iso_s, gang=gang, mode=mode,
-                   arrival_s=arrival_s)
-
-
-def sim_of(*jobs: JobSpec, gpus: int = 1, **config) -> Simulator:
-    return Simulator(list(jobs), SimConfig(gpus=gpus, **config), TABLE)
 
 
 def test_golden_table_gives_one_second_epochs():

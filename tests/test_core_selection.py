@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_core_rounds import job, sim_of
+from helpers.rounds import job, sim_of
 
 from shockwave_gym.errors import InputError, InvalidActionError
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
-from test_env_vector import BACKENDS, assert_same, random_actions  # noqa: E402
+from helpers.vector import BACKENDS, assert_same, random_actions  # noqa: E402
 
 import shockwave_gym  # noqa: F401  (registers the ids)
 from shockwave_gym.env.vector import prefetch

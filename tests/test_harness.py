@@ -14,11 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
-try:  # the module's import name depends on whether tests/ is a package
-    from tests import test_harness_agents as helpers
-except ImportError:  # pragma: no cover - rootdir-less layout
-    import test_harness_agents as helpers
+from helpers import harness_agents as helpers
 
 import shockwave_gym
 from shockwave_gym.cli import main

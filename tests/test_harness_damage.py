@@ -11,11 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
-try:
-    from tests import test_harness_agents as helpers
-except ImportError:  # pragma: no cover - rootdir-less layout
-    import test_harness_agents as helpers
+from helpers import harness_agents as helpers
 
 from shockwave_gym.cli import main
 from shockwave_gym.harness import HarnessWarning, backends, evaluate

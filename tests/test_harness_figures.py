@@ -9,11 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
-try:
-    from tests import test_harness_agents as helpers
-except ImportError:  # pragma: no cover - rootdir-less layout
-    import test_harness_agents as helpers
+from helpers import harness_agents as helpers
 
 from shockwave_gym.harness import HarnessWarning, evaluate, figures
 from shockwave_gym.runner import run_episode

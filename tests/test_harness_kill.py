@@ -14,11 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-
-try:
-    from tests import test_harness_agents as helpers
-except ImportError:  # pragma: no cover - rootdir-less layout
-    import test_harness_agents as helpers
+from helpers import harness_agents as helpers
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
 

@@ -9,13 +9,9 @@ import os
 
 import pandas as pd
 import pytest
+from helpers import harness_agents as helpers
 
 from shockwave_gym.harness import evaluate
-
-try:
-    from tests import test_harness_agents as helpers
-except ImportError:  # pragma: no cover - rootdir-less layout
-    import test_harness_agents as helpers
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (the optional 'ray' extra: make install)")
 

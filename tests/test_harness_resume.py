@@ -13,11 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-
-try:
-    from tests import test_harness_agents as helpers
-except ImportError:  # pragma: no cover - rootdir-less layout
-    import test_harness_agents as helpers
+from helpers import harness_agents as helpers
 
 SLOW_AGENTS = ("slow_fifo", "slow_lifo", "slow_random")
 CELLS = len(SLOW_AGENTS) * len(helpers.SEEDS)

@@ -8,17 +8,13 @@ import io
 import warnings
 
 import pytest
-
-try:
-    from tests import test_harness_agents as helpers
-except ImportError:  # pragma: no cover - rootdir-less layout
-    import test_harness_agents as helpers
+from helpers import harness_agents as helpers
 
 from shockwave_agents import available_agents, make_agent, registry
 from shockwave_gym.cli import main
 from shockwave_gym.harness import HarnessWarning, evaluate
 from shockwave_gym.harness.cells import agent_ref
-from shockwave_gym.harness.seeding import BUILTIN_USES_SEED, uses_seed
+from shockwave_gym.harness.seeding import uses_seed
 
 BUILTINS = [name for name in available_agents() if registry.registered_factory(name) is None]
 
@@ -31,7 +27,12 @@ seedless_lifo.uses_seed = False  # how a third-party factory declares it
 
 
 def test_every_builtin_agent_declares_whether_it_uses_the_seed():
-    assert BUILTINS and set(BUILTINS) <= set(BUILTIN_USES_SEED)
+    """Every built-in's entry of the agent table is a full AgentEntry (a bare
+    "module:attr" string would be taken to use the seed, undeclared)."""
+    assert BUILTINS
+    for name in [*BUILTINS, *registry.policy_kinds()]:
+        raw = registry._BUILTIN.get(name) or registry._POLICY_KINDS.get(name)
+        assert isinstance(raw, registry.AgentEntry) and raw.description, name
 
 
 @pytest.mark.parametrize("name", BUILTINS)

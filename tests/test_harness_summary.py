@@ -7,12 +7,8 @@ import io
 
 import pandas as pd
 import pytest
+from helpers import harness_agents as helpers
 from rich.console import Console
-
-try:
-    from tests import test_harness_agents as helpers
-except ImportError:  # pragma: no cover - rootdir-less layout
-    import test_harness_agents as helpers
 
 from shockwave_agents import available_agents, registry
 from shockwave_gym.harness import evaluate

@@ -44,10 +44,8 @@ from shockwave_gym.training.train import TrainConfig  # noqa: E402
 
 torch.set_num_threads(1)
 
-try:  # the observation and weight helpers of the slot-policy tests
-    from tests.test_learned_policy import obs_to_tensors, perturbed, random_obs
-except ImportError:  # pragma: no cover - rootdir-less layout
-    from test_learned_policy import obs_to_tensors, perturbed, random_obs
+from helpers.policies import obs_to_tensors, perturbed, random_obs  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 MODES = [("ppo", "priority"), ("ppo", "select"), ("maskable_ppo", "select"), ("maskable_ppo", "sequential")]
 METRICS = ("avg_jct_s", "makespan_s", "worst_ftf", "worst_ftf_themis", "unfair_fraction_themis", "rounds")

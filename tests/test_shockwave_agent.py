@@ -70,11 +70,6 @@ def check_schedule(outcome, trace, gpus):
         assert np.unique(ids).size == ids.size
 
 
-@pytest.fixture(scope="module")
-def teaching():
-    return load_trace("teaching-12", gpus=BUNDLED_GPUS["teaching-12"])
-
-
 @pytest.mark.parametrize("config", [
     ShockwaveConfig.authors(), ShockwaveConfig.normalized(), ShockwaveConfig.authors(rank_method="mip"),
     ShockwaveConfig.authors(rank_method="hybrid", warm_from_previous=True),

@@ -16,7 +16,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from test_shockwave_program import random_instance
+from helpers.shockwave_instances import random_instance
 
 from shockwave_agents.shockwave.config import ShockwaveConfig
 from shockwave_agents.shockwave.exact_counts import (

@@ -23,13 +23,8 @@ from shockwave_agents.shockwave.rank_rounding import round_relaxation
 from shockwave_agents.shockwave.ranking import improve_ranking, rank_terms
 from shockwave_agents.shockwave.record import PlanRecord
 from shockwave_agents.shockwave.reranker import Reranker
-from shockwave_agents.shockwave.solvers import OPTIMAL, HighsBackend
+from shockwave_agents.shockwave.solvers import OPTIMAL
 from shockwave_gym.errors import InputError
-
-
-@pytest.fixture(scope="module")
-def backend():
-    return HighsBackend()
 
 
 def random_schedule(seed: int, n: int, horizon: int, gpus: int, gangs=(1, 2, 4)):

@@ -29,18 +29,13 @@ from shockwave_agents.shockwave.limits import UNLIMITED
 from shockwave_agents.shockwave.solvers import OPTIMAL, backend_works, select_backend
 from shockwave_gym.runner import run_episode
 from shockwave_gym.simulator import SimConfig
-from shockwave_gym.traces import BUNDLED_GPUS, load_trace
+from shockwave_gym.traces import BUNDLED_GPUS
 
 SCRIPT = Path(sys.executable).parent / "shockwave-gym"
 
 
 def needs(module: str):
     return pytest.importorskip(module, reason=f"{module} is not installed (make install in the clone brings it)")
-
-
-@pytest.fixture(scope="module")
-def teaching():
-    return load_trace("teaching-12", gpus=BUNDLED_GPUS["teaching-12"])
 
 
 def run(trace, agent):

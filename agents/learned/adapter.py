@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from shockwave_agents.base import Agent
-from shockwave_gym.interface.actions import make_action_mode
+from shockwave_gym.interface.modes import make_action_mode
 from shockwave_gym.interface.observation import build_observation, job_features_for
 from shockwave_gym.interface.slots import SlotMap
 from shockwave_gym.interface.typed_actions import TypeContext

@@ -15,6 +15,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from shockwave_gym.interface.observation import OBSERVATION_VERSIONS, feature_names
+
 #: OpenBLAS entry points that set its thread count (numpy's bundled build, then a system one).
 _BLAS_SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads", "openblas_set_num_threads")
 _blas_limited = False
@@ -85,6 +87,17 @@ def _relu_stack(layers, x: np.ndarray) -> np.ndarray:
     return x
 
 
+
+def policy_obs_version(policy) -> int:
+    """The observation version a torch slot policy reads, from its input widths."""
+    widths = (int(policy.observation_space["jobs"].shape[1]), int(policy.observation_space["cluster"].shape[0]))
+    for version in OBSERVATION_VERSIONS:
+        jobs, cluster = feature_names(version)
+        if widths == (len(jobs), len(cluster)):
+            return version
+    raise ValueError(f"no observation version has {widths[0]} job and {widths[1]} cluster features")
+
+
 class NumpySlotNetwork:
     """Per-slot outputs of a slot policy from its weights, with numpy.
 
@@ -119,8 +132,6 @@ class NumpySlotNetwork:
     @classmethod
     def from_policy(cls, policy, max_jobs: int | None = None) -> NumpySlotNetwork:
         """A snapshot of a torch slot policy's current weights."""
-        from shockwave_agents.learned.weights import policy_obs_version
-
         state = {key: value.detach().cpu().numpy() for key, value in policy.state_dict().items()}
         return cls(state, policy.head_kind, policy.max_jobs if max_jobs is None else max_jobs, policy_obs_version(policy))
 
@@ -165,8 +176,6 @@ class TorchSlotNetwork:
     """The :class:`NumpySlotNetwork` interface over a live torch slot policy."""
 
     def __init__(self, policy):
-        from shockwave_agents.learned.weights import policy_obs_version
-
         self.policy, self.kind, self.max_jobs = policy, policy.head_kind, policy.max_jobs
         self.obs_version = policy_obs_version(policy)
 

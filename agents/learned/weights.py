@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from shockwave_agents.learned.inference import NumpySlotNetwork, head_kind_for
+from shockwave_agents.learned.inference import NumpySlotNetwork, head_kind_for, policy_obs_version
 from shockwave_agents.learned.priors import check_prior
 from shockwave_gym.errors import InputError
 from shockwave_gym.interface.observation import (
@@ -94,7 +94,7 @@ def build_policy(algo: str, action_mode: str, max_jobs: int, *, embed_dim: int =
     import torch
 
     from shockwave_agents.learned.policy import policy_class
-    from shockwave_gym.interface.actions import make_action_mode
+    from shockwave_gym.interface.modes import make_action_mode
     from shockwave_gym.interface.observation import observation_space
 
     torch.set_num_threads(1)
@@ -103,16 +103,6 @@ def build_policy(algo: str, action_mode: str, max_jobs: int, *, embed_dim: int =
                                 embed_dim=embed_dim, hidden_dim=hidden_dim, prior=prior)
     policy.obs_version = int(obs_version)
     return policy
-
-
-def policy_obs_version(policy) -> int:
-    """The observation version a torch slot policy reads, from its input widths."""
-    widths = (int(policy.observation_space["jobs"].shape[1]), int(policy.observation_space["cluster"].shape[0]))
-    for version in OBSERVATION_VERSIONS:
-        jobs, cluster = feature_names(version)
-        if widths == (len(jobs), len(cluster)):
-            return version
-    raise ValueError(f"no observation version has {widths[0]} job and {widths[1]} cluster features")
 
 
 def policy_meta(policy, algo: str, action_mode: str, training: dict | None = None) -> dict:

@@ -8,7 +8,11 @@ import warnings
 from pathlib import Path
 
 from shockwave_gym.cli.guard import ascii_int
-from shockwave_gym.cli.run_command import add_common_episode_arguments, seed_int
+from shockwave_gym.cli.run_command import (
+    add_common_episode_arguments,
+    round_options_from_args,
+    seed_int,
+)
 
 
 def add_parsers(subparsers) -> None:
@@ -131,8 +135,8 @@ def compare(args) -> int:
             results = evaluate(
                 agents, args.traces, gpus=args.gpus, seeds=args.seeds, throughputs=args.throughputs,
                 workers=args.workers, out=args.out, backend=args.backend, force=args.force,
-                reference=args.reference or "shockwave", round_s=args.round_s, restart_overhead_s=args.restart_overhead_s,
-                max_rounds=args.max_rounds, figures=not args.no_figures, gantt=gantt,
+                reference=args.reference or "shockwave", figures=not args.no_figures, gantt=gantt,
+                **round_options_from_args(args),
                 progress=False if args.quiet else None, command=command,
                 agent_options=agent_options or None, cluster=args.cluster,
             )

@@ -8,7 +8,7 @@ import sys
 import time
 
 from shockwave_gym.cli.guard import ascii_float, ascii_int, check_output_file
-from shockwave_gym.config import DEFAULT_RESTART_OVERHEAD_S, DEFAULT_ROUND_S, require_positive_int
+from shockwave_gym.config import SimConfig, require_positive_int, round_options
 from shockwave_gym.errors import InputError
 
 #: Keys of the ``--json`` object, in order (the contract other tools rely on).
@@ -74,10 +74,22 @@ def add_common_episode_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cluster", metavar="TYPE=N,...", default=None,
                         help="heterogeneous cluster, e.g. v100=12,p100=12,k80=12 (docs/HETEROGENEOUS.md); "
                         "--gpus N is the V100-only shorthand; both given must agree")
-    parser.add_argument("--round-s", type=ascii_float, default=DEFAULT_ROUND_S, help=f"round length in seconds (default {DEFAULT_ROUND_S:g})")
-    parser.add_argument("--restart-overhead-s", type=ascii_float, default=DEFAULT_RESTART_OVERHEAD_S,
-                        help=f"restart overhead in seconds (default {DEFAULT_RESTART_OVERHEAD_S:g}; 0 disables)")
-    parser.add_argument("--max-rounds", type=positive_int, default=None, help="truncate after this many rounds")
+    # the round parameters: default None = SimConfig's default (shockwave_gym/config.py)
+    parser.add_argument("--round-s", type=ascii_float, default=None, metavar="S",
+                        help=f"round length in seconds (default {SimConfig.round_s:g})")
+    parser.add_argument("--restart-overhead-s", type=ascii_float, default=None, metavar="S",
+                        help=f"restart overhead in seconds (default {SimConfig.restart_overhead_s:g}; 0 disables)")
+    parser.add_argument("--restart-min-run-share", type=ascii_float, default=None, metavar="SHARE",
+                        help="a (re)started job pays the overhead only when it runs longer than this share of "
+                        f"the round (default {SimConfig.restart_min_run_share:.4g}, i.e. 115 s of 120 s)")
+    parser.add_argument("--max-rounds", type=positive_int, default=None,
+                        help=f"truncate after this many rounds (default {SimConfig.max_rounds:,})")
+
+
+def round_options_from_args(args) -> dict:
+    """The round parameters given on the command line (:func:`shockwave_gym.config.round_options`)."""
+    return round_options(round_s=args.round_s, restart_overhead_s=args.restart_overhead_s,
+                         restart_min_run_share=args.restart_min_run_share, max_rounds=args.max_rounds)
 
 
 def add_parsers(subparsers) -> None:
@@ -101,13 +113,18 @@ def add_parsers(subparsers) -> None:
     parser.set_defaults(func=run)
 
     agents = subparsers.add_parser("agents", help="list the available agents, one line each")
+    agents.add_argument("--long", action="store_true",
+                        help="one row per agent and policy kind: kind, seed use, options, description")
     agents.set_defaults(func=list_agents)
 
 
 def list_agents(args) -> int:
+    """Names one per line; ``--long``: the agent table (shockwave_agents/registry.py)."""
     from shockwave_agents import available_agents
     from shockwave_agents.registry import agent_description, policy_kinds
 
+    if getattr(args, "long", False):
+        return _print_agent_table()
     names = available_agents()
     width = max(map(len, [*names, *policy_kinds()]))
     print("\n".join(f"{name:<{width}}  {agent_description(name)}".rstrip() for name in names))
@@ -116,13 +133,23 @@ def list_agents(args) -> int:
     return 0
 
 
+def _print_agent_table() -> int:
+    from shockwave_agents.registry import describe_agents
+
+    rows = describe_agents()
+    columns = ("name", "kind", "uses_seed", "options", "description")
+    widths = {c: max(len(c), *(len(r[c]) for r in rows)) for c in columns[:-1]}
+    print("  ".join(c.ljust(widths[c]) for c in columns[:-1]) + "  description")
+    for row in rows:
+        print("  ".join(row[c].ljust(widths[c]) for c in columns[:-1]) + "  " + row["description"])
+    return 0
+
+
 def run(args) -> int:
     label = split_agent_spec(args)  # --agent LABEL=KIND[:opt=value,...]
     from shockwave_agents import make_agent
-    from shockwave_gym.config import DEFAULT_MAX_ROUNDS
     from shockwave_gym.metrics import jobs_table, timeline_table, to_csv
     from shockwave_gym.runner import run_episode
-    from shockwave_gym.simulator import SimConfig
     from shockwave_gym.throughput import ThroughputTable, TypedThroughputs
     from shockwave_gym.traces import load_trace
     from shockwave_gym.traces.bundled import resolve_cluster
@@ -138,15 +165,13 @@ def run(args) -> int:
         throughputs = TypedThroughputs.resolve(args.throughputs, cluster.types)
         table = throughputs.reference
     trace = load_trace(args.trace, table, gpus=gpus)
-    config = SimConfig(gpus=gpus, round_s=args.round_s, restart_overhead_s=args.restart_overhead_s, cluster=cluster)
+    config = SimConfig(gpus=gpus, cluster=cluster, **round_options_from_args(args))
     agent = make_agent(args.agent, **parse_agent_options(args.agent_opt))
     from shockwave_gym.cli.episode_control import EpisodeControl  # progress + interruption
 
     with EpisodeControl(args.progress_every_s) as control:
         outcome = run_episode(
-            trace, agent, config, throughputs, seed=args.seed,
-            max_rounds=DEFAULT_MAX_ROUNDS if args.max_rounds is None else args.max_rounds,
-            oracle=args.oracle, **control.hooks(),
+            trace, agent, config, throughputs, seed=args.seed, oracle=args.oracle, **control.hooks(),
         )
     record = {"agent": label, "trace": trace.name, **outcome.metrics}
     record["wall_s"] = time.perf_counter() - start

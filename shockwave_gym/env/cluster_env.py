@@ -10,20 +10,14 @@ import gymnasium as gym
 import numpy as np
 
 from shockwave_gym.cluster import ClusterSpec
-from shockwave_gym.config import (
-    DEFAULT_MAX_ROUNDS,
-    DEFAULT_RESTART_MIN_RUN_SHARE,
-    DEFAULT_RESTART_OVERHEAD_S,
-    DEFAULT_ROUND_S,
-    SimConfig,
-    require_positive_int,
-)
+from shockwave_gym.config import SimConfig, require_positive_int, round_options
 from shockwave_gym.env.render import ansi_table
 from shockwave_gym.env.rewards import RoundTransition, make_reward, uses_fair_time
 from shockwave_gym.errors import InputError, InvalidActionError
 from shockwave_gym.gantt import gantt_rgb
-from shockwave_gym.interface.actions import _select_bits, make_action_mode
+from shockwave_gym.interface.actions import _select_bits
 from shockwave_gym.interface.ftf import ftf_estimate
+from shockwave_gym.interface.modes import make_action_mode
 from shockwave_gym.interface.observation import (
     DEFAULT_OBSERVATION_VERSION,
     check_version,
@@ -325,9 +319,9 @@ class ClusterEnv(gym.Env):
     | `action_mode` | `"priority"` | `"priority"`, `"select"` or `"sequential"` |
     | `reward` | `"default"` | reward name, weights dict or callable |
     | `max_jobs` | min(trace jobs, 128) | observation slots |
-    | `max_rounds` | 100000 | truncation limit in rounds |
+    | `max_rounds` | 100000 | truncation limit in rounds (default from `SimConfig`) |
     | `throughputs` | built-in V100 table | `ThroughputTable` or path to a Gavel JSON / our CSV |
-    | `round_s`, `restart_overhead_s`, `restart_min_run_share` | 120, 20, 115/120 | round length and restart rule (R2, R3; defaults from `shockwave_gym.config`) |
+    | `round_s`, `restart_overhead_s`, `restart_min_run_share` | 120, 20, 115/120 | round length and restart rule (R2, R3; `None` or omitted: `SimConfig`'s defaults, `shockwave_gym.config`) |
     | `jct_normaliser_s` | `round_s * gpus` | divisor of the `jct` reward |
     | `render_mode` | `None` | `"ansi"` (text table) or `"rgb_array"` (Gantt chart) |
     | `obs_version` | `2` | observation layout: 2 (scale-free, per-type) or 1 (the shipped weights') |
@@ -361,11 +355,11 @@ class ClusterEnv(gym.Env):
         action_mode: str = "priority",
         reward: str | Mapping | Callable | None = "default",
         max_jobs: int | None = None,
-        max_rounds: int = DEFAULT_MAX_ROUNDS,
+        max_rounds: int | None = None,
         throughputs: ThroughputTable | str | Path | None = None,
-        round_s: float = DEFAULT_ROUND_S,
-        restart_overhead_s: float = DEFAULT_RESTART_OVERHEAD_S,
-        restart_min_run_share: float = DEFAULT_RESTART_MIN_RUN_SHARE,
+        round_s: float | None = None,
+        restart_overhead_s: float | None = None,
+        restart_min_run_share: float | None = None,
         jct_normaliser_s: float | None = None,
         render_mode: str | None = None,
         obs_version: int = DEFAULT_OBSERVATION_VERSION,
@@ -392,13 +386,15 @@ class ClusterEnv(gym.Env):
             self.typed_throughputs = TypedThroughputs.resolve(throughputs, self.cluster.types)
             self.throughputs = self.typed_throughputs.reference  # a trace's iterations are V100 work
         self.source = _make_source(trace, self.throughputs, self.gpus)
-        self.sim_config = SimConfig(self.gpus, round_s, restart_overhead_s, restart_min_run_share, cluster=self.cluster)
+        rounds = round_options(round_s=round_s, restart_overhead_s=restart_overhead_s,
+                               restart_min_run_share=restart_min_run_share, max_rounds=max_rounds)
+        self.sim_config = SimConfig(self.gpus, cluster=self.cluster, **rounds)  # None: SimConfig's default
         if max_jobs is None:
             max_jobs = min(self.source.max_num_jobs, MAX_JOBS_CAP)
         self.max_jobs = require_positive_int(max_jobs, "max_jobs")
-        self.max_rounds = require_positive_int(max_rounds, "max_rounds")
+        self.max_rounds = self.sim_config.max_rounds
         if jct_normaliser_s is None:
-            jct_normaliser_s = round_s * self.gpus
+            jct_normaliser_s = self.sim_config.round_s * self.gpus
         if not math.isfinite(jct_normaliser_s) or jct_normaliser_s <= 0:
             raise InputError(f"jct_normaliser_s must be a finite number > 0, got {jct_normaliser_s!r}")
         self.jct_normaliser_s = float(jct_normaliser_s)

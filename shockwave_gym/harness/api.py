@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from shockwave_gym.config import DEFAULT_RESTART_OVERHEAD_S, DEFAULT_ROUND_S
+from shockwave_gym.config import round_options
 from shockwave_gym.errors import InputError
 from shockwave_gym.harness.backends import run_cells
 from shockwave_gym.harness.cells import Cell
@@ -78,8 +78,9 @@ def evaluate(
     reference: str = "shockwave",
     *,
     agent_options: Mapping[str, dict] | None = None,
-    round_s: float = DEFAULT_ROUND_S,
-    restart_overhead_s: float = DEFAULT_RESTART_OVERHEAD_S,
+    round_s: float | None = None,
+    restart_overhead_s: float | None = None,
+    restart_min_run_share: float | None = None,
     max_rounds: int | None = None,
     oracle: bool = False,
     figures: bool = True,
@@ -108,12 +109,16 @@ def evaluate(
       :class:`~shockwave_gym.errors.InputError` naming the running process.
     - An agent whose decisions do not depend on the seed (:mod:`~.seeding`) runs the first
       seed only, with one :class:`HarnessWarning` naming those agents.
+    - ``round_s``, ``restart_overhead_s``, ``restart_min_run_share``, ``max_rounds``: the
+      round parameters (:class:`~shockwave_gym.config.SimConfig`); ``None`` keeps its default.
     - The result's ``attrs`` hold ``reference`` (the agent used for normalising: ``reference``
       if evaluated, else the first agent) and ``reference_note``.
 
     Raises :class:`~shockwave_gym.errors.InputError` for bad inputs before running
     anything, and :class:`CellsFailed` after the run if an agent raised in some cell.
     """
+    rounds = round_options(round_s=round_s, restart_overhead_s=restart_overhead_s,
+                           restart_min_run_share=restart_min_run_share, max_rounds=max_rounds)
     table = resolve_throughputs(throughputs)
     refs = resolve_agents(agents, agent_options)
     seed_list = resolve_seeds(seeds)
@@ -125,8 +130,7 @@ def evaluate(
     clusters = resolve_clusters(loaded, gpus, cluster)
     single_seed = seed_free_labels(refs) if len(seed_list) > 1 else []
     cells = build_cells(
-        refs, loaded, seed_list, table, round_s=round_s, restart_overhead_s=restart_overhead_s,
-        max_rounds=max_rounds, oracle=oracle, single_seed=single_seed,
+        refs, loaded, seed_list, table, rounds=rounds, oracle=oracle, single_seed=single_seed,
         clusters=clusters, raw_throughputs=throughputs,
     )
     if gantt is not None:

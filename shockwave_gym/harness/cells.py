@@ -203,8 +203,10 @@ def trace_digest(trace: Trace) -> str:
 
 def _config_key(config: SimConfig) -> dict:
     """The config as key data; a homogeneous config keeps its pre-cluster key (no
-    ``cluster`` entry), so saved cells stay valid."""
+    ``cluster`` entry), so saved cells stay valid. ``max_rounds`` is the key's own entry
+    (:attr:`Cell.max_rounds`), not repeated here."""
     data = dataclasses.asdict(config)
+    data.pop("max_rounds", None)
     if data.get("cluster") is None:
         data.pop("cluster", None)
     return data

@@ -8,12 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping
 
-from shockwave_gym.config import (
-    DEFAULT_MAX_ROUNDS,
-    DEFAULT_RESTART_OVERHEAD_S,
-    DEFAULT_ROUND_S,
-    require_positive_int,
-)
+from shockwave_gym.config import round_options
 from shockwave_gym.errors import InputError
 from shockwave_gym.harness.agent_specs import is_labelled, parse_agent_spec
 from shockwave_gym.harness.cells import AgentRef, Cell, agent_ref, throughputs_digest, trace_digest
@@ -151,9 +146,7 @@ def build_cells(
     seeds: list[int],
     throughputs: ThroughputTable,
     *,
-    round_s: float = DEFAULT_ROUND_S,
-    restart_overhead_s: float = DEFAULT_RESTART_OVERHEAD_S,
-    max_rounds: int | None = None,
+    rounds: Mapping[str, float] | None = None,
     oracle: bool = False,
     single_seed: Collection[str] = (),
     clusters: list | None = None,
@@ -163,14 +156,15 @@ def build_cells(
     ``single_seed`` (their cells do not depend on the seed: :mod:`~.seeding`) get the first
     seed only. ``clusters`` (one spec or ``None`` per trace) makes heterogeneous cells; their
     per-type tables come from ``raw_throughputs`` (what the user passed) by
-    :meth:`~shockwave_gym.throughput.TypedThroughputs.resolve`."""
-    if max_rounds is not None:
-        max_rounds = require_positive_int(max_rounds, "max_rounds")
+    :meth:`~shockwave_gym.throughput.TypedThroughputs.resolve`. ``rounds``
+    (:func:`~shockwave_gym.config.round_options`) sets round parameters; the others keep
+    :class:`~shockwave_gym.config.SimConfig`'s defaults."""
+    rounds = round_options(**(rounds or {}))
     cells = []
     table_sha256 = throughputs_digest(throughputs)
     for index, (trace, gpus) in enumerate(traces):
         spec = clusters[index] if clusters is not None else None
-        config = SimConfig(gpus=gpus, round_s=round_s, restart_overhead_s=restart_overhead_s, cluster=spec)
+        config = SimConfig(gpus=gpus, cluster=spec, **rounds)
         table, digest = throughputs, table_sha256
         if spec is not None:
             table = TypedThroughputs.resolve(raw_throughputs if raw_throughputs is not None else throughputs, spec.types)
@@ -180,7 +174,7 @@ def build_cells(
             for seed in seeds[:1] if agent.label in single_seed else seeds:
                 cells.append(Cell(
                     agent=agent, trace=trace, gpus=gpus, seed=seed, config=config,
-                    throughputs=table, max_rounds=max_rounds or DEFAULT_MAX_ROUNDS,
+                    throughputs=table, max_rounds=config.max_rounds,
                     trace_sha256=trace_sha256, throughputs_sha256=digest, oracle=oracle,
                 ))
     return cells

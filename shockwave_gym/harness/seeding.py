@@ -8,8 +8,9 @@ only look like two samples. Such agents run the first seed only (n=1 in the tabl
 
 Whether an agent uses the seed is declared, never guessed:
 
-- a built-in agent is listed in :data:`BUILTIN_USES_SEED` (a test checks that every
-  registered built-in is listed, so a new one must be declared);
+- a built-in agent (or policy kind) declares it on its entry of the agent table,
+  :data:`shockwave_agents.registry._BUILTIN` (``uses_seed``: a bool, or a rule over the
+  agent's options; a test checks that every built-in declares it);
 - any other factory may carry an attribute ``uses_seed``: a bool, or a callable taking the
   agent's options and returning a bool. A factory that does not declare it is taken to use
   the seed (every seed runs, as before).
@@ -21,53 +22,6 @@ import importlib
 from collections.abc import Callable, Mapping
 
 from shockwave_gym.harness.cells import AgentRef
-
-
-def _shockwave_uses_seed(options: Mapping[str, object]) -> bool:
-    # The predictor's noise RNG is the only random draw, and it draws only when noise > 0.
-    noise = options.get("noise", 0.0)
-    return isinstance(noise, int | float) and not isinstance(noise, bool) and noise > 0
-
-
-#: Built-in agents: whether the episode seed can change their decisions (a bool, or a rule
-#: over the agent's options). Read from their code: the queue orders (FIFO, SRTF, LAS,
-#: Tiresias, weighted SRPT, max-rho) and the Gavel mechanism with its six allocation rules
-#: and their work-conserving variants ignore the seed; the learned policies act
-#: deterministically (argmax / sign of the network output); Shockwave seeds only its
-#: prediction-noise RNG.
-BUILTIN_USES_SEED: dict[str, bool | Callable[[Mapping[str, object]], bool]] = {
-    "fifo": False,
-    "srtf": False,
-    "las": False,
-    "tiresias": False,
-    "wsrpt": False,
-    "max-rho": False,
-    "fair-share": False,
-    "gavel": False,
-    "gavel-blind": False,
-    "themis": False,
-    "allox": False,
-    "ossp": False,
-    "mst": False,
-    "gandiva_fair": False,
-    "gavel-wc": False,
-    "themis-wc": False,
-    "allox-wc": False,
-    "ossp-wc": False,
-    "mst-wc": False,
-    "gandiva_fair-wc": False,
-    "shockwave": _shockwave_uses_seed,
-    "shockwave-normalized": _shockwave_uses_seed,
-    "shockwave-fair": _shockwave_uses_seed,
-    "ppo": False,
-    "ppo-fair": False,
-    "shockwave-distilled": False,
-    # policy kinds (shockwave_agents.learned.kinds): deterministic like ppo
-    "maskable_ppo": False,
-    "bc": False,
-    "imitation": False,
-    "policy": False,
-}
 
 
 def _declared(rule: object, options: Mapping[str, object]) -> bool:
@@ -96,9 +50,13 @@ def uses_seed(ref: AgentRef) -> bool:
     factory = _factory_of(ref)
     if factory is not None:
         return _declared(getattr(factory, "uses_seed", True), options)
-    if ref.target in BUILTIN_USES_SEED:
-        return _declared(BUILTIN_USES_SEED[ref.target], options)
-    return True
+    from shockwave_agents.registry import agent_entry, registered_factory
+
+    registered = registered_factory(ref.target) if ref.target else None
+    if registered is not None:  # register_agent(name, factory): the factory's own declaration
+        return _declared(getattr(registered, "uses_seed", True), options)
+    entry = agent_entry(ref.target) if ref.target else None
+    return True if entry is None else entry.seeded(options)
 
 
 def seed_free_labels(agents: list[AgentRef]) -> list[str]:

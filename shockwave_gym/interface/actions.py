@@ -31,7 +31,7 @@ import math
 
 import numpy as np
 
-from shockwave_gym.errors import InputError, InvalidActionError
+from shockwave_gym.errors import InvalidActionError
 from shockwave_gym.interface.packing import pack_in_order
 from shockwave_gym.interface.slots import SlotMap
 from shockwave_gym.view import ClusterView
@@ -215,21 +215,3 @@ class SequentialMode(_SlotMode):
         """(max_jobs + 1,) bool: exact feasibility; the last entry ("end round") is
         ``idle_allowed``."""
         return np.append(self.pickable(), self.idle_allowed)
-
-
-def make_action_mode(name: str, max_jobs: int, *, idle_allowed: bool = True, cluster=None):
-    """The action-mode object for ``name`` (one of :data:`ACTION_MODES`); ``idle_allowed``
-    is the sequential mode's option (see :class:`SequentialMode`). Given a heterogeneous
-    ``cluster`` (a ClusterSpec), its typed variant (:mod:`~shockwave_gym.interface.typed_actions`)."""
-    modes = {"select": SelectMode, "priority": PriorityMode, "sequential": SequentialMode}
-    if name not in modes:
-        raise InputError(f"unknown action_mode {name!r}; choose one of {', '.join(ACTION_MODES)}")
-    if cluster is not None:
-        from shockwave_gym.interface.typed_actions import TYPED_MODES
-
-        if name == "sequential":
-            return TYPED_MODES[name](max_jobs, cluster.num_types, idle_allowed=idle_allowed)
-        return TYPED_MODES[name](max_jobs, cluster.num_types)
-    if name == "sequential":
-        return SequentialMode(max_jobs, idle_allowed=idle_allowed)
-    return modes[name](max_jobs)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from shockwave_gym.config import DEFAULT_MAX_ROUNDS, SimConfig
+from shockwave_gym.config import SimConfig, round_options
 from shockwave_gym.errors import InvalidActionError
 from shockwave_gym.metrics import compute_metrics
 from shockwave_gym.simulator import Simulator
@@ -107,7 +107,7 @@ def check_agent(
     gpus: int | None = None,
     throughputs: ThroughputTable | None = None,
     seed: int = 0,
-    max_rounds: int = DEFAULT_MAX_ROUNDS,
+    max_rounds: int | None = None,
 ) -> AgentReport:
     """Play two fresh agents from ``make()`` on ``trace`` with ``seed``; raise
     :class:`AgentCheckError` on the first invalid choice, on a run that does not finish
@@ -119,7 +119,8 @@ def check_agent(
     if not callable(make) or (hasattr(make, "act") and not isinstance(make, type)):
         raise TypeError("check_agent takes a factory, e.g. check_agent(lambda: MyAgent(), ...)")
     trace, gpus, table = resolve_trace(trace, gpus, throughputs)
-    config = SimConfig(gpus=gpus)
+    config = SimConfig(gpus=gpus, **round_options(max_rounds=max_rounds))
+    max_rounds = config.max_rounds
     first_agent = make()
     sim, choices, idle, decision_s = _play(first_agent, trace, config, table, seed, max_rounds)
     _, again, _, _ = _play(make(), trace, config, table, seed, max_rounds)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from shockwave_gym.config import DEFAULT_MAX_ROUNDS, SimConfig
+from shockwave_gym.config import SimConfig, round_options
 from shockwave_gym.runner import run_episode
 
 #: Core metrics (:func:`shockwave_gym.metrics.compute_metrics`) kept per trace and averaged.
@@ -21,7 +21,7 @@ EVAL_METRICS = (
 )
 
 
-def evaluate_agent(agent, traces: Sequence, gpus: int | Sequence[int], *, max_rounds: int = DEFAULT_MAX_ROUNDS) -> dict:
+def evaluate_agent(agent, traces: Sequence, gpus: int | Sequence[int], *, max_rounds: int | None = None) -> dict:
     """Metrics of ``agent`` on each trace, their means over traces, and decision latency
     (total decision wall time / rounds) in milliseconds. ``gpus`` is one cluster size for
     every trace or one per trace (validation sets mix cluster sizes)."""
@@ -30,7 +30,7 @@ def evaluate_agent(agent, traces: Sequence, gpus: int | Sequence[int], *, max_ro
         raise ValueError(f"{len(sizes)} cluster sizes for {len(traces)} traces")
     per_trace, decision_s, rounds = {}, 0.0, 0
     for trace, size in zip(traces, sizes, strict=True):
-        outcome = run_episode(trace, agent, SimConfig(gpus=size), max_rounds=max_rounds, progress=False)
+        outcome = run_episode(trace, agent, SimConfig(gpus=size, **round_options(max_rounds=max_rounds)), progress=False)
         per_trace[trace.name] = {key: _plain(outcome.metrics.get(key)) for key in EVAL_METRICS}
         per_trace[trace.name]["completed_jobs"] = _plain(outcome.metrics.get("completed_jobs"))
         decision_s += outcome.decision_wall_s

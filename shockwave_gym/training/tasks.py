@@ -76,8 +76,7 @@ def suite_tasks(names, *, envs: int | None, val_traces: int, max_jobs: int | Non
 
 def workload_tasks(workload, *, envs: int, eval_seeds, max_jobs: int | None = None) -> TaskSet:
     """Train on fresh traces of a generated workload, validate on held-out generated traces."""
-    from shockwave_gym.training.train import eval_rates
-    from shockwave_gym.training.workload import TrainingTraceSource, held_out_traces
+    from shockwave_gym.training.workload import TrainingTraceSource, eval_rates, held_out_traces
 
     traces = held_out_traces(eval_seeds, num_jobs=workload.max_num_jobs, arrival_rates_per_hour=eval_rates(workload),
                              max_duration_h=workload.max_duration_h)

@@ -42,7 +42,6 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from shockwave_gym.errors import InputError
@@ -329,10 +328,3 @@ def select_policy(out: Path, best: dict | None, final_mean: dict, final_steps: i
     if source.name == "best_policy":
         return dict(best)
     return {"timesteps": final_steps, "score": None, **final_mean}
-
-
-def eval_rates(workload: Workload) -> tuple[float, ...]:
-    """Arrival rates of the held-out traces: a third, two thirds and all the way up the
-    workload's range (the busier end is where schedulers differ)."""
-    lo, hi = workload.arrival_rate_range_per_hour
-    return tuple(float(v) for v in np.round(lo + (hi - lo) * np.array([1 / 3, 2 / 3, 1.0]), 3))

@@ -119,3 +119,10 @@ def require_positive_ints(config, names: Iterable[str]) -> None:
     (:func:`~shockwave_gym.config.require_positive_int`'s rule)."""
     for name in names:
         require_positive_int(getattr(config, name), name)
+
+
+def eval_rates(workload: Workload) -> tuple[float, ...]:
+    """Arrival rates of the held-out traces: a third, two thirds and all the way up the
+    workload's range (the busier end is where schedulers differ)."""
+    lo, hi = workload.arrival_rate_range_per_hour
+    return tuple(float(v) for v in np.round(lo + (hi - lo) * np.array([1 / 3, 2 / 3, 1.0]), 3))

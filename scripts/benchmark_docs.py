@@ -1,0 +1,175 @@
+"""docs/BENCHMARKS.md's tables, generated from the benchmarks' saved results.
+
+Each table lives in ``docs/data/benchmarks/NAME.json``:
+
+- ``command``, ``date`` (YYYY-MM-DD) and ``machine``: the one generated line above the table;
+- ``output``: the JSON object the script printed (``run`` saves it), from which
+  :data:`TABLES` builds the table; or, for a run whose printed object was not kept,
+  ``table`` (``columns`` and ``rows``) holding the figures that run printed.
+
+Between ``<!-- generated: NAME -->`` and ``<!-- end generated: NAME -->`` the page holds exactly
+:func:`render` of that file; ``tests/test_benchmark_docs.py`` fails when it does not.
+
+    python scripts/benchmark_docs.py run NAME [-- ARGS...]  # run benchmarks/NAME.py, save, rewrite the page
+    python scripts/benchmark_docs.py write                  # rewrite the page's generated blocks
+    python scripts/benchmark_docs.py check                  # exit 1 when a block is stale
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "docs" / "data" / "benchmarks"
+PAGE = ROOT / "docs" / "BENCHMARKS.md"
+BLOCK = re.compile(r"<!-- generated: (?P<name>[\w.-]+) -->\n.*?<!-- end generated: (?P=name) -->", re.S)
+
+
+def _pct(value: float) -> str:
+    return f"{100 * value:.1f}%"
+
+
+def _dev(value: float) -> str:
+    return f"{value:+.2f}%"
+
+
+def _fidelity(out: dict) -> tuple[list, list]:
+    columns = ["agent", "makespan", "avg JCT", "worst FTF (ours / theirs)", "unfair % (ours / theirs)",
+               "Spearman ρ of per-job JCT", "episode wall (best)"]
+    rows = []
+    for name, row in out["agents"].items():
+        rows.append([name, _dev(row["makespan_s"]["deviation_pct"]), _dev(row["avg_jct_s"]["deviation_pct"]),
+                     f"{row['worst_ftf']['ours']:.2f} / {row['worst_ftf']['authors']:.2f}",
+                     f"{100 * row['unfair_fraction']['ours']:.1f} / {100 * row['unfair_fraction']['authors']:.1f}",
+                     f"{row['spearman_jct']:.3f}", f"{row['episode_wall_s_best']:.2f} s"])
+    return columns, rows
+
+
+def _canonical(out: dict) -> tuple[list, list]:
+    ours, theirs, dev, gavel = out["ours"], out["authors_shockwave"], out["deviation_pct"], out["gavel"]
+    rows = [
+        ["makespan", f"{ours['makespan_s']:,.0f} s", f"{theirs['makespan_s']:,.0f} s", _dev(dev["makespan_s"])],
+        ["avg JCT", f"{ours['avg_jct_s']:,.0f} s", f"{theirs['avg_jct_s']:,.0f} s", _dev(dev["avg_jct_s"])],
+        ["worst FTF", f"{ours['worst_ftf']:.3f}", f"{theirs['worst_ftf']:.3f}", _dev(dev["worst_ftf"])],
+        ["unfair fraction", _pct(ours["unfair_fraction"]), _pct(theirs["unfair_fraction"]), ""],
+        [f"makespan: our gavel ({gavel['makespan_s']:,.0f} s) / ours", f"{out['vs_gavel']['makespan_ratio']:.2f}×",
+         f"{out['authors_vs_their_gavel']['makespan_ratio']:.2f}×", ""],
+        [f"unfair fraction: our gavel ({_pct(gavel['unfair_fraction'])}) / ours",
+         f"{out['vs_gavel']['unfair_fraction_ratio']:.1f}×", f"{out['authors_vs_their_gavel']['unfair_fraction_ratio']:.1f}×", ""],
+        ["episode in-process", f"{out['in_process']['episode_wall_s']:.1f} s wall", "", ""],
+    ]
+    if "cli" in out:
+        cli = out["cli"]
+        rows.append(["whole CLI run", f"{cli['wall_s']:.1f} s wall, {cli['cpu_s']:.1f} s CPU",
+                     f"{cli['baseline_wall_s']:.0f} s (fixed figure, bundled)", f"{cli['speedup_vs_authors_code']:.0f}× faster"])
+    planner = out["planner"]
+    rows.append(["re-plans", f"{planner['plans']} ({', '.join(f'{k} {v}' for k, v in planner['paths'].items())}); "
+                 f"{planner['time_limit_hits']} time-limit hits", "", ""])
+    return ["", "ours", "authors'", "deviation"], rows
+
+
+def _noise(out: dict) -> tuple[list, list]:
+    rows = []
+    for level in out["levels"]:
+        mean = level["mean"]
+        rows.append([f"{level['noise']:.0%}", level["mode"], f"{mean['makespan_s']:,.0f} s", f"{mean['avg_jct_s']:,.0f} s",
+                     f"{mean['worst_ftf']:.3f}", _pct(mean["unfair_fraction"])])
+    gavel = out["gavel"]
+    rows.append(["our gavel", "", f"{gavel['makespan_s']:,.0f} s", f"{gavel['avg_jct_s']:,.0f} s",
+                 f"{gavel['worst_ftf']:.3f}", _pct(gavel["unfair_fraction"])])
+    return ["noise", "mode", "makespan", "avg JCT", "worst FTF", "unfair"], rows
+
+
+def _variants(out: dict) -> tuple[list, list]:
+    rows = []
+    for row in out["traces"]:
+        a, b = row["shockwave"], row["shockwave_normalized"]
+        rows.append([row["trace"], f"{a['makespan_s']:,.0f} → {b['makespan_s']:,.0f}",
+                     f"{a['avg_jct_s']:,.0f} → {b['avg_jct_s']:,.0f}", f"{a['worst_ftf']:.3f} → {b['worst_ftf']:.3f}",
+                     f"{_pct(a['unfair_fraction'])} → {_pct(b['unfair_fraction'])}"])
+    return ["trace", "makespan (s)", "avg JCT (s)", "worst FTF", "unfair"], rows
+
+
+#: How a saved ``output`` becomes a table, per benchmark file name.
+TABLES: dict[str, Callable[[dict], tuple[list, list]]] = {
+    "baselines_fidelity": _fidelity,
+    "shockwave_canonical": _canonical,
+    "shockwave_noise": _noise,
+    "shockwave_variants": _variants,
+}
+
+
+def load(name: str) -> dict:
+    return json.loads((DATA / f"{name}.json").read_text())
+
+
+def table_of(name: str, record: dict) -> tuple[list, list]:
+    if "output" in record:
+        return TABLES[name](record["output"])
+    return record["table"]["columns"], record["table"]["rows"]
+
+
+def render(name: str, record: dict | None = None) -> str:
+    """The generated block of ``name``: the command / date / machine line, then the table."""
+    record = load(name) if record is None else record
+    columns, rows = table_of(name, record)
+    lines = [f"<!-- generated: {name} -->",
+             f"`{record['command']}`, run {record['date']} on {record['machine']} "
+             f"([data](data/benchmarks/{name}.json)):", "",
+             "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    lines.append(f"<!-- end generated: {name} -->")
+    return "\n".join(lines)
+
+
+def rewritten(text: str, only: str | None = None) -> str:
+    """``text`` with every generated block (or only the block ``only``) rendered afresh."""
+    return BLOCK.sub(lambda m: render(m.group("name")) if only in (None, m.group("name")) else m.group(0), text)
+
+
+def machine() -> str:
+    model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                  if line.startswith("model name")), "unknown CPU") if Path("/proc/cpuinfo").exists() else "unknown CPU"
+    memory_gb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return (f"{os.cpu_count()} cores ({model}), {memory_gb:.0f} GB, load average {os.getloadavg()[0]:.1f} "
+            "at the start (a shared machine)")
+
+
+def run(name: str, args: list[str]) -> None:
+    command = [".venv/bin/python", f"benchmarks/{name}.py", *args]
+    where = machine()
+    done = subprocess.run([sys.executable, f"benchmarks/{name}.py", *args], cwd=ROOT, check=True,
+                          capture_output=True, text=True)
+    output = json.loads(done.stdout)  # the script prints one JSON object (its tables go to stderr)
+    record = {"command": shlex.join(command), "date": dt.date.today().isoformat(), "machine": where, "output": output}
+    DATA.mkdir(parents=True, exist_ok=True)
+    (DATA / f"{name}.json").write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in ("run", "write", "check"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    only = None
+    if argv[0] == "run":
+        rest = argv[2:]
+        run(argv[1], rest[1:] if rest[:1] == ["--"] else rest)
+        only = argv[1]
+    text = PAGE.read_text()
+    fresh = rewritten(text, only)
+    if argv[0] == "check":
+        return 0 if fresh == text else 1
+    PAGE.write_text(fresh)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
