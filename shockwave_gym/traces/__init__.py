@@ -21,6 +21,7 @@ Example::
     trace.num_jobs, trace.jobs[0].arrival_s        # (120, 0.0)
 """
 
+from shockwave_gym.traces import suite_names  # noqa: F401  (registers the suites' trace names)
 from shockwave_gym.traces.bundled import (
     BUNDLED_CLUSTERS,
     BUNDLED_GPUS,

@@ -21,6 +21,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from shockwave_gym.errors import InputError, TraceError
+from shockwave_gym.traces.named import suite_of_trace_name
 
 #: Cluster size (GPUs) each bundled trace is meant for.
 BUNDLED_GPUS: dict[str, int] = {
@@ -207,6 +208,4 @@ def _suite_of(trace_arg):
     """The suite of a suite trace name (``small-nominal-test-0``) that is not a file, else None."""
     if not isinstance(trace_arg, str) or Path(trace_arg).is_file():
         return None
-    from shockwave_gym.traces.suite_names import suite_of_trace_name
-
     return suite_of_trace_name(trace_arg)

@@ -29,6 +29,7 @@ from shockwave_gym.errors import InputError, TraceError
 from shockwave_gym.throughput import ThroughputTable
 from shockwave_gym.traces import jsonl, tsv
 from shockwave_gym.traces.bundled import resolve_trace_path
+from shockwave_gym.traces.named import suite_trace_by_name
 from shockwave_gym.traces.types import Trace
 from shockwave_gym.traces.validation import MAX_LINE_BYTES, MAX_TRACE_JOBS, EpochBudget, build_job
 
@@ -172,8 +173,6 @@ def _suite_trace(source, gpus: int | None) -> Trace | None:
     (:mod:`~shockwave_gym.traces.suite_names`), checked against ``gpus``; else ``None``."""
     if not isinstance(source, str) or Path(source).is_file():
         return None
-    from shockwave_gym.traces.suite_names import suite_trace_by_name
-
     trace = suite_trace_by_name(source)
     if trace is not None and gpus is not None:
         too_big = [job for job in trace.jobs if job.gang > gpus]

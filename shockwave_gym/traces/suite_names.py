@@ -10,6 +10,14 @@ from __future__ import annotations
 import re
 
 from shockwave_gym.errors import InputError
+from shockwave_gym.traces.named import register_suite_names
+from shockwave_gym.traces.suites import (
+    SEED_RANGES,
+    entry_trace,
+    get_suite,
+    split_entries,
+    suite_names,
+)
 
 _FIXED = re.compile(r"(?P<suite>[a-z0-9-]+?)-(?P<split>test|validation)-(?P<index>[0-9]+)", re.ASCII)
 _TRAIN = re.compile(r"(?P<suite>[a-z0-9-]+?)-train-s(?P<seed>[0-9]+)", re.ASCII)
@@ -31,15 +39,11 @@ def suite_trace_by_name(name: str):
     suite, split, key = found
     if split == "train":
         return suite.trace("train", key)
-    from shockwave_gym.traces.suites import entry_trace
-
     return entry_trace(key)
 
 
 def _lookup(name: str):
     """(suite, split, entry or train seed) for a suite trace name, else ``None``."""
-    from shockwave_gym.traces.suites import SEED_RANGES, get_suite, split_entries, suite_names
-
     if not isinstance(name, str):
         return None
     fixed, train = _FIXED.fullmatch(name), _TRAIN.fullmatch(name)
@@ -59,3 +63,6 @@ def _lookup(name: str):
             return suite, entry.split, entry
     raise InputError(f"trace {name!r}: suite {suite.name}'s {fixed['split']} split has the traces "
                      f"{', '.join(e.trace_name for e in entries)}")
+
+
+register_suite_names(suite_trace_by_name, suite_of_trace_name)
