@@ -117,3 +117,13 @@ def test_leaderboard_prints_the_warning_and_counts_the_cell_as_run(tmp_path, cap
     warned = [line for line in captured.err.splitlines() if line.startswith("shockwave-gym: warning: cell record")]
     assert len(warned) == 2 and str(paths[0]) in warned[0] + warned[1] and str(paths[1]) in warned[0] + warned[1]
     assert captured.out.startswith("5 cells (2 run now)"), captured.out
+
+
+def test_shares_of_jobs_may_be_zero_and_at_most_one():
+    """``rho_over_1_05`` and ``gang_ftf_over_1_05`` are shares of jobs: 0 (no job above the
+    threshold, the common case for a fair schedule) is valid, above 1 is not."""
+    assert range_problem({"rho_over_1_05": 0.0, "rho_over_1_25": 0.0, "gang_ftf_over_1_05": 0.0,
+                          "unfair_fraction": 0.0}) is None
+    assert "rho_over_1_25" in range_problem({"rho_over_1_25": 1.5})
+    assert "gang_ftf_over_1_05" in range_problem({"gang_ftf_over_1_05": -0.1})
+    assert "rho_max" in range_problem({"rho_max": 0.0})  # a ratio of times stays > 0

@@ -63,7 +63,8 @@ def _is_number(value: object) -> bool:
 #: (test on a row field's name, lowest, lowest allowed itself, highest) in order: the first
 #: rule whose test holds sets the field's range. Every number must be finite too.
 RANGE_RULES: tuple[tuple, ...] = (
-    (lambda n: "utilization" in n or n.startswith("unfair_fraction"), 0.0, True, 1.0),
+    # shares of jobs or of time: unfair fractions, rho_over_1_05, gang_ftf_over_1_05, ...
+    (lambda n: "utilization" in n or n.startswith("unfair_fraction") or "_over_" in n, 0.0, True, 1.0),
     (lambda n: "ftf" in n or n.startswith("rho"), 0.0, False, math.inf),  # rho may be below 1
     (lambda n: n.endswith("_s") and ("jct" in n or "makespan" in n), 0.0, False, math.inf),
     (lambda n: n.endswith("_s"), 0.0, True, math.inf),  # wall times, overheads, round length
