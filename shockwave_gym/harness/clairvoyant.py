@@ -84,14 +84,14 @@ def objective_value(sim, objective: str) -> float:
     """``avg_jct_s`` (mean completion - arrival) or ``makespan_s`` (last completion) of a
     finished simulation, as :func:`~shockwave_gym.metrics.compute_metrics` defines them;
     ``inf`` if some job did not finish."""
+    if objective not in OBJECTIVES:
+        raise InputError(f"unknown objective {objective!r}; choose one of {', '.join(OBJECTIVES)}")
     completion = sim.completion_s
     if np.isnan(completion).any():
         return math.inf
     if objective == "avg_jct_s":
         return float((completion - sim.static.arrival_s).mean())
-    if objective == "makespan_s":
-        return float(np.max(completion))
-    raise InputError(f"unknown objective {objective!r}; choose one of {', '.join(OBJECTIVES)}")
+    return float(np.max(completion))
 
 
 def _copy(sim):
