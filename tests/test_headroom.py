@@ -137,3 +137,16 @@ def test_objective_value_refuses_unknown_objectives():
         objective_value(sim, "p99")
     with pytest.raises(InputError, match="unknown portfolio rule"):
         portfolio_best(load_trace("teaching-12", gpus=4), SimConfig(gpus=4), "makespan_s", portfolio=["gittins"])
+
+
+def test_mean_rho_reference_includes_the_fair_share_policy_and_its_cell():
+    from shockwave_agents.registry import make_agent
+    from shockwave_gym.runner import run_episode
+
+    trace = load_trace("teaching-12", gpus=4)
+    config = SimConfig(gpus=4)
+    cell = run_episode(trace, make_agent("fair-share"), config, seed=0, progress=False).metrics["rho_mean"]
+    ref = rollout_reference(trace, config, "rho_mean", decisions=6)
+    assert ref.portfolio_values["fair-share"] == pytest.approx(cell, rel=1e-12)
+    assert ref.value <= min(ref.portfolio_values.values()) <= cell
+    assert ref.metrics["rho_mean"] == pytest.approx(ref.value, rel=1e-12)

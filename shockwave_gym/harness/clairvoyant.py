@@ -20,10 +20,12 @@ Decision points are every ``stride`` rounds, ``stride`` chosen so there are abou
 ``decisions`` of them over the best rule's episode: the cost is about
 ``len(portfolio) x rounds x decisions / 2`` simulated rounds, independent of machine speed.
 
-The portfolio: FIFO, LAS, and SRTF and weighted SRPT both on the predicted and on the true
-remaining time (``*-oracle``); and, for makespan, largest remaining GPU-area first
-(:class:`LargestAreaFirst`, the longest-processing-time rule of makespan scheduling,
-clairvoyant). Shockwave is not in the portfolio: its planner solves a program every round,
+Objectives: avg JCT, makespan and mean fair-share rho (``rho_mean``: T_fair does not depend
+on the schedule, so it is a weighted JCT sum). The portfolio: FIFO, LAS, SRTF and weighted
+SRPT both on the predicted and on the true remaining time (``*-oracle``), and largest
+remaining GPU-area first (:class:`LargestAreaFirst`, the longest-processing-time rule of
+makespan scheduling, clairvoyant); for mean rho also the ``fair-share`` policy, so that
+reference is never worse than the leaderboard's ``fair-share`` cell. Shockwave is not in the portfolio: its planner solves a program every round,
 which a rollout would repeat ``decisions`` times per rule.
 """
 
@@ -44,7 +46,7 @@ from shockwave_gym.hetero_simulator import make_simulator
 from shockwave_gym.interface import pack_for_cluster
 
 #: Objectives the reference optimises (lower is better), as metric keys.
-OBJECTIVES = ("avg_jct_s", "makespan_s")
+OBJECTIVES = ("avg_jct_s", "makespan_s", "rho_mean")
 
 
 class LargestAreaFirst(Agent):
@@ -78,12 +80,20 @@ PORTFOLIO: dict[str, Callable[[], Agent]] = {
     "fifo": _registered("fifo"),
     "laf-oracle": LargestAreaFirst,
 }
+#: Rules added to the portfolio for one objective: for mean rho the ``fair-share`` policy
+#: (played from the start it is exactly the leaderboard's ``fair-share`` cell).
+EXTRA_RULES: dict[str, dict[str, Callable[[], Agent]]] = {"rho_mean": {"fair-share": _registered("fair-share")}}
+
+
+def portfolio_names(objective: str) -> list[str]:
+    """The default portfolio of ``objective``, in tie-break order."""
+    return [*PORTFOLIO, *EXTRA_RULES.get(objective, {})]
 
 
 def objective_value(sim, objective: str) -> float:
-    """``avg_jct_s`` (mean completion - arrival) or ``makespan_s`` (last completion) of a
-    finished simulation, as :func:`~shockwave_gym.metrics.compute_metrics` defines them;
-    ``inf`` if some job did not finish."""
+    """``avg_jct_s`` (mean completion - arrival), ``makespan_s`` (last completion) or
+    ``rho_mean`` (mean of JCT / T_fair, the fair-share rho) of a finished simulation, as
+    :func:`~shockwave_gym.metrics.compute_metrics` defines them; ``inf`` if some job did not finish."""
     if objective not in OBJECTIVES:
         raise InputError(f"unknown objective {objective!r}; choose one of {', '.join(OBJECTIVES)}")
     completion = sim.completion_s
@@ -91,6 +101,10 @@ def objective_value(sim, objective: str) -> float:
         return math.inf
     if objective == "avg_jct_s":
         return float((completion - sim.static.arrival_s).mean())
+    if objective == "rho_mean":
+        from shockwave_gym.metrics import simulator_fair_time_s
+
+        return float(((completion - sim.static.arrival_s) / simulator_fair_time_s(sim)).mean())
     return float(np.max(completion))
 
 
@@ -143,6 +157,8 @@ class ReferenceResult:
     switches: int
     simulated_rounds: int
     wall_s: float
+    #: simulated rounds of the portfolio's runs from the start (what ``portfolio-best`` costs)
+    portfolio_rounds: int = 0
     rules_used: list[str] = field(default_factory=list)
 
 
@@ -161,25 +177,28 @@ def _replay(trace, config: SimConfig, actions: Sequence[np.ndarray]) -> dict:
     return compute_metrics(sim.result())
 
 
-def _portfolio(names: Sequence[str] | None) -> dict[str, Callable[[], Agent]]:
+def _portfolio(names: Sequence[str] | None, objective: str) -> dict[str, Callable[[], Agent]]:
+    if objective not in OBJECTIVES:
+        raise InputError(f"unknown objective {objective!r}; choose one of {', '.join(OBJECTIVES)}")
+    known = {**PORTFOLIO, **EXTRA_RULES.get(objective, {})}
     if names is None:
-        return dict(PORTFOLIO)
-    unknown = [n for n in names if n not in PORTFOLIO]
+        return known
+    unknown = [n for n in names if n not in known]
     if unknown:
-        raise InputError(f"unknown portfolio rule(s) {unknown}; choose from {', '.join(PORTFOLIO)}")
-    return {n: PORTFOLIO[n] for n in names}
+        raise InputError(f"unknown portfolio rule(s) {unknown}; choose from {', '.join(known)}")
+    return {n: known[n] for n in names}
 
 
 def portfolio_best(trace, config: SimConfig, objective: str, portfolio: Sequence[str] | None = None) -> ReferenceResult:
     """Every rule of the portfolio played from the start; the best one's schedule."""
     start = time.perf_counter()
-    rules = _portfolio(portfolio)
+    rules = _portfolio(portfolio, objective)
     sim = _simulator(trace, config)
     runs = [play_rule(sim, name, make, objective) for name, make in rules.items()]
     best = min(runs, key=lambda r: r.value)  # min keeps the first of equals
     return ReferenceResult(objective, "portfolio-best", best.value, _replay(trace, config, best.actions),
                            {r.rule: r.value for r in runs}, best.rule, 0, sum(r.rounds for r in runs),
-                           time.perf_counter() - start, [best.rule])
+                           time.perf_counter() - start, sum(r.rounds for r in runs), [best.rule])
 
 
 def rollout_reference(trace, config: SimConfig, objective: str, portfolio: Sequence[str] | None = None,
@@ -188,10 +207,10 @@ def rollout_reference(trace, config: SimConfig, objective: str, portfolio: Seque
     if decisions < 1:
         raise InputError(f"decisions must be >= 1, got {decisions}")
     start = time.perf_counter()
-    rules = _portfolio(portfolio)
+    rules = _portfolio(portfolio, objective)
     sim = _simulator(trace, config)
     runs = [play_rule(sim, name, make, objective) for name, make in rules.items()]
-    simulated = sum(r.rounds for r in runs)
+    simulated = portfolio_rounds = sum(r.rounds for r in runs)
     first = min(runs, key=lambda r: r.value)
     stride = max(1, math.ceil(first.rounds / decisions))
     best_value, plan, plan_rule = first.value, list(first.actions), first.rule
@@ -217,4 +236,4 @@ def rollout_reference(trace, config: SimConfig, objective: str, portfolio: Seque
         raise RuntimeError(f"{trace.name}: the replayed schedule ({metrics[objective]}) is worse than its "
                            f"rollout value ({best_value})")
     return ReferenceResult(objective, "rollout", metrics[objective], metrics, {r.rule: r.value for r in runs},
-                           first.rule, switches, simulated, time.perf_counter() - start, used)
+                           first.rule, switches, simulated, time.perf_counter() - start, portfolio_rounds, used)
