@@ -242,7 +242,9 @@ def render(data: dict) -> str:
         f"{data['fair_share_worse_than_fifo']} of the {len(data['traces'])} traces (it bounds every job's "
         "delay, not the mean).",
         "",
-        "It is a yardstick, not a bound: an agent can score above 1.",
+        "It is a yardstick, not a bound: an agent can score above 1. A suite marked saturated below has no "
+        "room that *this* reference finds; a stronger one (more decision points, a richer portfolio, "
+        "Shockwave's program with true profiles, not run here) may find more.",
         "",
         f"**Cost.** {cost['runs']} rollouts (every trace, each objective): {cost['simulated_rounds']:,} "
         f"simulated rounds in all ({cost['portfolio_rounds']:,} of them the portfolio's runs from the start, "
