@@ -45,7 +45,9 @@ def test_the_json_covers_the_whole_test_split_and_every_reference_beats_its_port
         assert {"fifo", "srtf", "wsrpt", "fair-share", "gavel"} <= set(trace["metrics"])
         for objective in ("avg_jct_s", "makespan_s", "rho_mean"):
             ref = trace["reference"][objective]
-            assert ref["value"] <= ref["portfolio_best"]
+            assert ref["value"] == min(ref["rollout"], ref["shockwave_oracle"])  # the better construction
+            assert ref["method"] == ("shockwave-oracle" if ref["shockwave_oracle"] < ref["rollout"] else "rollout")
+            assert ref["rollout"] <= ref["portfolio_best"]
             for rule in ("fifo", "srtf", "wsrpt"):  # the predicted-time rules are the agents' own cells
                 assert ref["value"] <= trace["metrics"][rule][objective] * (1 + 1e-12)
         fair = trace["reference"]["rho_mean"]["value"]

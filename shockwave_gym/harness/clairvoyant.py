@@ -237,3 +237,17 @@ def rollout_reference(trace, config: SimConfig, objective: str, portfolio: Seque
                            f"rollout value ({best_value})")
     return ReferenceResult(objective, "rollout", metrics[objective], metrics, {r.rule: r.value for r in runs},
                            first.rule, switches, simulated, time.perf_counter() - start, portfolio_rounds, used)
+
+
+def shockwave_oracle(trace, config: SimConfig) -> dict:
+    """Shockwave's planner with true profiles: the default ``shockwave`` agent on the oracle view
+    (its predictor then returns the true remaining time). One episode gives every objective;
+    returns its metrics, the planner's wall-clock limit hits and the wall seconds. Its planner
+    stops a solve at a wall-clock limit, so a hit makes the result machine-dependent."""
+    from shockwave_agents.registry import make_agent
+    from shockwave_gym.runner import run_episode
+
+    outcome = run_episode(trace, make_agent("shockwave"), config, seed=0, oracle=True, progress=False)
+    stats = outcome.agent_stats.get("planner_stats", {})
+    return {"metrics": {key: outcome.metrics[key] for key in OBJECTIVES},
+            "time_limit_hits": int(stats.get("time_limit_hits", 0)), "wall_s": outcome.wall_s}
