@@ -4,7 +4,8 @@ Per trace the ratio ``m_agent / m_baseline`` (same trace, same cluster: the pair
 the geometric mean of the ratios with a percentile bootstrap confidence interval over the
 suite's traces (:func:`scipy.stats.bootstrap`; the ratios carry the pairing, so resampling the
 traces resamples pairs). Overall: the interquartile mean (IQM: the mean of the middle 50%,
-:func:`scipy.stats.trim_mean` with 25% cut at each end) of the suite geometric means, with a
+:func:`scipy.stats.trim_mean` with 25% cut at each end) of the suites' mean log ratios,
+exponentiated (a ratio again), with a
 *stratified* bootstrap: each suite's traces are resampled within the suite, independently,
 and the IQM recomputed (the approach of Agarwal et al., "Deep reinforcement learning at the
 edge of the statistical precipice", NeurIPS 2021; here with scipy's resampler, one sample per
