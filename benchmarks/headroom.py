@@ -144,7 +144,7 @@ def run(split: str, suites, agents: tuple[str, ...], out: Path, workers: int, de
             reference[objective] = ref
         traces.append({"suite": entry.suite, "trace": entry.trace_name, "gpus": get_suite(entry.suite).gpus,
                        "metrics": metrics, "reference": reference,
-                       "shockwave_oracle": {"time_limit_hits": planner["time_limit_hits"], "wall_s": planner["wall_s"]}})
+                       "shockwave_oracle": {"limit_hits": planner["limit_hits"], "wall_s": planner["wall_s"]}})
     return traces
 
 
@@ -208,7 +208,7 @@ def reference_cost(traces: list[dict]) -> dict:
     gains = {o: [r["rollout"] / r["portfolio_best"] for _, obj, r in rows if obj == o] for o in OBJECTIVES}
     return {
         "shockwave_oracle_wall_s": sum(t["shockwave_oracle"]["wall_s"] for t in traces),
-        "shockwave_oracle_time_limit_hits": sum(t["shockwave_oracle"]["time_limit_hits"] > 0 for t in traces),
+        "shockwave_oracle_limit_hits": sum(t["shockwave_oracle"]["limit_hits"] > 0 for t in traces),
         "shockwave_oracle_chosen": {o: sum(r["method"] == "shockwave-oracle" for _, obj, r in rows if obj == o)
                                     for o in OBJECTIVES},
         "runs": len(rows),
@@ -288,9 +288,9 @@ def render(data: dict) -> str:
         f"which is what the best single rule costs), {cost['wall_s'] / 60:.1f} min of wall time; Shockwave "
         f"with true profiles: {len(data['traces'])} episodes, {cost['shockwave_oracle_wall_s'] / 60:.1f} min. "
         "Both on a 2-core machine shared with other jobs (load average above 10); wall times are "
-        "machine-dependent, unlike every other figure here. The planner stops a solve at a wall-clock limit "
-        f"(10 s): it did so on {cost['shockwave_oracle_time_limit_hits']} of the {len(data['traces'])} traces, "
-        "whose Shockwave figures may differ on another machine. What the lookahead gains over the best "
+        "machine-dependent, unlike every other figure here. The planner stops a solve at a work limit "
+        f"(branch-and-bound nodes, docs/SOLVERS.md): it did so on {cost['shockwave_oracle_limit_hits']} of the "
+        f"{len(data['traces'])} traces, at the same point on any machine. What the lookahead gains over the best "
         "single rule (rollout / best rule, over the traces), and on how many traces Shockwave with true "
         "profiles beat the rollout and is the reference:",
         "",

@@ -72,7 +72,7 @@ def _canonical(out: dict) -> tuple[list, list]:
                      f"{cli['baseline_wall_s']:.0f} s (fixed figure, bundled)", f"{cli['speedup_vs_authors_code']:.0f}× faster"])
     planner = out["planner"]
     rows.append(["re-plans", f"{planner['plans']} ({', '.join(f'{k} {v}' for k, v in planner['paths'].items())}); "
-                 f"{planner['time_limit_hits']} time-limit hits", "", ""])
+                 f"{planner.get('limit_hits', planner.get('time_limit_hits'))} work-limit hits", "", ""])
     return ["", "ours", "authors'", "deviation"], rows
 
 

@@ -250,4 +250,4 @@ def shockwave_oracle(trace, config: SimConfig) -> dict:
     outcome = run_episode(trace, make_agent("shockwave"), config, seed=0, oracle=True, progress=False)
     stats = outcome.agent_stats.get("planner_stats", {})
     return {"metrics": {key: outcome.metrics[key] for key in OBJECTIVES},
-            "time_limit_hits": int(stats.get("time_limit_hits", 0)), "wall_s": outcome.wall_s}
+            "limit_hits": int(stats.get("limit_hits", 0)), "wall_s": outcome.wall_s}
