@@ -23,6 +23,15 @@ Prints one JSON object with, per trace and variant:
   from types (``type_speed``: the work done per second held, relative to the job's
   fastest type);
 - ``starved``: the ten jobs with the largest rho, with their class, wait and type shares.
+
+``--plans ROUND`` looks at single plans instead: the trace is played with ``gavel`` up to
+round ``ROUND`` (one state for every variant), then each Shockwave variant plans once from
+that state, and per job class (gang x ``short``/``long`` predicted remaining time, split at
+the median) the JSON gives the planned rounds per job, the share of those rounds on each type,
+the share of the class's jobs with no planned round, and the mean projected finish-time ratio
+(``ratio`` > 1: late, so prioritised). Two ablations exist only here, as options of a variant:
+``ablate=speeds`` (the program sees speed 1 on every type a job can run on: no per-type
+utilities) and ``ablate=polish`` (the plan is not polished: no upgrade, trim or top-up).
 """
 
 from __future__ import annotations
@@ -53,13 +62,21 @@ def trace_of(name: str):
     return load_trace(name, gpus=ClusterSpec.parse(CLUSTER).total)
 
 
+def _value(text: str):
+    """A JSON value (numbers, true/false), else the text itself (e.g. ``per_job``)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
 def parse_variant(text: str, common: dict) -> tuple[str, str, dict]:
     label, _, rest = text.partition("=") if "=" in text.split(":")[0] else (text.split(":")[0], "", text)
     agent, _, opts = rest.partition(":")
     options = {}
     for item in filter(None, opts.split(",")):
         key, _, value = item.partition("=")
-        options[key] = json.loads(value) if value not in ("", "inf") else float(value or "nan")
+        options[key] = _value(value)
     if agent.startswith("shockwave"):
         options = {**common, **options}
     return label, agent, options
@@ -117,11 +134,69 @@ def job_speeds(trace, spec: ClusterSpec) -> tuple[np.ndarray, np.ndarray]:
     return rate / np.maximum(rate.max(axis=1, keepdims=True), 1e-12), runnable
 
 
+def plan_probe(trace, spec: ClusterSpec, round_index: int, label: str, options: dict) -> dict:
+    """One plan of a Shockwave variant from the state ``gavel`` reaches at ``round_index``."""
+    from dataclasses import replace
+
+    import shockwave_agents.shockwave.planner as planner_module
+    from shockwave_agents.shockwave.planner import priority_log_weights
+    from shockwave_gym.hetero_simulator import make_simulator
+
+    options = dict(options)
+    ablate = options.pop("ablate", None)
+    sim = make_simulator(trace.jobs, SimConfig(cluster=spec), None, trace_name=trace.name)
+    lead = make_agent("gavel")
+    lead.reset(sim.view, 0)
+    while sim.round_index < round_index and not sim.done:
+        sim.step(lead.act(sim.view))
+    agent = make_agent("shockwave", **options)
+    agent.reset(sim.view, 0)
+    if ablate == "speeds":
+        plan = agent.planner.plan
+        agent.planner.plan = lambda inst, previous=None: plan(
+            replace(inst, speed=(inst.speed > 0).astype(np.float64)), previous)
+    polish = planner_module.polish_typed_plan
+    if ablate == "polish":
+        planner_module.polish_typed_plan = lambda inst, x: x
+    try:
+        agent.act(sim.view)
+    finally:
+        planner_module.polish_typed_plan = polish
+    inst, record = agent.planner.last_instance, agent.plan_records[-1]
+    active = inst.job_ids
+    x = np.zeros((active.size, inst.num_types, len(agent._plan)))
+    for t, (jobs, kinds) in enumerate(zip(agent._plan, agent._plan_types, strict=True)):
+        x[np.searchsorted(active, jobs), kinds, t] = 1.0
+    _, ratio = priority_log_weights(agent.config, inst)
+    long = inst.remaining_s > np.median(inst.remaining_s)
+    types = list(spec.types)
+    classes = {}
+    for g in np.unique(inst.gang).tolist():
+        for tag, member in (("short", ~long), ("long", long)):
+            jobs = np.flatnonzero((inst.gang == g) & member)
+            if jobs.size == 0:
+                continue
+            per_type = x[jobs].sum(axis=(0, 2))
+            classes[f"gang{g}-{tag}"] = {
+                "jobs": int(jobs.size), "rounds_per_job": round(float(x[jobs].sum() / jobs.size), 2),
+                "type_share": dict(zip(types, np.round(per_type / max(per_type.sum(), 1.0), 2).tolist(), strict=True)),
+                "no_round": round(float(np.mean(x[jobs].sum(axis=(1, 2)) == 0)), 2),
+                "ratio": round(float(ratio[jobs].mean()), 3),
+            }
+    gpu_rounds = x.sum(axis=(1, 2)) * inst.gang
+    return {"trace": trace.name, "round": int(sim.round_index), "variant": label, "options": options,
+            "ablate": ablate, "path": str(record.path), "late_jobs": record.late_jobs, "jobs": int(active.size),
+            "long_gpu_round_share": round(float(gpu_rounds[long].sum() / max(gpu_rounds.sum(), 1.0)), 3),
+            "classes": classes}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--traces", nargs="+", default=["hetero-120", "canonical-analogue-120", "1201"])
     parser.add_argument("--variants", nargs="+", default=["shockwave", "gavel"])
     parser.add_argument("--opt", action="append", default=[], help="key=value added to every Shockwave variant")
+    parser.add_argument("--plans", type=int, default=None, metavar="ROUND",
+                        help="single plans from the state gavel reaches at this round, instead of episodes")
     parser.add_argument("--workers", type=int, default=1, help="cells run one after another (only 1 is supported)")
     args = parser.parse_args(argv)
     if args.workers != 1:
@@ -131,14 +206,17 @@ def main(argv: list[str] | None = None) -> int:
         key, sep, value = item.partition("=")
         if not sep:
             parser.error(f"--opt {item!r}: expected key=value")
-        common[key] = json.loads(value)
+        common[key] = _value(value)
     spec = ClusterSpec.parse(CLUSTER)
     out = {"cluster": CLUSTER, "common_options": common, "cells": []}
     for name in args.traces:
         trace = trace_of(name)
-        speed, eligible = job_speeds(trace, spec)
+        speed, eligible = job_speeds(trace, spec) if args.plans is None else (None, None)
         for text in args.variants:
             label, agent, options = parse_variant(text, common)
+            if args.plans is not None:
+                out["cells"].append(plan_probe(trace, spec, args.plans, label, options))
+                continue
             outcome = run_episode(trace, make_agent(agent, **options), SimConfig(cluster=spec), progress=False)
             cell = {"trace": trace.name, "variant": label, "agent": agent, "options": options,
                     **analyse(outcome.result, outcome.metrics, speed, eligible), "wall_s": round(outcome.wall_s, 1)}

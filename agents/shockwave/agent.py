@@ -32,7 +32,7 @@ import numpy as np
 
 from shockwave_agents.base import Agent, pack_in_order
 from shockwave_agents.shockwave.config import ShockwaveConfig
-from shockwave_agents.shockwave.fair_share import FairShareTracker
+from shockwave_agents.shockwave.fair_share import FairShareTracker, typed_share_rate
 from shockwave_agents.shockwave.instance import (
     PlanningInstance,
     nsw_log_weights,
@@ -177,13 +177,13 @@ class ShockwaveAgent(Agent):
         remaining = self.predictor.noisy(active, est.remaining_s)
         capacity = np.asarray(view.type_gpus, dtype=np.int64)
         speed = np.where(view.runnable[active], est.speed, 0.0)
-        share = min(1.0, view.gpus / active.size) * (speed @ (capacity / float(capacity.sum())))
+        gang = np.asarray(view.gang[active], dtype=np.int64)
+        share = typed_share_rate(speed, capacity, gang, cfg.typed_share)
         share = np.maximum(share, MIN_TYPED_SHARE)  # a job no type can take now still gets a finite target
         if reestimate:
             finish_s = view.arrival_s[active] + (est.work_done_s + remaining) / share
             self.fair_share.record(view.round_index, active, finish_s)
         targets = self.fair_share.targets(view.round_index, active, cfg.share_momentum)
-        gang = np.asarray(view.gang[active], dtype=np.int64)
         overhead = float(view.restart_overhead_s) if view.round_index >= 1 else 0.0
         nsw_coef, makespan_coef = objective_coefficients(cfg, gang, remaining, view.round_s)
         instance = PlanningInstance(

@@ -24,6 +24,8 @@ NOISE_MODES = ("sign", "uniform", "job")
 RANK_METHODS = ("mip", "local", "hybrid")
 #: ``counts_method``: how the homogeneous counts program is solved (:mod:`.exact_counts`).
 COUNTS_METHODS = ("auto", "mip", "exact")
+#: ``typed_share``: the fair share behind F_j on a typed cluster (:func:`.fair_share.typed_share_rate`).
+TYPED_SHARES = ("water_filling", "per_job")
 
 
 @dataclass(frozen=True)
@@ -126,6 +128,7 @@ class ShockwaveConfig:
     counts_method: str = "auto"
     exact_counts_min_jobs: int = 200
     warm_from_previous: bool = False
+    typed_share: str = "water_filling"
     threads: int = 1
     noise: float = 0.0
     noise_mode: str = "sign"
@@ -172,6 +175,8 @@ class ShockwaveConfig:
         if isinstance(self.rank_mip_max_columns, bool) or not isinstance(self.rank_mip_max_columns, int) \
                 or self.rank_mip_max_columns < 0:
             raise InputError(f"rank_mip_max_columns must be an integer >= 0, got {self.rank_mip_max_columns!r}")
+        if self.typed_share not in TYPED_SHARES:
+            raise InputError(f"typed_share must be one of {TYPED_SHARES}, got {self.typed_share!r}")
         if self.counts_method not in COUNTS_METHODS:
             raise InputError(f"counts_method must be one of {COUNTS_METHODS}, got {self.counts_method!r}")
         if isinstance(self.exact_counts_min_jobs, bool) or not isinstance(self.exact_counts_min_jobs, int) \
