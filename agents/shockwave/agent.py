@@ -169,9 +169,10 @@ class ShockwaveAgent(Agent):
         )
 
     def _typed_instance(self, view, active: np.ndarray, reestimate: bool) -> tuple[PlanningInstance, np.ndarray]:
-        """The typed re-plan's instance and the remaining-time estimates it uses. The fair
-        share of a job is 1/J of every type (the FTF metric's equal share): its rate is
-        ``min(1, G / J) * sum_k (G_k / G) speed[j, k]`` reference seconds per second."""
+        """The typed re-plan's instance and the remaining-time estimates it uses. A job's
+        fair-share rate (reference seconds per second) is :func:`.fair_share.typed_share_rate`
+        under ``config.typed_share``: by default the fair-share reference's equal share of
+        GPUs (gangs water-filled over the cluster), spread over the types the job can use."""
         cfg = self.config
         est = self._type_speeds.estimate(view, active, whole_epochs=cfg.numerics == "authors")
         remaining = self.predictor.noisy(active, est.remaining_s)

@@ -89,6 +89,13 @@ class ShockwaveConfig:
     previous plan, shifted and topped up, when that beats the greedy plans (off by default:
     it starts HiGHS closer to the optimum but did not make it faster).
 
+    Typed clusters only (ignored on one GPU type): ``typed_share`` is the fair share behind
+    the finish targets F_j (:data:`TYPED_SHARES`, :func:`.fair_share.typed_share_rate`):
+    ``"water_filling"`` the fair-share reference's equal share of GPUs (a gang-g job at water
+    level ``lam`` runs ``min(g, lam) / g`` of the time), ``"per_job"`` an equal share of
+    rounds per job whatever its gang, which makes multi-GPU jobs look late and prioritises
+    them over single-GPU jobs (docs/SHOCKWAVE_HETERO.md, "Fairness against Gavel").
+
     Prediction: ``noise`` is the multiplicative error of the remaining-time predictions
     (0.2 = +-20%); ``noise_mode="sign"`` multiplies by 1 +- noise with a fresh random sign at
     every prediction (the authors' robustness study), ``"uniform"`` by 1 + noise * U(-1, 1),

@@ -2,8 +2,9 @@
 
 On every arrival or completion the agent records, for each active job, the time it would
 finish under an equal share of the cluster, ``arrival + (work done + predicted remaining) /
-min(1, G / J)``. The target F_j blends the time-weighted mean of that history with the
-latest estimate (:func:`momentum_finish_target`).
+min(1, G / J)`` (on a typed cluster, divided by :func:`typed_share_rate` instead). The
+target F_j blends the time-weighted mean of that history with the latest estimate
+(:func:`momentum_finish_target`).
 """
 
 from __future__ import annotations
