@@ -4,8 +4,8 @@
   over the cluster's GPUs, spread over the types a job can use in proportion to their GPUs;
   ``per_job`` gives every job the same share of rounds whatever its gang.
 - With single-GPU jobs on one type of speed 1 both rules are the homogeneous ``min(1, G / J)``.
-- ``typed_share`` and ``typed_fill_order`` concern typed clusters only: homogeneous Shockwave
-  (V100-only clusters included) gives the same metrics bit for bit under every value.
+- The option concerns typed clusters only: homogeneous Shockwave (V100-only clusters
+  included) gives the same metrics bit for bit under either rule.
 """
 
 from __future__ import annotations
@@ -57,20 +57,16 @@ def test_water_filling_spreads_the_share_over_usable_types_only():
 def test_unknown_rule_is_refused():
     with pytest.raises(InputError, match="typed_share"):
         make_shockwave(typed_share="per_gpu")
-    with pytest.raises(InputError, match="typed_fill_order"):
-        make_shockwave(typed_fill_order="shortest")
 
 
 @pytest.mark.parametrize("cluster", [None, "v100=32"])
 def test_homogeneous_shockwave_does_not_depend_on_the_typed_share(cluster):
     trace = load_trace("teaching-12", gpus=32)
     config = SimConfig(gpus=32) if cluster is None else SimConfig(cluster=ClusterSpec.parse(cluster))
-    options = ({"typed_share": "water_filling"}, {"typed_share": "per_job"}, {"typed_fill_order": "latest_first"})
-    runs = [run_episode(trace, make_shockwave(**option, **UNLIMITED), config, seed=0, progress=False)
-            for option in options]
-    for run in runs[1:]:
-        assert run.metrics == runs[0].metrics
-        np.testing.assert_array_equal(run.result.completion_s, runs[0].result.completion_s)
+    runs = [run_episode(trace, make_shockwave(typed_share=rule, **UNLIMITED), config, seed=0, progress=False)
+            for rule in ("water_filling", "per_job")]
+    assert runs[0].metrics == runs[1].metrics
+    np.testing.assert_array_equal(runs[0].result.completion_s, runs[1].result.completion_s)
 
 
 def test_the_typed_share_sets_typed_targets_of_multi_gpu_jobs():
