@@ -44,7 +44,7 @@ from shockwave_agents.shockwave.numerics import (
     planner_epochs_done,
     profile_durations_s,
 )
-from shockwave_agents.shockwave.planner import Planner, priority_log_weights
+from shockwave_agents.shockwave.planner import Planner
 from shockwave_agents.shockwave.predictor import JobEstimates, ShockwavePredictor
 from shockwave_agents.shockwave.record import PlanRecord
 from shockwave_agents.shockwave.solvers import select_backend
@@ -95,7 +95,6 @@ class ShockwaveAgent(Agent):
         self._last_periodic = 0
         self._last_active = np.zeros(0, dtype=np.int64)
         self._fill_remaining_s = np.zeros(view.num_jobs)
-        self._fill_ratio = np.zeros(view.num_jobs)
         self._plan_types: list[np.ndarray] | None = None
         cluster = getattr(view, "cluster", None)
         self._type_speeds = None
@@ -205,7 +204,6 @@ class ShockwaveAgent(Agent):
         if self._type_speeds is not None:
             instance, remaining = self._typed_instance(view, active, reestimate)
             self._adopt(view, self.planner.plan(instance), active, remaining)
-            self._fill_ratio[active] = priority_log_weights(self.config, instance)[1]
             return
         scale = None if self._calibration is None else self._calibration.update(view, active)
         estimates = self.predictor.estimate(
@@ -261,8 +259,7 @@ class ShockwaveAgent(Agent):
 
     def _fill_typed(self, view, active: np.ndarray, planned: np.ndarray, types: np.ndarray) -> Placement:
         """The planned jobs on their planned types (those that still fit), then unplanned jobs
-        in the homogeneous fill's order (with ``typed_fill_order="latest_first"``, the largest
-        projected finish-time ratio at the last re-plan first), each on the type with room where it does the most
+        in the homogeneous fill's order, each on the type with room where it does the most
         reference work this round: its throughput there, less the restart overhead's share
         of the round unless it ran there last round (ties: the earlier type)."""
         free = np.asarray(view.type_gpus, dtype=np.int64).copy()
@@ -275,8 +272,6 @@ class ShockwaveAgent(Agent):
                 free[k] -= gang[j]
         others = np.setdiff1d(active, np.asarray(jobs, dtype=np.int64))
         keys = [-self._fill_remaining_s[others]]
-        if self.config.typed_fill_order == "latest_first":
-            keys.append(-self._fill_ratio[others])
         if self.config.restart_aware:
             keys.append(~view.ran_last_round[others])
         round_s, overhead = float(view.round_s), float(view.restart_overhead_s)

@@ -26,8 +26,6 @@ RANK_METHODS = ("mip", "local", "hybrid")
 COUNTS_METHODS = ("auto", "mip", "exact")
 #: ``typed_share``: the fair share behind F_j on a typed cluster (:func:`.fair_share.typed_share_rate`).
 TYPED_SHARES = ("water_filling", "per_job")
-#: ``typed_fill_order``: who gets the GPUs a typed plan leaves free (polish top-up and the fill).
-TYPED_FILL_ORDERS = ("longest_remaining", "latest_first")
 
 
 @dataclass(frozen=True)
@@ -97,9 +95,6 @@ class ShockwaveConfig:
     level ``lam`` runs ``min(g, lam) / g`` of the time), ``"per_job"`` an equal share of
     rounds per job whatever its gang, which makes multi-GPU jobs look late and prioritises
     them over single-GPU jobs (docs/SHOCKWAVE_HETERO.md, "Fairness against Gavel").
-    ``typed_fill_order``: who gets the GPUs a typed plan leaves free (the polish's top-up and
-    the agent's fill): ``"longest_remaining"`` (as on one type) or ``"latest_first"``, the
-    largest projected finish-time ratio first, then the longest remaining.
 
     Prediction: ``noise`` is the multiplicative error of the remaining-time predictions
     (0.2 = +-20%); ``noise_mode="sign"`` multiplies by 1 +- noise with a fresh random sign at
@@ -141,7 +136,6 @@ class ShockwaveConfig:
     exact_counts_min_jobs: int = 200
     warm_from_previous: bool = False
     typed_share: str = "water_filling"
-    typed_fill_order: str = "longest_remaining"
     threads: int = 1
     noise: float = 0.0
     noise_mode: str = "sign"
@@ -190,8 +184,6 @@ class ShockwaveConfig:
             raise InputError(f"rank_mip_max_columns must be an integer >= 0, got {self.rank_mip_max_columns!r}")
         if self.typed_share not in TYPED_SHARES:
             raise InputError(f"typed_share must be one of {TYPED_SHARES}, got {self.typed_share!r}")
-        if self.typed_fill_order not in TYPED_FILL_ORDERS:
-            raise InputError(f"typed_fill_order must be one of {TYPED_FILL_ORDERS}, got {self.typed_fill_order!r}")
         if self.counts_method not in COUNTS_METHODS:
             raise InputError(f"counts_method must be one of {COUNTS_METHODS}, got {self.counts_method!r}")
         if isinstance(self.exact_counts_min_jobs, bool) or not isinstance(self.exact_counts_min_jobs, int) \

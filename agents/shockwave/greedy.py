@@ -117,15 +117,13 @@ def typed_greedy_plan(instance: PlanningInstance) -> np.ndarray:
     return candidates[int(np.argmax(values))]
 
 
-def typed_top_up(instance: PlanningInstance, start: np.ndarray, lateness: np.ndarray | None = None) -> np.ndarray:
+def typed_top_up(instance: PlanningInstance, start: np.ndarray) -> np.ndarray:
     """The feasible typed schedule ``start`` with the GPUs it leaves free in each round given
-    to jobs with work left, longest remaining first (more work never lowers the objective);
-    with ``lateness`` (one value per job), the latest jobs first instead, then the longest."""
-    return _typed_greedy(instance, welfare=False, start=start, lateness=lateness)
+    to jobs with work left, longest remaining first (more work never lowers the objective)."""
+    return _typed_greedy(instance, welfare=False, start=start)
 
 
-def _typed_greedy(instance: PlanningInstance, *, welfare: bool, start: np.ndarray | None = None,
-                  lateness: np.ndarray | None = None) -> np.ndarray:
+def _typed_greedy(instance: PlanningInstance, *, welfare: bool, start: np.ndarray | None = None) -> np.ndarray:
     """Longest-remaining-first (``welfare`` False) or marginal-welfare order in each round; a
     job stays open while it has reference-type work left for the plan to cover. With
     ``start``, only the GPUs it leaves free are filled."""
@@ -158,8 +156,7 @@ def _typed_greedy(instance: PlanningInstance, *, welfare: bool, start: np.ndarra
             order = open_jobs[np.lexsort((-instance.remaining_s[open_jobs], -score))]
         else:
             remaining = instance.remaining_s[open_jobs] - run_s[open_jobs]
-            first = -weight_log[open_jobs] if lateness is None else -np.asarray(lateness)[open_jobs]
-            order = open_jobs[np.lexsort((-remaining, first))]
+            order = open_jobs[np.lexsort((-remaining, -weight_log[open_jobs]))]
         free = np.asarray(instance.type_capacity, dtype=np.int64) - gang @ x[:, :, t].astype(np.int64)
         placed = _place_on_types(instance, order, free, last if t == 0 else None)
         for j, k in zip(order[placed >= 0].tolist(), placed[placed >= 0].tolist(), strict=True):

@@ -131,8 +131,7 @@ class Planner:
         if x is None:
             x, used, attempt = self._relaxed_path(instance, record, previous)
         if used.typed:  # after re-ranking, which moves only jobs planned on one type
-            late_first = self.config.typed_fill_order == "latest_first"
-            x = polish_typed_plan(used, x, priority_log_weights(self.config, used)[1] if late_first else None)
+            x = polish_typed_plan(used, x)
         self.last_instance = used
         value = evaluate_plan(used, x)
         record.objective, record.nsw_term, record.makespan_term = value.objective, value.nsw_term, value.makespan_term

@@ -63,7 +63,6 @@ def trim_surplus(instance: PlanningInstance, x: np.ndarray) -> np.ndarray:
     return x
 
 
-def polish_typed_plan(instance: PlanningInstance, x: np.ndarray, lateness: np.ndarray | None = None) -> np.ndarray:
-    """Steps 1-3 on the feasible typed plan ``x``; the objective never decreases. With
-    ``lateness`` (per job), step 3 serves the latest jobs first (:func:`.greedy.typed_top_up`)."""
-    return typed_top_up(instance, trim_surplus(instance, upgrade_types(instance, x)), lateness)
+def polish_typed_plan(instance: PlanningInstance, x: np.ndarray) -> np.ndarray:
+    """Steps 1-3 on the feasible typed plan ``x``; the objective never decreases."""
+    return typed_top_up(instance, trim_surplus(instance, upgrade_types(instance, x)))
