@@ -32,7 +32,7 @@ import numpy as np
 
 from shockwave_agents.base import Agent, pack_in_order
 from shockwave_agents.shockwave.config import ShockwaveConfig
-from shockwave_agents.shockwave.fair_share import FairShareTracker
+from shockwave_agents.shockwave.fair_share import FairShareTracker, typed_share_rate
 from shockwave_agents.shockwave.instance import (
     PlanningInstance,
     nsw_log_weights,
@@ -170,22 +170,22 @@ class ShockwaveAgent(Agent):
         )
 
     def _typed_instance(self, view, active: np.ndarray, reestimate: bool) -> tuple[PlanningInstance, np.ndarray]:
-        """The typed re-plan's instance and the remaining-time estimates it uses. The fair
-        share of a job is 1/J of every type (the FTF metric's equal share): its rate is
-        ``min(1, G / J) * sum_k (G_k / G) speed[j, k]`` reference seconds per second."""
+        """The typed re-plan's instance and the remaining-time estimates it uses. A job's
+        fair-share rate (reference seconds per second) is :func:`.fair_share.typed_share_rate`
+        under ``config.typed_share``: by default the fair-share reference's equal share of
+        GPUs (gangs water-filled over the cluster), spread over the types the job can use."""
         cfg = self.config
         est = self._type_speeds.estimate(view, active, whole_epochs=cfg.numerics == "authors")
         remaining = self.predictor.noisy(active, est.remaining_s)
         capacity = np.asarray(view.type_gpus, dtype=np.int64)
         speed = np.where(view.runnable[active], est.speed, 0.0)
-        mix = capacity / float(capacity.sum())
-        share = min(1.0, view.gpus / active.size) * np.array([fdot(row, mix) for row in speed])
+        gang = np.asarray(view.gang[active], dtype=np.int64)
+        share = typed_share_rate(speed, capacity, gang, cfg.typed_share)
         share = np.maximum(share, MIN_TYPED_SHARE)  # a job no type can take now still gets a finite target
         if reestimate:
             finish_s = view.arrival_s[active] + (est.work_done_s + remaining) / share
             self.fair_share.record(view.round_index, active, finish_s)
         targets = self.fair_share.targets(view.round_index, active, cfg.share_momentum)
-        gang = np.asarray(view.gang[active], dtype=np.int64)
         overhead = float(view.restart_overhead_s) if view.round_index >= 1 else 0.0
         nsw_coef, makespan_coef = objective_coefficients(cfg, gang, remaining, view.round_s)
         instance = PlanningInstance(

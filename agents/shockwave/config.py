@@ -30,6 +30,8 @@ COUNTS_METHODS = ("auto", "mip", "exact")
 MIP_NODE_LIMIT = 2000
 RANK_NODE_LIMIT = 500
 LP_ITERATION_LIMIT = 200_000
+#: ``typed_share``: the fair share behind F_j on a typed cluster (:func:`.fair_share.typed_share_rate`).
+TYPED_SHARES = ("water_filling", "per_job")
 
 
 @dataclass(frozen=True)
@@ -99,6 +101,13 @@ class ShockwaveConfig:
     previous plan, shifted and topped up, when that beats the greedy plans (off by default:
     it starts HiGHS closer to the optimum but did not make it faster).
 
+    Typed clusters only (ignored on one GPU type): ``typed_share`` is the fair share behind
+    the finish targets F_j (:data:`TYPED_SHARES`, :func:`.fair_share.typed_share_rate`):
+    ``"water_filling"`` the fair-share reference's equal share of GPUs (a gang-g job at water
+    level ``lam`` runs ``min(g, lam) / g`` of the time), ``"per_job"`` an equal share of
+    rounds per job whatever its gang, which makes multi-GPU jobs look late and prioritises
+    them over single-GPU jobs (docs/SHOCKWAVE_HETERO.md, "Fairness against Gavel").
+
     Prediction: ``noise`` is the multiplicative error of the remaining-time predictions
     (0.2 = +-20%); ``noise_mode="sign"`` multiplies by 1 +- noise with a fresh random sign at
     every prediction (the authors' robustness study), ``"uniform"`` by 1 + noise * U(-1, 1),
@@ -141,6 +150,7 @@ class ShockwaveConfig:
     counts_method: str = "auto"
     exact_counts_min_jobs: int = 200
     warm_from_previous: bool = False
+    typed_share: str = "per_job"
     threads: int = 1
     noise: float = 0.0
     noise_mode: str = "sign"
@@ -194,6 +204,8 @@ class ShockwaveConfig:
         if isinstance(self.rank_mip_max_columns, bool) or not isinstance(self.rank_mip_max_columns, int) \
                 or self.rank_mip_max_columns < 0:
             raise InputError(f"rank_mip_max_columns must be an integer >= 0, got {self.rank_mip_max_columns!r}")
+        if self.typed_share not in TYPED_SHARES:
+            raise InputError(f"typed_share must be one of {TYPED_SHARES}, got {self.typed_share!r}")
         if self.counts_method not in COUNTS_METHODS:
             raise InputError(f"counts_method must be one of {COUNTS_METHODS}, got {self.counts_method!r}")
         if isinstance(self.exact_counts_min_jobs, bool) or not isinstance(self.exact_counts_min_jobs, int) \
