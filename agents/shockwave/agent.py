@@ -39,7 +39,6 @@ from shockwave_agents.shockwave.instance import (
     objective_coefficients,
 )
 from shockwave_agents.shockwave.licences import SolverFallbackWarning
-from shockwave_agents.shockwave.limits import fdot
 from shockwave_agents.shockwave.numerics import (
     RoundClockCalibration,
     planner_epochs_done,
