@@ -143,6 +143,7 @@ def test_cli_names_the_damaged_file_in_one_warning_line_and_exits_0(tmp_path, te
 
 
 def test_a_record_saved_before_the_fair_share_metrics_is_recomputed_with_a_warning(tmp_path):
+    from shockwave_gym.harness.cell_schema import seal
     from shockwave_gym.harness.validate import ADDED_METRICS
 
     out = tmp_path / "out"
@@ -151,6 +152,7 @@ def test_a_record_saved_before_the_fair_share_metrics_is_recomputed_with_a_warni
     record = json.loads(path.read_text())
     for key in ADDED_METRICS:
         record["row"].pop(key)
+    seal(record)  # a sealed record without the new keys (an unsealed one is refused for its digest first)
     path.write_text(json.dumps(record))
     with pytest.warns(HarnessWarning, match="saved before the fair-share metrics were added"):
         again = evaluate(AGENT, helpers.TRACE, seeds=0, workers=1, out=out, progress=False, figures=False)

