@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from shockwave_gym.errors import TraceError
+from shockwave_gym.errors import InputError, TraceError
 from shockwave_gym.jobs import DATASET_SIZES, JobOrigin
 from shockwave_gym.throughput import ThroughputTable
 from shockwave_gym.traces import load_trace, save_trace, validate_trace
@@ -261,3 +261,18 @@ def test_json_array_reader_names_the_line_of_a_syntax_error(tmp_path, text, line
     with pytest.raises(TraceError, match=message) as info:
         list(jsonarray.iter_array(path))
     assert info.value.line == line
+
+
+@pytest.mark.parametrize("text", ["８", "٤", "1٫5"])
+def test_log_numbers_are_ascii_digits_only(text):
+    """The one rule for numbers holds in imported logs too: ``float()`` would read full-width
+    or Arabic-Indic digits."""
+    from shockwave_gym.traces.importers.records import FieldError, parse_count, parse_time
+    from shockwave_gym.traces.importers.rescale import parse_window
+
+    with pytest.raises(FieldError):
+        parse_count("gpu_num", text)
+    with pytest.raises(FieldError):
+        parse_time("submit_time", text)
+    with pytest.raises(InputError):
+        parse_window(f"{text}:100")

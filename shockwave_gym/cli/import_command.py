@@ -22,10 +22,12 @@ from shockwave_gym.cli.run_command import positive_int, seed_int
 
 
 def _load_target(text: str) -> float:
+    from shockwave_gym.ascii_numbers import parse_float
+
     try:
-        value = float(text)
+        value = parse_float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a number in ASCII digits, got {text!r}") from None
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text!r}")
     return value

@@ -13,6 +13,8 @@ import math
 from dataclasses import dataclass
 from datetime import datetime
 
+from shockwave_gym.ascii_numbers import parse_float
+
 #: Reasons a row is filtered out on purpose (counted, not listed one by one).
 FILTER_REASONS = ("cpu-only", "non-training")
 
@@ -90,7 +92,7 @@ def parse_time(field: str, raw: object, *, missing: str | None = None) -> float:
     elif isinstance(raw, str):
         text = raw.strip()
         try:
-            value = float(text)
+            value = parse_float(text)  # ASCII digits only (docs/TRACES.md, Limits)
         except ValueError:
             try:
                 stamp = datetime.fromisoformat(text)
@@ -111,7 +113,7 @@ def parse_count(field: str, raw: object, *, fractional: bool = False) -> float:
     if isinstance(raw, bool) or raw is None:
         raise FieldError(field, f"must be a number, got {raw!r}")
     try:
-        value = float(raw.strip()) if isinstance(raw, str) else float(raw)
+        value = parse_float(raw.strip()) if isinstance(raw, str) else float(raw)
     except (TypeError, ValueError):
         raise FieldError(field, f"must be a number, got {raw!r}") from None
     if not math.isfinite(value) or value < 0 or value > 1e6:

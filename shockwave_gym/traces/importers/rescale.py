@@ -8,6 +8,7 @@ stretch or shrink; every job and its length stay), then rounded to milliseconds.
 
 from __future__ import annotations
 
+from shockwave_gym.ascii_numbers import parse_float
 from shockwave_gym.errors import InputError
 from shockwave_gym.traces.load import offered_load_of_work
 
@@ -19,8 +20,8 @@ def parse_window(text: str) -> tuple[float, float]:
     if not sep:
         raise InputError(f"--window: expected START:END in seconds, got {text!r}")
     try:
-        start = float(start_text) if start_text.strip() else 0.0
-        end = float(end_text) if end_text.strip() else float("inf")
+        start = parse_float(start_text) if start_text.strip() else 0.0
+        end = parse_float(end_text) if end_text.strip() else float("inf")
     except ValueError:
         raise InputError(f"--window: expected START:END in seconds, got {text!r}") from None
     if not (start >= 0 and end > start) or start != start:
