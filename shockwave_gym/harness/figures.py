@@ -60,12 +60,13 @@ def agent_colors(agents: list[str], reference: str) -> dict[str, tuple]:
     return {agent: colors.get(agent, (0.0, 0.0, 0.0, 1.0)) for agent in agents}
 
 
-def _new_figure(name: str):
+def _new_figure(name: str, width_scale: float = 1.0):
     """A figure with its own Agg canvas, unknown to pyplot (no backend switch, nothing to close)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    figure = Figure(figsize=FIGURE_INCHES[name], dpi=DPI, layout="constrained")
+    width, height = FIGURE_INCHES[name]
+    figure = Figure(figsize=(width * width_scale, height), dpi=DPI, layout="constrained")
     FigureCanvasAgg(figure)
     return figure
 
@@ -81,7 +82,8 @@ def relative_bars(summary: pd.DataFrame, results: pd.DataFrame, reference: str, 
     rows = summary[summary["trace"] == trace]
     agents = list(rows["agent"])
     colors = agent_colors(agents, reference)
-    figure = _new_figure(path.name)
+    # wider with many agents, so that every bar keeps a readable label (12 fit the base width)
+    figure = _new_figure(path.name, width_scale=max(1.0, len(agents) / 12))
     axes = figure.subplots(2, 3).ravel()
     cells = results[results["trace"] == trace]
     for ax, (column, heading, _) in zip(axes, HEADLINE, strict=True):
@@ -102,7 +104,8 @@ def relative_bars(summary: pd.DataFrame, results: pd.DataFrame, reference: str, 
             ax.set_title(f"{heading} (lower is better)")
         else:
             ax.set_title(f"{heading}, absolute ({reference} is 0)")
-        ax.set_xticks(x, agents, rotation=45, ha="right", fontsize=8)
+        ax.set_xticks(x, agents, rotation=60, ha="right", rotation_mode="anchor", fontsize=8)
+        ax.set_xlim(-0.6, len(agents) - 0.4)
     figure.suptitle(f"{trace}: relative to {reference} (seed mean)")
     return _save(figure, path)
 
