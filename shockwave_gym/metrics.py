@@ -42,6 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
+from shockwave_gym import portable_math
 from shockwave_gym.fair_reference import fair_time_s, typed_reference_work_s
 
 UNFAIR_THRESHOLD = 1.05
@@ -325,7 +326,7 @@ def compute_metrics(result: EpisodeResult, unfair_threshold: float = UNFAIR_THRE
         "gpus": result.gpus,
         "makespan_s": _finite_or_none(makespan),
         "avg_jct_s": _finite_or_none(jct.mean()) if has else None,
-        "geomean_jct_s": _finite_or_none(math.exp(np.log(jct).mean())) if has and (jct > 0).all() else None,
+        "geomean_jct_s": _finite_or_none(math.exp(portable_math.log(jct).mean())) if has and (jct > 0).all() else None,
         "median_jct_s": _finite_or_none(np.median(jct)) if has else None,
         # the fair-share rho first, then the gang-aware contention rho, then the paper's two
         **rho_summary(rho_fair, "rho", (UNFAIR_THRESHOLD, SEVERE_THRESHOLD)),

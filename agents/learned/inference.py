@@ -15,6 +15,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from shockwave_gym import portable_math
 from shockwave_gym.interface.observation import OBSERVATION_VERSIONS, feature_names
 
 #: OpenBLAS entry points that set its thread count (numpy's bundled build, then a system one).
@@ -164,7 +165,7 @@ class NumpySlotNetwork:
             column = 1 if self.kind == "binary" else 0
             full[rows, column] += (x[:, :width] @ self.skip[0] + self.skip[1])[:, 0]
         if self.kind == "score":
-            return np.tanh(full[:, 0]) * valid
+            return portable_math.tanh(full[:, 0]) * valid
         if self.kind == "binary":
             return full.ravel()
         if self.kind == "bernoulli":

@@ -20,6 +20,7 @@ from shockwave_agents.shockwave.limits import UNLIMITED, WorkLimits, fdot
 from shockwave_agents.shockwave.mip import MipProgram
 from shockwave_agents.shockwave.quiet import stdout_to_stderr
 from shockwave_agents.shockwave.results import SolveResult, SolveStatus, check_solution, rounded
+from shockwave_gym import portable_math
 
 
 def _solver_options(solver: str, limits: WorkLimits, abs_gap: float, threads: int, rel_gap: float = 0.0) -> dict:
@@ -152,7 +153,7 @@ def solve_instance_reference(instance: PlanningInstance, solver: str = "HIGHS", 
     constraints += [log_utility <= a * utility + c for a, c in zip(slopes, intercepts, strict=True)]
     constraints += [log_utility >= math.log(instance.log_zero_floor)]
     max_remaining = cp.max(cp.pos(instance.remaining_s - cp.multiply(instance.mean_epoch_s, planned)))
-    weights = np.exp(instance.weights_log)
+    weights = portable_math.exp(instance.weights_log)
     objective = cp.Maximize(
         instance.nsw_coef * (weights @ log_utility) - instance.makespan_coef_per_s * max_remaining
     )

@@ -23,6 +23,7 @@ import numpy as np
 from shockwave_agents.base import pack_in_order
 from shockwave_agents.shockwave.instance import PlanningInstance
 from shockwave_agents.shockwave.objective import evaluate_plan, piecewise_log
+from shockwave_gym import portable_math
 
 
 def rounds_needed(instance: PlanningInstance) -> np.ndarray:
@@ -67,7 +68,7 @@ def greedy_marginal_welfare(instance: PlanningInstance) -> np.ndarray:
     x = np.zeros((n, horizon), dtype=bool)
     need = rounds_needed(instance)
     run_s = np.zeros(n)
-    weight = np.exp(instance.weights_log - instance.weights_log.max()) if n else np.zeros(0)
+    weight = portable_math.exp(instance.weights_log - instance.weights_log.max()) if n else np.zeros(0)
     for t in range(horizon):
         open_jobs = np.flatnonzero(x.sum(axis=1) < need)
         if open_jobs.size == 0:
@@ -134,7 +135,7 @@ def _typed_greedy(instance: PlanningInstance, *, welfare: bool, start: np.ndarra
     left_s -= run_s
     top_speed = np.max(np.where(instance.runnable, instance.speed, 0.0), axis=1)
     weight_log = instance.weights_log
-    weight = np.exp(weight_log - weight_log.max()) if n else np.zeros(0)
+    weight = portable_math.exp(weight_log - weight_log.max()) if n else np.zeros(0)
     last = instance.last_type
     gang = instance.gang.astype(np.int64)
     for t in range(horizon):

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from shockwave_agents.shockwave.config import ShockwaveConfig
+from shockwave_gym import portable_math
 
 
 @dataclass(frozen=True)
@@ -126,7 +127,7 @@ class PlanningInstance:
     def segments(self) -> tuple[np.ndarray, np.ndarray]:
         """Slopes a_i and intercepts c_i of the piecewise-linear log's pieces."""
         points = np.asarray(self.log_breakpoints)
-        values = np.log(np.maximum(points, self.log_zero_floor))
+        values = portable_math.log(np.maximum(points, self.log_zero_floor))
         slopes = np.diff(values) / np.diff(points)
         return slopes, values[:-1] - slopes * points[:-1]
 
@@ -160,4 +161,4 @@ def objective_coefficients(
 
 def nsw_log_weights(config: ShockwaveConfig, gang: np.ndarray) -> np.ndarray | None:
     """Log NSW weights before priorities: log(gang) with ``gang_weighted_nsw``, else None (1)."""
-    return np.log(gang.astype(np.float64)) if config.gang_weighted_nsw else None
+    return portable_math.log(gang.astype(np.float64)) if config.gang_weighted_nsw else None

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from shockwave_gym import portable_math
+
 #: Widest ratio between objective coefficients handed to a solver (see normalised_coefficients).
 DYNAMIC_RANGE = 1e6
 #: Largest absolute matrix or bound value we hand to a solver; larger means a modelling bug.
@@ -126,4 +128,4 @@ def normalised_coefficients(log_coefs: np.ndarray, dynamic_range: float = DYNAMI
     limit = math.log(dynamic_range)
     if low < -limit:
         shifted = np.where(finite, shifted * (limit / -low), -np.inf)
-    return np.exp(shifted), top
+    return portable_math.exp(shifted), top

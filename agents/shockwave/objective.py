@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from shockwave_agents.shockwave.instance import PlanningInstance
+from shockwave_gym import portable_math
 
 
 def piecewise_log(instance: PlanningInstance, utility: np.ndarray) -> np.ndarray:
@@ -67,7 +68,7 @@ def evaluate_plan(instance: PlanningInstance, x: np.ndarray) -> PlanValue:
     bounds_ok = bool(np.all(planned >= instance.lower_epochs - 1e-7))
     utility = np.clip((instance.epochs_done + planned) / instance.epochs_total, 0.0, 1.0)
     z = piecewise_log(instance, utility)
-    nsw = float(instance.nsw_coef * np.sum(np.exp(instance.weights_log) * z))
+    nsw = float(instance.nsw_coef * np.sum(portable_math.exp(instance.weights_log) * z))
     remaining = instance.remaining_s - planned * instance.mean_epoch_s
     max_remaining = max(0.0, float(remaining.max())) if remaining.size else 0.0
     makespan = instance.makespan_coef_per_s * max_remaining

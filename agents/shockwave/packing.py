@@ -21,6 +21,7 @@ import scipy.sparse as sp
 
 from shockwave_agents.shockwave.mip import MipProgram
 from shockwave_agents.shockwave.ranking import RankTerms, rank_terms
+from shockwave_gym import portable_math
 
 
 def pack_counts(
@@ -173,7 +174,7 @@ def rank_greedily(
     counts = schedule[:, first:].sum(axis=1).astype(np.int64)
     out = np.zeros_like(schedule)
     out[:, :first] = schedule[:, :first]
-    key = np.asarray(log_weights, dtype=np.float64) - np.log(np.maximum(counts, 1))
+    key = np.asarray(log_weights, dtype=np.float64) - portable_math.log(np.maximum(counts, 1))
     by_priority = np.lexsort((np.arange(counts.size), -key))
     left = counts.copy()
     for t in range(first, horizon):

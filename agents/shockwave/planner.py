@@ -50,6 +50,7 @@ from shockwave_agents.shockwave.record import PlanOutcome, PlanPath, PlanRecord
 from shockwave_agents.shockwave.reranker import Reranker
 from shockwave_agents.shockwave.results import SolveResult, SolveStatus
 from shockwave_agents.shockwave.typed_polish import polish_typed_plan
+from shockwave_gym import portable_math
 
 #: Typed schedule programs up to this many x[j, k, t] columns are solved (warm-started from
 #: the repaired packing) when the typed counts do not pack and the repaired plan is not within
@@ -73,7 +74,7 @@ def priority_log_weights(config: ShockwaveConfig, instance: PlanningInstance) ->
     ratio = projected / np.maximum(target, 1e-9)
     late = ratio > config.rho_max
     exponent = np.where(instance.remaining_s < instance.round_s, config.lam_urgent, config.lam)
-    log_w = np.where(late, exponent * np.log(np.maximum(ratio, 1e-300)), 0.0)
+    log_w = np.where(late, exponent * portable_math.log(np.maximum(ratio, 1e-300)), 0.0)
     return np.minimum(log_w, config.priority_log_cap), ratio
 
 

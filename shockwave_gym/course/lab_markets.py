@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from shockwave_gym import portable_math
 from shockwave_gym.course.child import MarketInstance
 from shockwave_gym.course.report import Criterion, GradeReport, per_case
 
@@ -56,7 +57,7 @@ def hidden_cases(seeds):
 
 
 def nsw(instance: MarketInstance, x) -> float:
-    return float(np.log(np.maximum(instance.utility(x), 1e-12)).sum())
+    return float(portable_math.log(np.maximum(instance.utility(x), 1e-12)).sum())
 
 
 def optimum(instance: MarketInstance) -> np.ndarray:
