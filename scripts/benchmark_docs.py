@@ -98,9 +98,20 @@ def _variants(out: dict) -> tuple[list, list]:
     return ["trace", "makespan (s)", "avg JCT (s)", "worst FTF", "unfair"], rows
 
 
+def _readme_training(out: dict) -> tuple[list, list]:
+    columns = ["run", "checkpoint written (step)", "jct score (mean per-trace ratio to FIFO)",
+               "avg JCT / FIFO's", "last weights' jct score", "policy.npz (sha256)"]
+    rows = [[index + 1, f"{run['selected_timesteps']:,}", f"{run['selected_score']:.3f}",
+             f"{run['selected_avg_jct_s']:,.0f} / {run['fifo_avg_jct_s']:,.0f} s ({run['avg_jct_ratio_to_fifo']:.3f}×)",
+             f"{run['final_score']:.3f}", f"`{run['policy_sha256']}`"]
+            for index, run in enumerate(out["runs"])]
+    return columns, rows
+
+
 #: How a saved ``output`` becomes a table, per benchmark file name.
 TABLES: dict[str, Callable[[dict], tuple[list, list]]] = {
     "baselines_fidelity": _fidelity,
+    "readme_training": _readme_training,
     "shockwave_canonical": _canonical,
     "shockwave_noise": _noise,
     "shockwave_variants": _variants,

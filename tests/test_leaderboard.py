@@ -12,15 +12,14 @@ import pytest
 from shockwave_gym.cli import main
 from shockwave_gym.errors import InputError
 from shockwave_gym.harness import evaluate
+from shockwave_gym.harness.board_stats import SUITE_METRICS, format_interval
 from shockwave_gym.harness.leaderboard import (
     CSV_COLUMNS,
-    METRICS,
     QUICK_SUITES,
     TIMING_COLUMNS,
-    format_interval,
     leaderboard_entries,
-    t_interval,
 )
+from shockwave_gym.harness.paired import Interval, mean_interval, ratio_interval
 from shockwave_gym.traces.suites import entry_trace, get_suite, split_entries
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
@@ -29,16 +28,16 @@ EXACT = ("makespan_s", "avg_jct_s", "worst_ftf", "worst_ftf_themis", "unfair_fra
          "rounds", "completed_jobs")
 
 
-def test_t_interval_is_students_t():
+def test_interval_format_and_the_bootstrap_mean():
+    assert format_interval(Interval(0.9123, 0.8841, 0.9412, 5), "{:.3f}") == "0.912 [0.884, 0.941]"
+    assert format_interval(Interval(1234.5, math.nan, math.nan, 1), "{:,.0f}") == "1,234"
+    assert format_interval(Interval(math.nan, math.nan, math.nan, 0), "{:.1%}") == "n/a"
     values = [1.0, 2.0, 4.0, 7.0, 11.0]
-    mean, half, n = t_interval(values)
-    sd = math.sqrt(sum((v - 5.0) ** 2 for v in values) / 4)
-    assert (mean, n) == (5.0, 5)
-    assert half == pytest.approx(2.7764451051977987 * sd / math.sqrt(5), rel=1e-12)
-    one = t_interval([3.0, float("nan")])
-    assert one[0] == 3.0 and math.isnan(one[1]) and one[2] == 1
-    assert format_interval(1234.5, 67.0, "{:,.0f}") == "1,234 ± 67"
-    assert format_interval(0.5, float("nan"), "{:.1%}") == "50.0%"
+    got = mean_interval(values)
+    assert (got.value, got.n) == (5.0, 5) and 1.0 <= got.low < 5.0 < got.high <= 11.0
+    assert mean_interval(values) == got  # seeded
+    one = mean_interval([3.0, float("nan")])
+    assert one.value == 3.0 and math.isnan(one.low) and one.n == 1
 
 
 def test_quick_subset_and_bad_suites():
@@ -61,13 +60,22 @@ def _md_row(text: str, suite: str, agent: str) -> list[str]:
 
 
 def _check_rows(md: str, rows: list[dict], suite: str, agent: str) -> None:
-    """The markdown row of (suite, agent) is the t-interval of the CSV's cells."""
+    """The markdown row of (suite, agent) is recomputed from the CSV's cells: plain means of
+    the seconds, paired bootstrap ratios to FIFO, bootstrap means of the rest."""
     cells = [r for r in rows if r["suite"] == suite and r["agent"] == agent]
+    fifo = {r["trace"]: r for r in rows if r["suite"] == suite and r["agent"] == "fifo"}
     shown = _md_row(md, suite, agent)
     assert shown[0] == f"`{agent}`"
-    for position, (column, _, fmt) in enumerate(METRICS, start=1):
-        values = [float(r[column]) if r[column] else math.nan for r in cells]
-        assert shown[position] == format_interval(*t_interval(values)[:2], fmt), column
+    for position, (column, _, fmt) in enumerate(SUITE_METRICS, start=1):
+        if column.endswith("_ratio"):
+            metric = column.replace("_ratio", "_s")
+            expected = ratio_interval([float(r[metric]) / float(fifo[r["trace"]][metric]) for r in cells])
+        else:
+            values = [float(r[column]) if r[column] else math.nan for r in cells]
+            expected = mean_interval(values)
+            if column in ("makespan_s", "avg_jct_s"):
+                expected = Interval(expected.value, math.nan, math.nan, expected.n)
+        assert shown[position] == format_interval(expected, fmt), column
     assert shown[-2] == str(len(cells))
     assert f"--suites {suite}" in shown[-1] and agent in shown[-1]
 
@@ -118,7 +126,7 @@ def test_leaderboard_command_writes_tables_and_resumes(tmp_path, capsys):
     assert "--agent mine=fifo:backfill=false" in _md_row(md, "small-light", "mine")[-1]
     assert ("shockwave-gym leaderboard --split validation --suites small-light --agents fifo --agents srtf "
             "--agent mine=fifo:backfill=false --out leaderboard_out") in md
-    assert "## Overall" in md and re.search(r"\| `fifo` \| 1\.000 ± 0\.000 \| 1\.000 ± 0\.000 \|", md)
+    assert "## Overall" in md and re.search(r"\| `fifo` \| 1\.000 \[1\.000, 1\.000\] \| 1\.000 \[1\.000, 1\.000\] \|", md)
     # resumable: the second run computes nothing and writes the same numbers
     assert main(argv) == 0
     assert "(0 run now)" in capsys.readouterr().out
@@ -165,10 +173,10 @@ def test_labelled_agent_adds_to_the_default_set_and_stdout_shows_the_table(tmp_p
     md = (out / "LEADERBOARD.md").read_text()
     assert "## Overall" in md and "--agents all --agent mine=fifo:backfill=false" in md
     # the Overall table on stdout, one line per agent, FIFO's ratios exactly 1
-    assert "Overall (5 traces; makespan and JCT as ratios to fifo" in stdout
+    assert "Overall (5 traces; IQM over suites; makespan and JCT as ratios to fifo" in stdout
     table = {line.split()[0]: line for line in stdout.splitlines()[2:] if line.split()}
     assert set(table) >= {"agent", "fifo", "srtf", "mine"}
-    assert table["fifo"].split()[1:4] == ["1.000", "±", "0.000"]
+    assert table["fifo"].split()[1:4] == ["1.000", "[1.000,", "1.000]"]
 
 
 def test_quick_output_says_n_and_that_the_interval_is_wide(tmp_path, capsys):
@@ -176,24 +184,22 @@ def test_quick_output_says_n_and_that_the_interval_is_wide(tmp_path, capsys):
             "--out", str(tmp_path / "q"), "--quiet"]
     assert main(argv) == 0
     stdout = capsys.readouterr().out
-    assert "n = 2 traces per suite" in stdout and "t(0.975, 1) = 12.7 and is wide" in stdout
+    assert "n = 2 traces per suite" in stdout and "bootstrap interval over 2 traces only spans" in stdout
     assert "n = 2 traces per suite" in (tmp_path / "q" / "LEADERBOARD.md").read_text()
 
 
 def test_leaderboard_help_shows_a_single_percent_sign(capsys):
     assert main(["leaderboard", "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
-    assert "95% Student-t" in text and "%%" not in text
+    assert "95% bootstrap" in text and "%%" not in text
 
 
-def test_reporting_page_quotes_the_pinned_split_digests_and_the_quick_t_value():
-    from scipy import stats
-
+def test_reporting_page_quotes_the_pinned_split_digests_and_the_statistics():
     from shockwave_gym.traces.suites import split_digest
 
     page = (DOCS / "REPORTING.md").read_text(encoding="utf-8")
     assert f"`{split_digest(None, 'test')}` (test)" in page
     assert f"`{split_digest(None, 'validation')}` (validation)" in page
-    assert f"t(0.975, 1) = {stats.t.ppf(0.975, 1):.1f}" in page and min(QUICK_SUITES.values()) == 1
+    assert "stratified" in page and "Student" not in page and min(QUICK_SUITES.values()) == 1
     for words in ("split", "suite version", "table", "command", "commit"):
         assert words in page.split("\n\n")[1]  # named up front

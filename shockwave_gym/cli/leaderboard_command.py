@@ -17,7 +17,8 @@ def add_parsers(subparsers) -> None:
             "Run every agent on every trace of a fixed split of the task suites (docs/SUITES.md) "
             "through the evaluation harness (resumable: cells saved in --out are reused), then write "
             "--out/LEADERBOARD.md and LEADERBOARD.csv (and --doc, if given): per suite and overall, "
-            "mean and 95% Student-t interval over the suite's traces. The Overall table (or each "
+            "means with 95% bootstrap intervals over the suite's traces (paired ratios to FIFO for "
+            "makespan and avg JCT), overall an IQM over suites with a stratified bootstrap. The Overall table (or each "
             "suite's, without FIFO) is printed to stdout."
         ),
     )

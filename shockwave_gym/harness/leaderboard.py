@@ -1,15 +1,11 @@
 """The leaderboard: every agent on a fixed split of the task suites (docs/SUITES.md), through
 :func:`~shockwave_gym.harness.api.evaluate` (so it is resumable and runs on either backend),
-summarised per suite and overall as a mean with a 95% Student-t confidence interval over the
-split's traces.
+summarised per suite and overall (:mod:`~shockwave_gym.harness.board_stats`: paired ratios to
+FIFO with bootstrap intervals per suite, an interquartile mean over suites with a stratified
+bootstrap overall).
 
 One trace of a suite is one sample (its generator seed); every agent plays it with agent
-seed 0. The interval is ``mean ± t(0.975, n-1) · s / sqrt(n)``, ``s`` the sample standard
-deviation over the suite's ``n`` traces (no interval for ``n = 1``).
-
-The overall rows pool every trace of the split: makespan and avg JCT as ratios to the
-reference agent (FIFO) on the same trace, since raw seconds are not comparable across cluster
-sizes; FTF and unfair fractions as they are.
+seed 0.
 
 Outputs (:func:`write_leaderboard`): ``LEADERBOARD.md`` (the tables, each row with the command
 that reproduces it) and ``LEADERBOARD.csv`` beside it (one row per cell, floats written with
@@ -32,6 +28,14 @@ import pandas as pd
 
 from shockwave_gym.errors import InputError
 from shockwave_gym.harness.agent_specs import is_labelled, parse_agent_spec
+from shockwave_gym.harness.board_stats import (
+    OVERALL_METRICS,
+    REFERENCE,
+    SUITE_METRICS,
+    format_interval,
+    overall_rows,
+    suite_rows,
+)
 from shockwave_gym.harness.store import write_atomic
 from shockwave_gym.traces.suites import (
     SplitEntry,
@@ -44,26 +48,6 @@ from shockwave_gym.traces.suites import (
 #: ``--quick``: the first traces of a few cheap suites (CI): two each, so those rows still have
 #: an interval, and the authors' canonical trace alone.
 QUICK_SUITES: dict[str, int] = {"small-light": 2, "medium-nominal": 2, "static-only": 2, "canonical": 1}
-#: Reference agent of the overall ratios.
-REFERENCE = "fifo"
-
-#: (column, heading, format) of the leaderboard's metrics, in table order.
-METRICS: tuple[tuple[str, str, str], ...] = (
-    ("makespan_s", "makespan (s)", "{:,.0f}"),
-    ("avg_jct_s", "avg JCT (s)", "{:,.0f}"),
-    ("rho_mean", "mean ρ", "{:.2f}"),
-    ("rho_p95", "p95 ρ", "{:.2f}"),
-    ("worst_ftf", "worst FTF ρ static", "{:.2f}"),
-    ("worst_ftf_themis", "worst FTF ρ contention", "{:.2f}"),
-    ("unfair_fraction", "unfair static", "{:.1%}"),
-    ("unfair_fraction_themis", "unfair contention", "{:.1%}"),
-)
-#: Overall table: makespan and JCT relative to the reference on the same trace.
-OVERALL_METRICS: tuple[tuple[str, str, str], ...] = (
-    ("makespan_ratio", f"makespan ×{REFERENCE}", "{:.3f}"),
-    ("avg_jct_ratio", f"avg JCT ×{REFERENCE}", "{:.3f}"),
-    *METRICS[2:],
-)
 #: Per-cell columns of LEADERBOARD.csv: results only, reproduced byte for byte by a re-run.
 CSV_COLUMNS = ("suite", "trace", "trace_seed", "agent", "gpus", "makespan_s", "avg_jct_s", "rho_mean", "rho_p95",
                "rho_max", "rho_over_1_05", "rho_over_1_25", "gang_ftf_mean", "gang_ftf_p95", "gang_ftf_max",
@@ -166,75 +150,13 @@ def leaderboard_command(split: str, suites, quick: bool, agent_words: str | None
     return f"{text} {agent_words}" if agent_words else text
 
 
-# -- statistics --------------------------------------------------------------------------
-
-def t_interval(values: Iterable[float], confidence: float = 0.95) -> tuple[float, float, int]:
-    """(mean, half-width, n) of a Student-t interval; half-width NaN for n < 2; NaN values
-    (an unfinished episode's metric) are left out."""
-    from scipy import stats
-
-    data = [float(v) for v in values if v is not None and not math.isnan(float(v))]
-    n = len(data)
-    if n == 0:
-        return math.nan, math.nan, 0
-    mean = math.fsum(data) / n
-    if n < 2:
-        return mean, math.nan, n
-    variance = math.fsum((x - mean) ** 2 for x in data) / (n - 1)
-    return mean, float(stats.t.ppf(0.5 + confidence / 2, n - 1)) * math.sqrt(variance / n), n
-
-
-def format_interval(mean: float, half: float, fmt: str) -> str:
-    """``"12,345 ± 678"``; ``"12,345"`` without an interval; ``"n/a"`` without data."""
-    if math.isnan(mean):
-        return "n/a"
-    if math.isnan(half):
-        return fmt.format(mean)
-    return f"{fmt.format(mean)} ± {fmt.format(half)}"
-
-
-def suite_rows(results: pd.DataFrame, suite: str) -> list[dict]:
-    """One row per agent for ``suite``: each metric's (mean, half-width), and n; sorted by
-    mean avg JCT."""
-    rows = []
-    frame = results[results["suite"] == suite]
-    for agent, cells in frame.groupby("agent", sort=False):
-        row = {"agent": agent, "n": len(cells)}
-        for column, _, _ in METRICS:
-            mean, half, _ = t_interval(cells[column])
-            row[column] = (mean, half)
-        rows.append(row)
-    return sorted(rows, key=lambda r: (math.inf if math.isnan(r["avg_jct_s"][0]) else r["avg_jct_s"][0], r["agent"]))
-
-
-def overall_rows(results: pd.DataFrame, reference: str = REFERENCE) -> list[dict]:
-    """One row per agent over every trace: makespan and JCT as ratios to ``reference`` on the
-    same trace (empty if ``reference`` was not run)."""
-    ref = results[results["agent"] == reference].set_index("trace")
-    if ref.empty:
-        return []
-    rows = []
-    for agent, cells in results.groupby("agent", sort=False):
-        cells = cells[cells["trace"].isin(ref.index)]
-        ratios = {
-            "makespan_ratio": cells["makespan_s"].to_numpy() / ref.loc[cells["trace"], "makespan_s"].to_numpy(),
-            "avg_jct_ratio": cells["avg_jct_s"].to_numpy() / ref.loc[cells["trace"], "avg_jct_s"].to_numpy(),
-        }
-        row = {"agent": agent, "n": len(cells)}
-        for column, _, _ in OVERALL_METRICS:
-            mean, half, _ = t_interval(ratios[column] if column in ratios else cells[column])
-            row[column] = (mean, half)
-        rows.append(row)
-    return sorted(rows, key=lambda r: (r["avg_jct_ratio"][0], r["agent"]))
-
-
 # -- writing -----------------------------------------------------------------------------
 
 def _table(rows: list[dict], metrics, commands: dict[str, str]) -> list[str]:
     head = "| agent | " + " | ".join(h for _, h, _ in metrics) + " | n | command |"
     lines = [head, "|" + "---|" * (len(metrics) + 3)]
     for row in rows:
-        cells = [format_interval(*row[column], fmt) for column, _, fmt in metrics]
+        cells = [format_interval(row[column], fmt) for column, _, fmt in metrics]
         lines.append(f"| `{row['agent']}` | " + " | ".join(cells) + f" | {row['n']} | `{commands[row['agent']]}` |")
     return lines
 
@@ -263,9 +185,14 @@ def leaderboard_markdown(run: LeaderboardRun) -> str:
         "(resumable: a re-run reuses the cells saved in `--out`; `--backend ray` runs the same cells on Ray). "
         "Each row's command runs that row alone (it writes `leaderboard_out/LEADERBOARD.md`).",
         "",
-        "**Statistics.** Each cell is a mean with a 95% confidence interval over the suite's traces "
-        "(one trace per generator seed): mean ± t(0.975, n−1)·s/√n, Student's t, s the sample standard "
-        "deviation, n the number of traces. Lower is better for every metric. *Mean ρ* and *p95 ρ* are "
+        "**Statistics.** Lower is better for every metric; each interval is a 95% percentile bootstrap "
+        "(seeded). Per suite, one trace per generator seed: makespan and avg JCT in seconds are plain "
+        f"means; *×{REFERENCE}* is the geometric mean of the agent's per-trace ratio to `{REFERENCE}` on the "
+        "same trace (paired), with its interval over the traces; every other column is a mean over the "
+        "traces with its interval. **Overall**, suites count equally: each column is the interquartile "
+        "mean (IQM) over suites of the suites' means, with a stratified bootstrap that resamples each "
+        "suite's traces within the suite (Agarwal et al., NeurIPS 2021); no interval pools traces of "
+        "different suites. *Mean ρ* and *p95 ρ* are "
         "the fair-share ρ = JCT / T_fair, T_fair a job's time in the policy-independent fluid equal-share "
         "reference ([METRICS.md](METRICS.md), the metric card); the `fair-share` agent runs that reference in "
         "rounds, so its row shows what rounds and restarts cost by themselves. The Shockwave paper's two "
@@ -287,7 +214,8 @@ def leaderboard_markdown(run: LeaderboardRun) -> str:
         lines += [
             "## Overall",
             "",
-            f"All {len(run.entries)} traces pooled; makespan and avg JCT are ratios to `{REFERENCE}` on the same trace.",
+            f"{len(suites)} suites, {len(run.entries)} traces; each column the IQM over suites with a stratified "
+            f"bootstrap interval; makespan and avg JCT as paired ratios to `{REFERENCE}` on the same trace.",
             "",
             *_table(overall, OVERALL_METRICS, {a: f"{full} {w}" for a, w in words.items()}),
             "",
@@ -302,22 +230,18 @@ def leaderboard_markdown(run: LeaderboardRun) -> str:
             f"`{info.cluster}` ({info.gpus} GPUs), {info.load} load; {info.stresses}. "
             f"Traces: {', '.join(f'`{n}`' for n in names)}.",
             "",
-            *_table(suite_rows(results, suite), METRICS, {a: f"{command} {w}" for a, w in words.items()}),
+            *_table(suite_rows(results, suite), SUITE_METRICS, {a: f"{command} {w}" for a, w in words.items()}),
             "",
         ]
     return "\n".join(lines)
 
 
 def quick_note() -> str:
-    """What a ``--quick`` interval means: few traces per suite, so it is wide."""
-    from scipy import stats
-
+    """What a ``--quick`` interval means: few traces per suite, so it says little."""
     sizes = sorted({n for n in QUICK_SUITES.values() if n > 1})
-    t_value = float(stats.t.ppf(0.975, sizes[0] - 1))
-    return (f"**Quick subset.** n = {', '.join(map(str, sizes))} traces per suite (1 for `canonical`): each "
-            f"interval uses t(0.975, {sizes[0] - 1}) = {t_value:.1f} and is wide, often wider than the mean. "
-            "It checks that the pipeline runs; it is not a figure to report. Run the full split for numbers "
-            "(docs/REPORTING.md).")
+    return (f"**Quick subset.** n = {', '.join(map(str, sizes))} traces per suite (1 for `canonical`): a "
+            f"bootstrap interval over {sizes[0]} traces only spans their values. It checks that the pipeline "
+            "runs; it is not a figure to report. Run the full split for numbers (docs/REPORTING.md).")
 
 
 def summary_text(run: LeaderboardRun) -> str:
@@ -325,18 +249,18 @@ def summary_text(run: LeaderboardRun) -> str:
     was not run, each suite's) without the command column."""
     overall = overall_rows(run.results)
     if overall:
-        blocks = [(f"Overall ({len(run.entries)} traces; makespan and JCT as ratios to {REFERENCE})",
+        blocks = [(f"Overall ({len(run.entries)} traces; IQM over suites; makespan and JCT as ratios to {REFERENCE})",
                    overall, OVERALL_METRICS)]
     else:
         suites = dict.fromkeys(entry.suite for entry in run.entries)
-        blocks = [(suite, suite_rows(run.results, suite), METRICS) for suite in suites]
+        blocks = [(suite, suite_rows(run.results, suite), SUITE_METRICS) for suite in suites]
     lines = []
     for title, rows, metrics in blocks:
         table = [["agent", *(h for _, h, _ in metrics), "n"]]
-        table += [[row["agent"], *(format_interval(*row[c], fmt) for c, _, fmt in metrics), str(row["n"])]
+        table += [[row["agent"], *(format_interval(row[c], fmt) for c, _, fmt in metrics), str(row["n"])]
                   for row in rows]
         widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
-        lines += ["", title + " (mean ± 95% interval over traces; lower is better):"]
+        lines += ["", title + " (95% bootstrap interval in brackets; lower is better):"]
         lines += ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in table]
     if run.quick:
         lines += ["", quick_note().replace("**", "")]

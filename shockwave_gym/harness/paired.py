@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from shockwave_gym import portable_math
+
 #: resamples of every bootstrap
 N_RESAMPLES = 4000
 CONFIDENCE = 0.95
@@ -57,11 +59,11 @@ def paired_ratios(agent: Mapping[str, float], baseline: Mapping[str, float]) -> 
 
 def geomean(values: Sequence[float]) -> float:
     values = np.asarray(values, dtype=np.float64)
-    return float(np.exp(np.log(values).mean())) if values.size else math.nan
+    return float(portable_math.exp(portable_math.log(values).mean())) if values.size else math.nan
 
 
 def _log_mean(x, axis=-1):
-    return np.log(x).mean(axis=axis)
+    return portable_math.log(x).mean(axis=axis)
 
 
 def ratio_interval(ratios: Sequence[float], confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES,
@@ -81,7 +83,7 @@ def ratio_interval(ratios: Sequence[float], confidence: float = CONFIDENCE, n_re
         return Interval(value, value, value, n)
     res = stats.bootstrap((data,), _log_mean, vectorized=True, confidence_level=confidence,
                           n_resamples=n_resamples, method="percentile", rng=np.random.default_rng(seed))
-    return Interval(value, float(np.exp(res.confidence_interval.low)), float(np.exp(res.confidence_interval.high)), n)
+    return Interval(value, float(portable_math.exp(res.confidence_interval.low)), float(portable_math.exp(res.confidence_interval.high)), n)
 
 
 def iqm(values: Sequence[float]) -> float:
@@ -100,17 +102,73 @@ def stratified_iqm_interval(per_suite: Mapping[str, Sequence[float]], confidence
     samples = [np.asarray(v, dtype=np.float64) for v in per_suite.values() if len(v)]
     if not samples:
         return Interval(math.nan, math.nan, math.nan, 0)
-    value = float(np.exp(iqm([np.log(s).mean() for s in samples])))
+    value = float(portable_math.exp(iqm([portable_math.log(s).mean() for s in samples])))
     if len(samples) < 2 and samples[0].size < 2:
         return Interval(value, math.nan, math.nan, len(samples))
 
     def statistic(*suites, axis=-1):
-        logs = np.stack([np.log(s).mean(axis=axis) for s in suites], axis=0)
+        logs = np.stack([portable_math.log(s).mean(axis=axis) for s in suites], axis=0)
         return stats.trim_mean(logs, IQM_CUT, axis=0)
 
     if all(np.all(s == s[0]) for s in samples):
         return Interval(value, value, value, len(samples))
     res = stats.bootstrap(tuple(samples), statistic, vectorized=True, paired=False, confidence_level=confidence,
                           n_resamples=n_resamples, method="percentile", rng=np.random.default_rng(seed))
-    return Interval(value, float(np.exp(res.confidence_interval.low)), float(np.exp(res.confidence_interval.high)),
+    return Interval(value, float(portable_math.exp(res.confidence_interval.low)), float(portable_math.exp(res.confidence_interval.high)),
                     len(samples))
+
+
+def mean_interval(values: Sequence[float], confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES,
+                  seed: int = SEED) -> Interval:
+    """Arithmetic mean over the traces with a percentile bootstrap interval (NaN values, an
+    unfinished episode's metric, left out; no interval for fewer than 2 values)."""
+    from scipy import stats
+
+    data = np.asarray([v for v in values if v is not None and math.isfinite(v)], dtype=np.float64)
+    n = int(data.size)
+    if n == 0:
+        return Interval(math.nan, math.nan, math.nan, 0)
+    value = math.fsum(data) / n
+    if n < 2:
+        return Interval(value, math.nan, math.nan, n)
+    if np.all(data == data[0]):
+        return Interval(value, value, value, n)
+    res = stats.bootstrap((data,), np.mean, vectorized=True, confidence_level=confidence,
+                          n_resamples=n_resamples, method="percentile", rng=np.random.default_rng(seed))
+    return Interval(value, float(res.confidence_interval.low), float(res.confidence_interval.high), n)
+
+
+def stratified_iqm_mean_interval(per_suite: Mapping[str, Sequence[float]], *, geometric: bool,
+                                 confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES,
+                                 seed: int = SEED) -> Interval:
+    """IQM over suites of each suite's mean (geometric: of ratios, as a ratio; else arithmetic),
+    with a stratified bootstrap: each suite's values resampled within the suite. A suite of one
+    value enters every resample as that value; suites without a finite value are left out.
+    ``n`` is the number of values."""
+    from scipy import stats
+
+    samples = [np.asarray([v for v in values if math.isfinite(v)], dtype=np.float64) for values in per_suite.values()]
+    samples = [portable_math.log(s) if geometric else s for s in samples if s.size]
+    if not samples:
+        return Interval(math.nan, math.nan, math.nan, 0)
+    n = sum(int(s.size) for s in samples)
+    back = np.exp if geometric else float
+
+    def finish(x: float) -> float:
+        return float(back(x))
+
+    value = finish(iqm([s.mean() for s in samples]))
+    varying = [s for s in samples if s.size >= 2 and not np.all(s == s[0])]
+    if not varying:
+        return Interval(value, math.nan, math.nan, n) if all(s.size < 2 for s in samples) else Interval(value, value, value, n)
+    fixed = np.array([s.mean() for s in samples if s.size < 2 or np.all(s == s[0])], dtype=np.float64)
+
+    def statistic(*resampled, axis=-1):
+        means = [s.mean(axis=axis) for s in resampled]
+        shape = means[0].shape
+        means += [np.broadcast_to(m, shape) for m in fixed]
+        return stats.trim_mean(np.stack(means, axis=0), IQM_CUT, axis=0)
+
+    res = stats.bootstrap(tuple(varying), statistic, vectorized=True, paired=False, confidence_level=confidence,
+                          n_resamples=n_resamples, method="percentile", rng=np.random.default_rng(seed))
+    return Interval(value, finish(res.confidence_interval.low), finish(res.confidence_interval.high), n)
