@@ -12,7 +12,7 @@ Per suite (one trace = one sample, its generator seed):
 
 Overall, suites count equally: each column is the interquartile mean over suites of the suites'
 means (geometric for the ratios), with a stratified bootstrap that resamples each suite's traces
-within the suite (:func:`~shockwave_gym.harness.paired.stratified_iqm_mean_interval`); a suite of
+within the suite (:func:`~shockwave_gym.harness.paired.stratified_iqm_interval`); a suite of
 one trace (``canonical``) enters every resample as its one value. No interval pools the traces of
 different suites as if they were one sample.
 
@@ -30,7 +30,7 @@ from shockwave_gym.harness.paired import (
     mean_interval,
     paired_ratios,
     ratio_interval,
-    stratified_iqm_mean_interval,
+    stratified_iqm_interval,
 )
 
 #: Reference agent of the ratios.
@@ -120,6 +120,6 @@ def overall_rows(results: pd.DataFrame, reference: str = REFERENCE) -> list[dict
                 cells = mine[mine["suite"] == suite]
                 ref = results[(results["suite"] == suite) & (results["agent"] == reference)]
                 per_suite[suite] = _values(cells, ref, column)
-            row[column] = stratified_iqm_mean_interval(per_suite, geometric=column in RATIOS)
+            row[column] = stratified_iqm_interval(per_suite, geometric=column in RATIOS)
         rows.append(row)
     return sorted(rows, key=lambda row: _sort_key(row, "avg_jct_ratio"))

@@ -93,31 +93,6 @@ def iqm(values: Sequence[float]) -> float:
     return float(stats.trim_mean(np.asarray(values, dtype=np.float64), IQM_CUT))
 
 
-def stratified_iqm_interval(per_suite: Mapping[str, Sequence[float]], confidence: float = CONFIDENCE,
-                            n_resamples: int = N_RESAMPLES, seed: int = SEED) -> Interval:
-    """IQM over suites of each suite's geometric-mean ratio, with a stratified bootstrap (each
-    suite's ratios resampled within the suite). Suites with no ratio are left out."""
-    from scipy import stats
-
-    samples = [np.asarray(v, dtype=np.float64) for v in per_suite.values() if len(v)]
-    if not samples:
-        return Interval(math.nan, math.nan, math.nan, 0)
-    value = float(portable_math.exp(iqm([portable_math.log(s).mean() for s in samples])))
-    if len(samples) < 2 and samples[0].size < 2:
-        return Interval(value, math.nan, math.nan, len(samples))
-
-    def statistic(*suites, axis=-1):
-        logs = np.stack([portable_math.log(s).mean(axis=axis) for s in suites], axis=0)
-        return stats.trim_mean(logs, IQM_CUT, axis=0)
-
-    if all(np.all(s == s[0]) for s in samples):
-        return Interval(value, value, value, len(samples))
-    res = stats.bootstrap(tuple(samples), statistic, vectorized=True, paired=False, confidence_level=confidence,
-                          n_resamples=n_resamples, method="percentile", rng=np.random.default_rng(seed))
-    return Interval(value, float(portable_math.exp(res.confidence_interval.low)), float(portable_math.exp(res.confidence_interval.high)),
-                    len(samples))
-
-
 def mean_interval(values: Sequence[float], confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES,
                   seed: int = SEED) -> Interval:
     """Arithmetic mean over the traces with a percentile bootstrap interval (NaN values, an
@@ -138,7 +113,7 @@ def mean_interval(values: Sequence[float], confidence: float = CONFIDENCE, n_res
     return Interval(value, float(res.confidence_interval.low), float(res.confidence_interval.high), n)
 
 
-def stratified_iqm_mean_interval(per_suite: Mapping[str, Sequence[float]], *, geometric: bool,
+def stratified_iqm_interval(per_suite: Mapping[str, Sequence[float]], *, geometric: bool = True,
                                  confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES,
                                  seed: int = SEED) -> Interval:
     """IQM over suites of each suite's mean (geometric: of ratios, as a ratio; else arithmetic),
