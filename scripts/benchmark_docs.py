@@ -108,10 +108,21 @@ def _readme_training(out: dict) -> tuple[list, list]:
     return columns, rows
 
 
+def _machine_independence(out: dict) -> tuple[list, list]:
+    passes = ", ".join(f"{name} (load {load:.1f})" for name, load in out["load_1min_at_end"].items())
+    columns = ["agent", "trace", "GPUs", "makespan (s)", "avg JCT (s)", "worst FTF", "unfair", "rounds",
+               f"runs compared: {passes}, threads 1 and 4", "identical"]
+    rows = [[cell["agent"], cell["trace"], cell["gpus"], f"{cell['makespan_s']:,.1f}", f"{cell['avg_jct_s']:,.1f}",
+             f"{cell['worst_ftf']:.3f}", _pct(cell["unfair_fraction"]), cell["rounds"], len(cell["digests"]),
+             "yes" if cell["identical"] else "**no**"] for cell in out["cells"]]
+    return columns, rows
+
+
 #: How a saved ``output`` becomes a table, per benchmark file name.
 TABLES: dict[str, Callable[[dict], tuple[list, list]]] = {
     "baselines_fidelity": _fidelity,
     "readme_training": _readme_training,
+    "shockwave_machine_independence": _machine_independence,
     "shockwave_canonical": _canonical,
     "shockwave_noise": _noise,
     "shockwave_variants": _variants,
