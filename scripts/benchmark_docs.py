@@ -118,12 +118,38 @@ def _machine_independence(out: dict) -> tuple[list, list]:
     return columns, rows
 
 
+def _frontier(out: dict) -> tuple[list, list]:
+    columns = ["trace", "point", "makespan", "avg JCT", "worst FTF", "unfair"]
+    rows = []
+    for trace in out["traces"]:
+        points = trace["points"]
+
+        def sweep(numerics: str, k: float) -> dict:
+            return next(p["ours"] for p in points if p["agent"] == "shockwave" and p["numerics"] == numerics and p["k"] == k)
+
+        def agent(name: str) -> dict:
+            return next(p["ours"] for p in points if p["agent"] == name and p.get("k") is None)
+
+        named = [("`shockwave` k=1e-3 (default)", sweep("faithful", 1e-3)), ("`shockwave` k=1e-4", sweep("faithful", 1e-4)),
+                 ("`shockwave` k=0", sweep("faithful", 0.0)), ("`shockwave numerics=authors`", sweep("authors", 1e-3)),
+                 ("`shockwave-fair`", agent("shockwave-fair"))]
+        for i, (label, m) in enumerate(named):
+            rows.append([trace["trace"] if i == 0 else "", label, f"{m['makespan_s']:,.0f}", f"{m['avg_jct_s']:,.0f}",
+                         f"{m['worst_ftf']:.3f}", _pct(m["unfair_fraction"])])
+        refs = [agent(name) for name in ("gavel", "themis", "srtf")]
+        rows.append(["", "Gavel / Themis / SRTF", " / ".join(f"{m['makespan_s']:,.0f}" for m in refs),
+                     " / ".join(f"{m['avg_jct_s']:,.0f}" for m in refs), " / ".join(f"{m['worst_ftf']:.2f}" for m in refs),
+                     " / ".join(_pct(m["unfair_fraction"]) for m in refs)])
+    return columns, rows
+
+
 #: How a saved ``output`` becomes a table, per benchmark file name.
 TABLES: dict[str, Callable[[dict], tuple[list, list]]] = {
     "baselines_fidelity": _fidelity,
     "readme_training": _readme_training,
     "shockwave_machine_independence": _machine_independence,
     "shockwave_canonical": _canonical,
+    "shockwave_frontier": _frontier,
     "shockwave_noise": _noise,
     "shockwave_variants": _variants,
 }
