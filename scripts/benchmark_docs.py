@@ -7,6 +7,8 @@ Each table lives in ``docs/data/benchmarks/NAME.json``:
   :data:`TABLES` builds the table; or, for a run whose printed object was not kept,
   ``table`` (``columns`` and ``rows``) holding the figures that run printed.
 
+A table in :data:`DERIVED` reads another benchmark's file (two tables from one run).
+
 Between ``<!-- generated: NAME -->`` and ``<!-- end generated: NAME -->`` the page holds exactly
 :func:`render` of that file; ``tests/test_benchmark_docs.py`` fails when it does not.
 
@@ -143,6 +145,45 @@ def _frontier(out: dict) -> tuple[list, list]:
     return columns, rows
 
 
+#: case: (its row in the timing table, its row in the metrics table)
+_SCALE_CASES = {"canonical": ("authors' canonical, 120 jobs, 32 GPUs", "authors' canonical"),
+                "scale-900": ("`scale-900`, 256 GPUs", "`scale-900`"),
+                "scale-2000": ("generated 2,000 jobs, 512 GPUs", "2,000 jobs")}
+
+
+def _process(run: dict) -> str:
+    hits = run["planner"]["limit_hits"]
+    hits = sum(hits.values()) if isinstance(hits, dict) else hits
+    return f"{run['wall_s']:.1f} s wall, {run['cpu_s']:.1f} s CPU" + (f" ({hits} work-limit hits)" if hits else "")
+
+
+def _scale(out: dict) -> tuple[list, list]:
+    columns = ["case", "`counts_method=mip`", "default (exact counts from 200 jobs)", "mip / default", "target (quiet)"]
+    rows = []
+    for name, case in out["cases"].items():
+        mip = case.get("counts_mip")
+        rows.append([_SCALE_CASES.get(name, (name,))[0],
+                     _process(mip) if mip else "— (the same planner: HiGHS below 200 jobs)", _process(case),
+                     f"{mip['wall_ratio_before_over_now']:.2f}×" if mip else "—",
+                     f"≤ {case['target_wall_s']:.0f} s ({'met' if case['target_met_here'] else 'not met'})"])
+    return columns, rows
+
+
+def _scale_metrics(out: dict) -> tuple[list, list]:
+    columns = ["case", "makespan: default vs mip", "avg JCT", "worst FTF", "unfair fraction"]
+    rows = []
+    for name, case in out["cases"].items():
+        if "counts_mip" not in case:
+            continue
+        now, mip, change = case["metrics"], case["counts_mip"]["metrics"], case["change_vs_counts_mip"]
+        rows.append([_SCALE_CASES.get(name, (name, name))[1],
+                     f"{now['makespan_s']:,.0f} s vs {mip['makespan_s']:,.0f} s ({100 * change['makespan_s']:+.1f}%)",
+                     f"{now['avg_jct_s']:,.0f} s vs {mip['avg_jct_s']:,.0f} s ({100 * change['avg_jct_s']:+.1f}%)",
+                     f"{now['worst_ftf']:.3f} vs {mip['worst_ftf']:.3f} ({100 * change['worst_ftf']:+.1f}%)",
+                     f"{_pct(now['unfair_fraction'])} vs {_pct(mip['unfair_fraction'])}"])
+    return columns, rows
+
+
 #: How a saved ``output`` becomes a table, per benchmark file name.
 TABLES: dict[str, Callable[[dict], tuple[list, list]]] = {
     "baselines_fidelity": _fidelity,
@@ -151,12 +192,23 @@ TABLES: dict[str, Callable[[dict], tuple[list, list]]] = {
     "shockwave_canonical": _canonical,
     "shockwave_frontier": _frontier,
     "shockwave_noise": _noise,
+    "shockwave_scale": _scale,
+    "shockwave_scale_metrics": _scale_metrics,
     "shockwave_variants": _variants,
 }
 
 
+#: Tables drawn from another benchmark's saved run: table name -> the file it reads.
+DERIVED: dict[str, str] = {"shockwave_scale_metrics": "shockwave_scale"}
+
+
+def source(name: str) -> str:
+    """The saved run behind the table ``name``."""
+    return DERIVED.get(name, name)
+
+
 def load(name: str) -> dict:
-    return json.loads((DATA / f"{name}.json").read_text())
+    return json.loads((DATA / f"{source(name)}.json").read_text())
 
 
 def table_of(name: str, record: dict) -> tuple[list, list]:
@@ -171,7 +223,7 @@ def render(name: str, record: dict | None = None) -> str:
     columns, rows = table_of(name, record)
     lines = [f"<!-- generated: {name} -->",
              f"`{record['command']}`, run {record['date']} on {record['machine']} "
-             f"([data](data/benchmarks/{name}.json)):", "",
+             f"([data](data/benchmarks/{source(name)}.json)):", "",
              "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
     lines.append(f"<!-- end generated: {name} -->")
@@ -206,13 +258,16 @@ def main(argv: list[str]) -> int:
     if not argv or argv[0] not in ("run", "write", "check"):
         print(__doc__, file=sys.stderr)
         return 2
-    only = None
     if argv[0] == "run":
         rest = argv[2:]
         run(argv[1], rest[1:] if rest[:1] == ["--"] else rest)
-        only = argv[1]
+        fresh = PAGE.read_text()
+        for name in (argv[1], *(table for table, origin in DERIVED.items() if origin == argv[1])):
+            fresh = rewritten(fresh, name)  # the run's table and the tables derived from the same run
+        PAGE.write_text(fresh)
+        return 0
     text = PAGE.read_text()
-    fresh = rewritten(text, only)
+    fresh = rewritten(text)
     if argv[0] == "check":
         return 0 if fresh == text else 1
     PAGE.write_text(fresh)
