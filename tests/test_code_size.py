@@ -71,7 +71,10 @@ BEING_REWRITTEN = (
 #: :data:`MAX_PARAMETERS` is a keyword-only option documented in the docstring. Path ->
 #: qualified names. (The vector env constructors take 6 parameters or fewer: no exemption.)
 ENTRY_POINTS = {
-    "shockwave_gym/env/cluster_env.py": ("ClusterEnv.__init__",),  # what gym.make calls
+    # What gym.make calls. It does not qualify yet: its 16 parameters can all be passed by
+    # position; obs_version, skip_trivial, idle_allowed and cluster must become keyword-only
+    # (its check is skipped while env/ is in BEING_REWRITTEN).
+    "shockwave_gym/env/cluster_env.py": ("ClusterEnv.__init__",),
     "shockwave_gym/harness/api.py": ("evaluate",),
 }
 
