@@ -1,9 +1,11 @@
 """The one agent interface every scheduler implements.
 
 An agent is called once per round boundary with the read-only
-:class:`~shockwave_gym.view.ClusterView` and returns the ids of the jobs to run this round.
-The set must fit (sum of gangs <= GPUs) and contain only active jobs; the simulator rejects
-anything else with :class:`~shockwave_gym.errors.InvalidActionError`.
+:class:`~shockwave_gym.view.ClusterView` (its members: docs/VIEW.md) and returns the jobs to
+run this round, a :data:`Decision`: job ids, or on a heterogeneous cluster a placement. The
+set must fit (sum of gangs <= GPUs, per type on a heterogeneous cluster) and contain only
+active jobs; the simulator rejects anything else with
+:class:`~shockwave_gym.errors.InvalidActionError`.
 
 - Planners (Gavel-family baselines, Shockwave) read the view directly.
 - Learned policies read the *observation*, which the env builds from the same view
@@ -14,14 +16,23 @@ anything else with :class:`~shockwave_gym.errors.InvalidActionError`.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import TypeAlias
 
 import numpy as np
 
 from shockwave_gym.interface.packing import pack_in_order
+from shockwave_gym.placement import Placement
 from shockwave_gym.view import ClusterView
 
-__all__ = ["Agent", "pack_in_order"]
+__all__ = ["Agent", "Decision", "pack_in_order"]
+
+#: What :meth:`Agent.act` returns for one round: job ids (a sequence of ints or an integer
+#: array), a :class:`~shockwave_gym.placement.Placement` (each job id with the index of its
+#: GPU type), or a mapping ``{job_id: type}`` (a type name such as ``"v100"`` or an index
+#: into ``view.cluster.types``). The last two place jobs on a heterogeneous cluster
+#: (docs/HETEROGENEOUS.md, "Placement"); elsewhere only their job ids count.
+Decision: TypeAlias = Sequence[int] | np.ndarray | Placement | Mapping[int, str | int]
 
 
 class Agent(ABC):
@@ -33,8 +44,19 @@ class Agent(ABC):
         """Called once before the first round of an episode. Clear per-episode state here."""
 
     @abstractmethod
-    def act(self, view: ClusterView) -> Sequence[int] | np.ndarray:
-        """Job ids to run in the round starting at ``view.time_s``."""
+    def act(self, view: ClusterView) -> Decision:
+        """The jobs to run in the round starting at ``view.time_s`` (a :data:`Decision`).
+
+        - Job ids (a sequence of ints or an integer array): on a homogeneous cluster their
+          order does not matter; on a heterogeneous one the simulator places them in the
+          order given, each on the fastest type with room for its gang
+          (:func:`~shockwave_gym.placement.place_in_order`).
+        - A :class:`~shockwave_gym.placement.Placement`, or a mapping ``{job_id: type}``
+          (a type name or an index into ``view.cluster.types``): an explicit placement on a
+          heterogeneous cluster; on a homogeneous one only the job ids count.
+
+        An empty selection idles the cluster for the round.
+        """
 
     def stats(self) -> dict:
         """Agent-specific statistics for the run's JSON output (e.g. ``planner_stats``)."""

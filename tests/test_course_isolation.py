@@ -171,6 +171,66 @@ def test_guard_refuses_denied_modules_and_records_use(monkeypatch):
     assert "shockwave_gym.interface.predictor" in DENIED["adaptation"]
 
 
+def _code_objects(code):
+    yield code
+    for const in code.co_consts:
+        if hasattr(const, "co_code"):
+            yield from _code_objects(const)
+
+
+def test_the_audit_hook_holds_everything_it_uses(monkeypatch, tmp_path):
+    """The hook (called here directly: an installed hook stays for the process) looks up no
+    global and no builtin, and keeps its own copy of the denied modules: replacing builtins
+    or emptying the finder's list after it is made changes nothing it refuses."""
+    import builtins
+    import dis
+    import os
+
+    from shockwave_gym.course.guard import _audit_hook
+
+    scratch, denied = tmp_path / "scratch", tmp_path / "denied"
+    scratch.mkdir()
+    guard = ImportGuard(("shockwave_gym.course",))
+    refused = []
+    hook = _audit_hook(refused, guard.denied, guard, str(scratch), (str(denied),), frozenset(), os.getpid())
+    inner = [code for const in _audit_hook.__code__.co_consts if hasattr(const, "co_code")
+             for code in _code_objects(const)]  # the hook and its helpers, not the factory itself
+    assert {code.co_name for code in inner} >= {"hook", "path_refusal", "denies"}
+    lookups = [(code.co_name, ins.argval) for code in inner for ins in dis.get_instructions(code)
+               if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME")]
+    assert lookups == []
+    cases = [
+        ("open", (str(scratch / "out.txt"), "w", 0)),  # writing in the scratch directory: allowed
+        ("open", (str(tmp_path / "read.txt"), "r", 0)),  # reading outside it: allowed
+        ("os.kill", (os.getpid(), 0)),  # signalling itself: allowed
+        ("open", (str(denied / "lab.py"), "r", 0)), ("open", (str(tmp_path / "out.txt"), "a", 0)),
+        ("os.remove", (str(tmp_path / "x"), -1)), ("socket.connect", (None, ("host", 80))),
+        ("os.kill", (1, 9)), ("os.system", (b"ls",)), ("import", ("shockwave_gym.course.grade", None, [], [], [])),
+    ]
+    monkeypatch.setattr(sys, "meta_path", [p for p in sys.meta_path if p is not guard])  # the finder is gone
+    guard.denied = ()  # and emptied (tests/course_hostile/markets/disarm_guards.py)
+    replaced = {"isinstance": lambda obj, kind: False, "any": lambda iterable: False, "str": lambda value: "x",
+                "tuple": lambda items: (), "len": lambda value: 0, "PermissionError": RuntimeError}
+    saved = {name: getattr(builtins, name) for name in replaced}
+    outcomes = []
+    try:  # builtins replaced only around the calls (pytest itself needs them)
+        for name, value in replaced.items():
+            setattr(builtins, name, value)
+        for event, args in cases:
+            try:
+                outcomes.append(hook(event, args))
+            except BaseException as exc:  # noqa: BLE001 - recorded, checked below
+                outcomes.append(exc)
+    finally:
+        for name, value in saved.items():
+            setattr(builtins, name, value)
+    assert outcomes[:3] == [None, None, None]
+    assert [type(exc) for exc in outcomes[3:]] == [PermissionError] * 6 + [ImportError]
+    assert refused == [f"open {denied / 'lab.py'}", f"writing {tmp_path / 'out.txt'}", f"os.remove {tmp_path / 'x'}",
+                       "socket.connect", "os.kill", "os.system", "import shockwave_gym.course.grade"]
+    assert all(str(exc) == f"{what}: not available to a submission" for exc, what in zip(outcomes[3:], refused, strict=True))
+
+
 def test_describe_exception_survives_hostile_exceptions():
     class Unprintable(BaseException):
         def __str__(self):

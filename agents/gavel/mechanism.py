@@ -42,6 +42,7 @@ import numpy as np
 from shockwave_agents.base import Agent
 from shockwave_gym.errors import InputError
 from shockwave_gym.interface import pack_in_order, pack_typed_in_order, predicted_remaining_s
+from shockwave_gym.placement import Placement
 from shockwave_gym.view import ClusterView
 
 #: Credit every job starts with and returns to at each reset (half of the authors' 120 s round).
@@ -295,7 +296,8 @@ class GavelRoundAgent(Agent):
     def has_typed_rule(self) -> bool:
         return type(self).compute_typed_allocation is not GavelRoundAgent.compute_typed_allocation
 
-    def act(self, view: ClusterView) -> np.ndarray:
+    def act(self, view: ClusterView) -> np.ndarray | Placement:
+        """Job ids; a :class:`Placement` on a cluster of several GPU types."""
         if self.mechanism is None:
             self.reset(view)
         if self.typed_mechanism is not None:
@@ -320,7 +322,7 @@ class GavelRoundAgent(Agent):
             return pack_typed_in_order(order, view, holds=~allocated)
         return pack_typed_in_order(order[allocated], view)
 
-    def _act_typed(self, view: ClusterView):
+    def _act_typed(self, view: ClusterView) -> Placement:
         mechanism = self.typed_mechanism
         if view.round_index > self._seen_round:
             ids = np.flatnonzero(np.asarray(view.ran_last_round, dtype=bool))

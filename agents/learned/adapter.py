@@ -74,7 +74,8 @@ class PolicyAgent(Agent):
             self._features_view = view
         return build_observation(view, self.slots, version=self.obs_version, features=self._features, **partial_round)
 
-    def act(self, view: ClusterView) -> np.ndarray:
+    def act(self, view: ClusterView) -> np.ndarray | Placement:
+        """Job ids; a :class:`Placement` on a heterogeneous cluster."""
         slots = self.slots
         slots.update(view)
         self.rounds += 1

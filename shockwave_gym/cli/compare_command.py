@@ -98,25 +98,29 @@ def check_agents(agents: list[str], options: dict[str, dict], reference: str | N
         raise InputError(f"--reference {reference!r} is not among the agents run ({', '.join(labels)})")
 
 
-def compare(args) -> int:
-    from rich.console import Console
+def parse_gantt(text: str | None) -> list | None:
+    """``--gantt AGENT[,TRACE[,SEED]]`` -> ``[agent, trace, seed]`` (parts left empty are
+    None, the seed an int); no text -> None."""
+    from shockwave_gym.errors import InputError
 
+    if not text:
+        return None
+    gantt = [part.strip() or None for part in text.split(",")]
+    if len(gantt) > 3:
+        raise InputError("--gantt takes AGENT[,TRACE[,SEED]]")
+    if len(gantt) == 3 and gantt[2] is not None:
+        try:
+            gantt[2] = int(gantt[2])
+        except ValueError:
+            raise InputError(f"--gantt: seed must be an integer, got {gantt[2]!r}") from None
+    return gantt
+
+
+def compare(args) -> int:
     from shockwave_gym.cli.guard import check_output_dir
     from shockwave_gym.errors import InputError
-    from shockwave_gym.harness import CellsFailed, HarnessWarning, evaluate
-    from shockwave_gym.harness.api import OutputsNotWritten
-    from shockwave_gym.harness.summary import print_summary, summarise
 
-    gantt = None
-    if args.gantt:
-        gantt = [part.strip() or None for part in args.gantt.split(",")]
-        if len(gantt) > 3:
-            raise InputError("--gantt takes AGENT[,TRACE[,SEED]]")
-        if len(gantt) == 3 and gantt[2] is not None:
-            try:
-                gantt[2] = int(gantt[2])
-            except ValueError:
-                raise InputError(f"--gantt: seed must be an integer, got {gantt[2]!r}") from None
+    gantt = parse_gantt(args.gantt)
     agent_options = parse_per_agent_options(args.agent_opt)
     check_output_dir(args.out, "--out")
     agents = list(args.agents) + list(args.agent)  # --agent specs are labelled (harness.agent_specs)
@@ -124,6 +128,24 @@ def compare(args) -> int:
         raise InputError("compare needs --agents NAME ... and/or --agent LABEL=KIND[:OPT=VALUE,...]")
     check_agents(agents, agent_options, args.reference)
     command = "shockwave-gym " + shlex.join(sys.argv[1:]) if sys.argv[1:2] == ["compare"] else ""
+    results, failed, unwritten = _run_cells(args, agents, agent_options, gantt, command)
+    _print_results(args, results, written=unwritten is None)
+    if unwritten is not None:
+        raise unwritten
+    if failed is not None:
+        print(f"shockwave-gym: error: {failed}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _run_cells(args, agents: list[str], agent_options: dict[str, dict], gantt: list | None, command: str):
+    """:func:`~shockwave_gym.harness.evaluate` with the options of ``args``, each harness
+    warning printed as one plain line. Returns ``(results, failed, unwritten)``: the results
+    (None if there are none), the :class:`CellsFailed` and the ``OutputsNotWritten`` raised
+    (None if not)."""
+    from shockwave_gym.harness import CellsFailed, HarnessWarning, evaluate
+    from shockwave_gym.harness.api import OutputsNotWritten
+
     failed, results, unwritten = None, None, None
     with warnings.catch_warnings():  # the harness's warnings: every one, as one plain line
         warnings.simplefilter("always", HarnessWarning)
@@ -144,6 +166,16 @@ def compare(args) -> int:
             failed, results = exc, exc.results
         except OutputsNotWritten as exc:  # the metrics are printed, then the one-line error
             unwritten, results = exc, exc.results
+    return results, failed, unwritten
+
+
+def _print_results(args, results, written: bool) -> None:
+    """The summary table of ``results`` (if any) and, when the outputs were ``written``,
+    where they are."""
+    from rich.console import Console
+
+    from shockwave_gym.harness.summary import print_summary, summarise
+
     console = Console()
     if not console.is_terminal:
         console = Console(width=160)  # logs and pipes: do not squeeze the table to 80 columns
@@ -154,11 +186,5 @@ def compare(args) -> int:
         where = f"{out / 'results.csv'}, jobs.csv, summary.md"
         if not args.no_figures:
             where += f", figures/ ({out / 'figures'}/<trace>/*.png)"
-        if unwritten is None:
+        if written:
             console.print(f"written: {where}")
-    if unwritten is not None:
-        raise unwritten
-    if failed is not None:
-        print(f"shockwave-gym: error: {failed}", file=sys.stderr)
-        return 1
-    return 0

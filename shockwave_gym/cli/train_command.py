@@ -61,6 +61,7 @@ def prior_name(text: str) -> str | None:
 
 
 def add_parsers(subparsers) -> None:
+    """The ``train`` command, its options in four groups."""
     parser = subparsers.add_parser(
         "train",
         help="train a learned scheduler (PPO, MaskablePPO or behaviour cloning) on generated traces",
@@ -93,14 +94,25 @@ def add_parsers(subparsers) -> None:
                         "split: a comma list of suite names (docs/SUITES.md), in-distribution, all, or none (train "
                         "on the generated workload below instead)")
     parser.add_argument("--val-traces", type=ascii_int, default=2, help="validation traces per suite")
-    group = parser.add_argument_group("workload (generated traces, with --suites none)")
+    _add_workload_arguments(parser.add_argument_group("workload (generated traces, with --suites none)"))
+    _add_network_arguments(parser.add_argument_group("network and PPO"))
+    _add_evaluation_arguments(parser.add_argument_group("evaluation and checkpoints"))
+    _add_cloning_arguments(parser.add_argument_group("behaviour cloning (--algo bc)"))
+    parser.set_defaults(func=train_command)
+
+
+def _add_workload_arguments(group) -> None:
+    """The generated workload's options (with ``--suites none``)."""
     group.add_argument("--gpus", type=ascii_int, default=12, help="cluster GPUs")
     group.add_argument("--num-jobs", default="20:40", help="jobs per training trace, LO:HI")
     group.add_argument("--arrival-rate", default="15:60", help="arrivals per hour, LO:HI")
     group.add_argument("--max-duration-h", type=ascii_float, default=2.0, help="longest job duration in isolation (hours)")
     group.add_argument("--no-mix", action="store_true", help="keep the default gang and mode mixes (no randomisation)")
     group.add_argument("--max-jobs", type=ascii_int, default=None, help="observation slots (default: largest job count)")
-    group = parser.add_argument_group("network and PPO")
+
+
+def _add_network_arguments(group) -> None:
+    """The network's and PPO's options, and where the weights start."""
     group.add_argument("--embed-dim", type=ascii_int, default=None, help="slot embedding size (default 32 for RL, 64 for bc)")
     group.add_argument("--hidden-dim", type=ascii_int, default=None, help="hidden layer size (default 64 for RL, 128 for bc)")
     group.add_argument("--n-steps", type=ascii_int, default=None, help="rollout steps per env (default: 512 in total, "
@@ -123,7 +135,10 @@ def add_parsers(subparsers) -> None:
     group.add_argument("--trust", action="store_true",
                        help="allow --init-from to be an SB3 .zip: loading it unpickles the file, which can run "
                        "arbitrary code, so only for zips you made yourself")
-    group = parser.add_argument_group("evaluation and checkpoints")
+
+
+def _add_evaluation_arguments(group) -> None:
+    """Validation, checkpoint selection and progress options."""
     group.add_argument("--eval-every", type=ascii_int, default=10_000, help="evaluate on the validation traces every N steps")
     group.add_argument("--select", choices=("jct", "fair"), default="jct",
                        help="checkpoint selection on the validation traces: jct (avg JCT / FIFO's) or fair "
@@ -131,7 +146,10 @@ def add_parsers(subparsers) -> None:
     group.add_argument("--eval-seeds", type=ascii_int, nargs="+", default=[1001, 1002, 1003], help="held-out trace seeds (< 2**32)")
     group.add_argument("--checkpoint-every", type=ascii_int, default=50_000, help="checkpoint every N steps")
     group.add_argument("--progress-every-s", type=ascii_float, default=15.0, help="seconds between progress lines")
-    group = parser.add_argument_group("behaviour cloning (--algo bc)")
+
+
+def _add_cloning_arguments(group) -> None:
+    """Behaviour cloning's options (``--algo bc``)."""
     group.add_argument("--teacher", default="shockwave", help="agent to imitate")
     group.add_argument("--teacher-opt", action="append", default=[], metavar="KEY=VALUE", help="teacher option (repeatable)")
     group.add_argument("--episodes", type=ascii_int, default=40, help="training traces the teacher plays")
@@ -142,7 +160,6 @@ def add_parsers(subparsers) -> None:
     group.add_argument("--workers", type=ascii_int, default=1, help="recording processes")
     group.add_argument("--dataset", default=None, help="reuse a recording (.npz from an earlier bc run)")
     group.add_argument("--finetune", action="store_true", help="after cloning, fine-tune with PPO for --timesteps steps")
-    parser.set_defaults(func=train_command)
 
 
 def require_rl_extra(algo: str, finetune: bool = False) -> None:

@@ -20,7 +20,6 @@ are not a sandbox (docs/COURSE.md, "Limits").
 
 from __future__ import annotations
 
-import functools
 import importlib.abc
 import importlib.machinery
 import os
@@ -107,49 +106,64 @@ _REFUSED_EVENTS = frozenset({"socket.connect", "socket.bind", "socket.sendto", "
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
 
-def _hook(event: str, args: tuple, *, refused: list, denies, finder, scratch: str, denied: tuple, allowed: frozenset,
-          own_pid: int, sys=sys, realpath=os.path.realpath, fsdecode=os.fsdecode, path_like=(str, bytes, os.PathLike),
-          isinstance=isinstance, any=any, len=len, int=int, str=str, bool=bool, spawn=_SPAWN, change=_CHANGE,
-          refused_events=_REFUSED_EVENTS, write_flags=_WRITE_FLAGS, PermissionError=PermissionError,
-          ImportError=ImportError, TypeError=TypeError, ValueError=ValueError) -> None:
-    """The audit hook; everything it uses is bound in its defaults, so that neither the
-    module's globals nor the builtins a submission may replace change what it refuses."""
-    what, exc, paths = None, PermissionError, ()
-    if event == "open":
-        paths = (args[0],)
-    elif event.startswith(change):
-        paths = tuple(arg for arg in args if isinstance(arg, path_like))
-    elif event.startswith(spawn) or event.startswith("ctypes.") or event in refused_events:
-        what = event
-    elif event in ("os.kill", "os.killpg", "signal.pthread_kill"):
-        if event != "os.kill" or args[0] not in (0, own_pid):
-            what = event
-    elif event == "import" and denies(str(args[0])) and (not sys.meta_path or sys.meta_path[0] is not finder):
-        what, exc = f"import {args[0]}", ImportError
-    for given in paths:
-        if not isinstance(given, path_like):
-            continue
+def _audit_hook(refused: list, modules: tuple, finder, scratch: str, denied: tuple, allowed: frozenset, own_pid: int):
+    """The audit hook, made once: every name it uses (these arguments, the builtins, the
+    event lists) is bound here, in its closure, so that neither the module's globals nor the
+    builtins a submission may replace afterwards change what it refuses (nor does changing
+    the finder's ``denied``: ``modules`` is a copy). The closure is reachable only through
+    the hook, which Python code cannot get back from ``sys.addaudithook`` (and the ``gc``
+    walks over every object are refused)."""
+    system, realpath, fsdecode, path_like = sys, os.path.realpath, os.fsdecode, (str, bytes, os.PathLike)
+    is_a, any_of, length, to_int, to_str, truth, as_tuple = isinstance, any, len, int, str, bool, tuple
+    spawn, change, refused_events, write_flags = _SPAWN, _CHANGE, _REFUSED_EVENTS, _WRITE_FLAGS
+    permission_error, import_error, bad_path = PermissionError, ImportError, (TypeError, ValueError)
+
+    def path_refusal(event: str, args: tuple, given) -> str | None:
+        """What ``event`` does with the path ``given`` that a submission may not, or None."""
         try:
             path = realpath(fsdecode(given))
-        except (TypeError, ValueError):
-            continue
+        except bad_path:
+            return None
         in_scratch = path == scratch or path.startswith(scratch + "/") or path == "/dev/null"
-        if path not in allowed and any(path == d or path.startswith(d + "/") or path.startswith(d + ".")
-                                       for d in denied):
-            what = f"open {given}"
-        elif path.startswith("/proc/") and path.split("/")[2].isdigit() and int(path.split("/")[2]) != own_pid:
-            what = f"open {given}"
-        elif event != "open" and not in_scratch:
-            what = f"{event} {given}"
-        elif event == "open" and not in_scratch:
-            mode, flags = args[1], (args[2] if len(args) > 2 else 0)
-            writes = any(c in mode for c in "wax+") if isinstance(mode, str) else bool((flags or 0) & write_flags)
-            what = f"writing {given}" if writes else None
+        if path not in allowed and any_of(path == d or path.startswith(d + "/") or path.startswith(d + ".")
+                                          for d in denied):
+            return f"open {given}"
+        if path.startswith("/proc/") and path.split("/")[2].isdigit() and to_int(path.split("/")[2]) != own_pid:
+            return f"open {given}"
+        if event != "open" and not in_scratch:
+            return f"{event} {given}"
+        if event == "open" and not in_scratch:
+            mode, flags = args[1], (args[2] if length(args) > 2 else 0)
+            writes = any_of(c in mode for c in "wax+") if is_a(mode, to_str) else truth((flags or 0) & write_flags)
+            return f"writing {given}" if writes else None
+        return None
+
+    def denies(name: str) -> bool:
+        return any_of(name == prefix or name.startswith(prefix + ".") for prefix in modules)
+
+    def hook(event: str, args: tuple) -> None:
+        what, exc, paths = None, permission_error, ()
+        if event == "open":
+            paths = (args[0],)
+        elif event.startswith(change):
+            paths = as_tuple(arg for arg in args if is_a(arg, path_like))
+        elif event.startswith(spawn) or event.startswith("ctypes.") or event in refused_events:
+            what = event
+        elif event in ("os.kill", "os.killpg", "signal.pthread_kill"):
+            if event != "os.kill" or args[0] not in (0, own_pid):
+                what = event
+        elif event == "import" and denies(to_str(args[0])) and (not system.meta_path or system.meta_path[0] is not finder):
+            what, exc = f"import {args[0]}", import_error
+        for given in paths:
+            if is_a(given, path_like):
+                what = path_refusal(event, args, given)
+                if what is not None:
+                    break
         if what is not None:
-            break
-    if what is not None:
-        refused.append(what)
-        raise exc(f"{what}: not available to a submission")
+            refused.append(what)
+            raise exc(f"{what}: not available to a submission")
+
+    return hook
 
 
 def install_audit_hook(guard: ImportGuard, scratch: str, denied_paths, allowed_paths=()) -> None:
@@ -160,7 +174,8 @@ def install_audit_hook(guard: ImportGuard, scratch: str, denied_paths, allowed_p
     immutable values only (the list of refused uses aside) and cannot be removed; the uses it
     refuses are appended to ``guard.refused``. Install it last, just before the submission runs.
     """
-    config = {"refused": guard.refused, "denies": guard.denies, "finder": guard, "scratch": os.path.realpath(scratch),
-              "denied": tuple(os.path.realpath(p).rstrip("/") for p in denied_paths),
-              "allowed": frozenset(os.path.realpath(p) for p in allowed_paths), "own_pid": os.getpid()}
-    sys.addaudithook(functools.partial(_hook, **config))
+    sys.addaudithook(_audit_hook(
+        guard.refused, tuple(guard.denied), guard, os.path.realpath(scratch),
+        tuple(os.path.realpath(p).rstrip("/") for p in denied_paths),
+        frozenset(os.path.realpath(p) for p in allowed_paths), os.getpid(),
+    ))

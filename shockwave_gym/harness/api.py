@@ -97,12 +97,17 @@ def evaluate(
       ``cluster`` (a :class:`~shockwave_gym.cluster.ClusterSpec` or ``"v100=12,p100=12,k80=12"``)
       runs every trace on that heterogeneous cluster (docs/HETEROGENEOUS.md); a bundled
       heterogeneous trace uses its own cluster when neither is given.
+    - ``agent_options`` maps an agent's label to keyword arguments for its factory (they
+      extend and override a labelled spec's own options).
     - ``workers`` processes (default 2; 1 runs in this process) or ``backend="ray"``.
+      ``progress``: ``None`` chooses from stderr (a live bar on a terminal, plain lines
+      elsewhere), ``True`` plain lines, ``False`` nothing.
     - With ``out``, each finished cell is saved at once; a later call with the same
       inputs reuses saved cells (``force=True`` recomputes them), then writes
       ``results.csv``, ``jobs.csv``, ``summary.md`` and (``figures=True``) PNGs under
       ``out/figures/``. ``gantt=(agent, trace, seed)`` picks the Gantt cell (parts may be
-      omitted). Without ``out`` nothing is written and nothing is reused.
+      omitted); ``command`` (the command line that reproduces the run) is written in
+      ``summary.md``. Without ``out`` nothing is written and nothing is reused.
     - A saved record is checked before it is reused; a damaged one is recomputed, with a
       :class:`HarnessWarning` naming its file. ``out`` is locked for the whole call: a
       second call on the same ``out`` while one runs raises
@@ -111,6 +116,8 @@ def evaluate(
       seed only, with one :class:`HarnessWarning` naming those agents.
     - ``round_s``, ``restart_overhead_s``, ``restart_min_run_share``, ``max_rounds``: the
       round parameters (:class:`~shockwave_gym.config.SimConfig`); ``None`` keeps its default.
+      ``oracle=True`` gives the agents views that show hidden future information
+      (:class:`~shockwave_gym.view.ClusterView`; ablations only).
     - The result's ``attrs`` hold ``reference`` (the agent used for normalising: ``reference``
       if evaluated, else the first agent) and ``reference_note``.
 

@@ -39,8 +39,9 @@ from shockwave_gym.view import ClusterView
 ACTION_MODES = ("select", "priority", "sequential")
 
 
-def _select_bits(action, max_jobs: int) -> np.ndarray:
-    """``action`` as a bool array when it is ``max_jobs`` values of exactly 0 or 1."""
+def select_bits(action, max_jobs: int) -> np.ndarray:
+    """``action`` as a bool array when it is ``max_jobs`` values of exactly 0 or 1 (a
+    ``select`` action); :class:`InvalidActionError` otherwise."""
     bits = np.asarray(action)
     if bits.shape != (max_jobs,):
         raise InvalidActionError(f"select action must have shape ({max_jobs},), got {bits.shape}")
@@ -53,6 +54,11 @@ def _select_bits(action, max_jobs: int) -> np.ndarray:
             f"select action must hold only 0 and 1 (bool, integer or float), got {bits.tolist()!r}"
         )
     return as_bool
+
+
+#: TEMPORARY (issue 32): the old name, for shockwave_gym/env/cluster_env.py, which is being
+#: rewritten on another branch; remove once it imports :func:`select_bits`.
+_select_bits = select_bits
 
 
 class _SlotMode:
@@ -76,7 +82,7 @@ class SelectMode(_SlotMode):
 
     def choose(self, action, view: ClusterView, slots: SlotMap) -> tuple[np.ndarray, int]:
         """(job ids to run, number of bits the repair rule dropped)."""
-        wanted = _select_bits(action, self.max_jobs)
+        wanted = select_bits(action, self.max_jobs)
         valid = slots.occupied()
         absent = int(np.count_nonzero(wanted > valid))  # bits set on empty slots
         ids = slots.slot_job[wanted & valid]

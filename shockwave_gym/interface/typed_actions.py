@@ -35,7 +35,7 @@ import math
 import numpy as np
 
 from shockwave_gym.errors import InvalidActionError
-from shockwave_gym.interface.actions import PriorityMode, SelectMode, _select_bits
+from shockwave_gym.interface.actions import PriorityMode, SelectMode, select_bits
 from shockwave_gym.interface.slots import SlotMap
 from shockwave_gym.placement import place_in_order
 
@@ -72,7 +72,7 @@ class TypedSelectMode(SelectMode):
 
     def place(self, action, view, slots: SlotMap, context: TypeContext) -> tuple[np.ndarray, np.ndarray, int]:
         """(job ids to run, ascending; their type indices; bits the repair rule dropped)."""
-        wanted = _select_bits(action, self.max_jobs)
+        wanted = select_bits(action, self.max_jobs)
         valid = slots.occupied()
         absent = int(np.count_nonzero(wanted > valid))
         ids = slots.slot_job[wanted & valid]

@@ -165,7 +165,7 @@ class GeneratorConfig:
         if len(self.bucket_probs) != len(BUCKET_ENDS):
             raise InputError(f"bucket_probs needs {len(BUCKET_ENDS)} entries, got {self.bucket_probs!r}")
         buckets = _check_probabilities("bucket_probs", dict(enumerate(self.bucket_probs)))
-        for index, (lo, hi) in enumerate(_bucket_bounds(self.num_durations)):
+        for index, (lo, hi) in enumerate(bucket_bounds(self.num_durations)):
             if hi <= lo and buckets[index] > 0:
                 raise InputError(
                     f"num_durations={self.num_durations} leaves duration bucket {index} "
@@ -197,7 +197,7 @@ class GeneratorConfig:
         return f"generated({', '.join(parts)})"
 
 
-def _bucket_bounds(num_durations: int) -> list[tuple[int, int]]:
+def bucket_bounds(num_durations: int) -> list[tuple[int, int]]:
     """Candidate index ranges ``[lo, hi)`` of the four duration buckets."""
     ends = [math.floor(share * num_durations + 0.5) for share in BUCKET_ENDS]
     starts = [0, *ends[:-1]]
@@ -255,7 +255,7 @@ class _Draws:
         self.gangs, self.gang_probs = list(config.gang_mix), _normalised(config.gang_mix.values())
         self.modes, self.mode_probs = list(config.mode_mix), _normalised(config.mode_mix.values())
         self.bucket_probs = _normalised(config.bucket_probs)
-        self.buckets = _bucket_bounds(config.num_durations)
+        self.buckets = bucket_bounds(config.num_durations)
 
 
 def _draw_job(

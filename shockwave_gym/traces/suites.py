@@ -47,7 +47,7 @@ from shockwave_gym.throughput import ThroughputTable
 from shockwave_gym.traces.generator import (
     SINGLE_GPU_MODELS,
     GeneratorConfig,
-    _bucket_bounds,
+    bucket_bounds,
     generate_trace,
     templates,
 )
@@ -167,7 +167,7 @@ def expected_duration_h(config: GeneratorConfig) -> float:
     """Mean isolated duration of the generator's jobs, in hours."""
     candidates = np.linspace(config.min_duration_h, config.max_duration_h, config.num_durations)
     total = 0.0
-    for p, (lo, hi) in zip(config.bucket_probs, _bucket_bounds(config.num_durations), strict=True):
+    for p, (lo, hi) in zip(config.bucket_probs, bucket_bounds(config.num_durations), strict=True):
         if p > 0:
             total += p * float(candidates[lo:hi].mean())
     return total
