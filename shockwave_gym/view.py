@@ -2,7 +2,8 @@
 
 It shows what a scheduler may know: each job's public trace facts
 (:class:`~shockwave_gym.jobs.PublicJobSpec`: model, gang, arrival, total epochs, initial batch
-size, mode), the batch sizes its mode can reach, the throughput table, and the batch sizes and
+size, mode; the length, a user's estimate of it or nothing, by the run's information regime:
+:attr:`ClusterView.length_regime`, docs/SEMANTICS.md, "Information regimes"), the batch sizes its mode can reach, the throughput table, and the batch sizes and
 epoch durations observed so far. Estimates built from these (the remaining-time predictor,
 FTF estimates) live on the agents' side, in :mod:`shockwave_gym.interface`. Quantities
 derived from the hidden future schedule (isolated time, true remaining time, the batch-size
