@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from shockwave_agents import make_agent
+from shockwave_gym.cli import main
 from shockwave_gym.errors import InputError
 from shockwave_gym.interface import gittins_index_per_epoch, predicted_remaining_s
 from shockwave_gym.jobs import EstimatedJobSpec, JobOrigin, JobSpec, UnknownLengthJobSpec
@@ -236,3 +237,14 @@ def test_check_agent_passes_for_gittins(regime):
     outcome = run_episode(trace, make_agent("gittins"), SimConfig(gpus=4), regime=Regime(regime, early_endings=0.2),
                           progress=False)
     assert outcome.metrics["completed_jobs"] == 12
+
+
+def test_run_command_takes_the_regime_and_reports_it(capsys):
+    import json
+
+    argv = ["run", "--agent", "gittins", "--trace", "teaching-12", "--json", "--progress-every-s", "0"]
+    assert main([*argv, "--regime", "unknown", "--early-endings", "0.25", "--regime-seed", "3"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["regime"] == "unknown, early endings 0.25, seed 3" and record["completed_jobs"] == 12
+    assert main(argv) == 0
+    assert "regime" not in json.loads(capsys.readouterr().out)  # the default regime adds nothing

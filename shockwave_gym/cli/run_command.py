@@ -173,6 +173,7 @@ def run(args) -> int:
     from shockwave_gym.throughput import ThroughputTable, TypedThroughputs
     from shockwave_gym.traces import load_trace
     from shockwave_gym.traces.bundled import resolve_cluster
+    from shockwave_gym.view import HiddenLengthError
 
     start = time.perf_counter()
     check_output_file(args.jobs_csv, "--jobs-csv")
@@ -191,9 +192,12 @@ def run(args) -> int:
     from shockwave_gym.cli.episode_control import EpisodeControl  # progress + interruption
 
     with EpisodeControl(args.progress_every_s) as control:
-        outcome = run_episode(
-            trace, agent, config, throughputs, seed=args.seed, oracle=args.oracle, regime=regime, **control.hooks(),
-        )
+        try:
+            outcome = run_episode(
+                trace, agent, config, throughputs, seed=args.seed, oracle=args.oracle, regime=regime, **control.hooks(),
+            )
+        except HiddenLengthError as exc:  # an agent that needs the length, outside the exact regime
+            raise InputError(f"--agent {args.agent}: cannot run in the {regime.knowledge!r} regime: {exc}") from None
     record = {"agent": label, "trace": trace.name, **outcome.metrics}
     record["wall_s"] = time.perf_counter() - start
     record["episode_wall_s"] = outcome.wall_s
