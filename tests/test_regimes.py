@@ -248,3 +248,21 @@ def test_run_command_takes_the_regime_and_reports_it(capsys):
     assert record["regime"] == "unknown, early endings 0.25, seed 3" and record["completed_jobs"] == 12
     assert main(argv) == 0
     assert "regime" not in json.loads(capsys.readouterr().out)  # the default regime adds nothing
+
+
+def test_the_harness_runs_a_regime_under_its_own_cell_keys(tmp_path):
+    from shockwave_gym.harness import evaluate
+
+    def run(regime):
+        results = evaluate(["srtf", "gittins"], ["teaching-12"], workers=1, out=tmp_path / "cells", progress=False,
+                           figures=False, regime=regime)
+        return dict(zip(results["agent"], results["avg_jct_s"], strict=True)), set(results["key_hash"])
+
+    exact, exact_keys = run(None)
+    unknown, unknown_keys = run(Regime("unknown", early_endings=0.2, seed=1))
+    assert exact_keys.isdisjoint(unknown_keys) and run(Regime())[1] == exact_keys
+    assert unknown != exact
+    trace = load_trace("teaching-12")
+    direct = run_episode(trace, make_agent("srtf"), SimConfig(gpus=4), regime=Regime("unknown", early_endings=0.2, seed=1),
+                         progress=False)
+    assert unknown["srtf"] == direct.metrics["avg_jct_s"]
