@@ -230,13 +230,24 @@ def test_gittins_golden_schedule_on_a_hand_made_trace():
 
 
 @pytest.mark.parametrize("regime", ["exact", "estimate", "unknown"])
-def test_check_agent_passes_for_gittins(regime):
-    report = check_agent(lambda: make_agent("gittins"), "teaching-12")
+@pytest.mark.parametrize("agent", ["gittins", "srtf", "wsrpt", "max-rho", "fair-share", "tiresias", "gavel", "themis"])
+def test_check_agent_passes_in_every_regime(agent, regime):
+    report = check_agent(lambda: make_agent(agent), "teaching-12", regime=Regime(regime, early_endings=0.2))
     assert report.metrics["completed_jobs"] == 12
-    trace = load_trace("teaching-12", gpus=4)
-    outcome = run_episode(trace, make_agent("gittins"), SimConfig(gpus=4), regime=Regime(regime, early_endings=0.2),
-                          progress=False)
-    assert outcome.metrics["completed_jobs"] == 12
+
+
+def test_the_heterogeneous_path_runs_the_regimes_reproducibly():
+    from shockwave_gym.traces.bundled import resolve_cluster
+
+    gpus, cluster = resolve_cluster("hetero-120", None, None)
+    trace = load_trace("hetero-120", gpus=gpus)
+    config = SimConfig(gpus=gpus, cluster=cluster)
+    regime = Regime("unknown", early_endings=0.3, seed=5)
+    runs = [run_episode(trace, make_agent("gittins"), config, regime=regime, progress=False) for _ in range(2)]
+    assert runs[0].result.completion_s.tobytes() == runs[1].result.completion_s.tobytes()
+    nominal = run_episode(trace, make_agent("gittins"), config, progress=False)
+    assert runs[0].result.isolated_time_s.sum() < nominal.result.isolated_time_s.sum()
+    assert runs[0].metrics["completed_jobs"] == 120
 
 
 def test_run_command_takes_the_regime_and_reports_it(capsys):
