@@ -48,7 +48,7 @@ class ClusterView:
     """Read-only window on a :class:`~shockwave_gym.simulator.Simulator`."""
 
     __slots__ = ("_sim", "_oracle", "_cache", "_cache_version", "_static_ro", "_public_specs",
-                 "_typed_cache", "_typed_version", "_typed_static", "_lengths", "__weakref__")
+                 "_typed_cache", "_typed_version", "_typed_static", "_lengths", "_estimated", "__weakref__")
 
     def __init__(self, simulator, *, oracle: bool = False):
         self._sim = simulator
@@ -57,6 +57,7 @@ class ClusterView:
         self._cache_version = -1
         s = simulator.static
         self._lengths = length_model_of(s.specs)
+        self._estimated: np.ndarray | None = None
         # the trace's epochs; the simulated ones differ for jobs that end early (hidden)
         nominal = s.num_epochs if self._lengths is None else np.array([j.num_epochs for j in s.specs], dtype=np.int64)
         self._static_ro = SimpleNamespace(
@@ -169,7 +170,10 @@ class ClusterView:
         """The user's estimate of each job's epochs (``estimate`` regime only)."""
         if self.length_regime != "estimate":
             raise HiddenLengthError(f"estimated_epochs exists only in the 'estimate' regime, not {self.length_regime!r}")
-        return _read_only(np.array([self.spec(j).estimated_epochs for j in range(self.num_jobs)], dtype=np.int64))
+        if self._estimated is None:
+            estimates = np.array([self.spec(j).estimated_epochs for j in range(self.num_jobs)], dtype=np.int64)
+            self._estimated = _read_only(estimates)
+        return self._estimated
 
     @property
     def initial_batch_size(self) -> np.ndarray:
