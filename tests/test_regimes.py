@@ -63,7 +63,8 @@ def _numbers(value) -> list[float]:
         return [n for f in dataclasses.fields(value) for n in _numbers(getattr(value, f.name))]
     if isinstance(value, tuple | list):
         return [n for item in value for n in _numbers(item)]
-    return []
+    slots = [name for cls in type(value).__mro__ for name in getattr(cls, "__slots__", ())]
+    return [n for name in slots if not name.startswith("_") for n in _numbers(getattr(value, name))]
 
 
 def _public_values(view: ClusterView) -> dict[str, object]:
@@ -96,6 +97,13 @@ def test_no_public_member_of_the_view_reveals_the_hidden_length(regime):
             assert isinstance(spec, EstimatedJobSpec if regime.knowledge == "estimate" else UnknownLengthJobSpec)
         sim.step(sim.view.active_job_ids)
     assert not hasattr(sim.view, "num_epochs")
+
+
+def test_the_walk_sees_the_hidden_length_through_an_oracle_view():
+    """The check above is not vacuous: an oracle view's walk finds the secrets."""
+    values = _public_values(simulate(SECRET_JOBS, Regime("unknown"), gpus=2, oracle=True).view)
+    assert {name for name, value in values.items() if SECRETS & set(_numbers(value))} == {
+        "num_epochs", "isolated_time_s", "remaining_s"}
 
 
 def test_no_public_member_of_an_exact_view_reveals_the_duration_or_the_isolated_time():
