@@ -12,15 +12,18 @@ from __future__ import annotations
 from shockwave_gym._version import __version__
 from shockwave_gym.config import SimConfig
 from shockwave_gym.errors import InputError, InvalidActionError, TraceError
+from shockwave_gym.regimes import Regime
 from shockwave_gym.simulator import Simulator
 from shockwave_gym.throughput import ThroughputTable
-from shockwave_gym.view import ClusterView, OracleAccessError
+from shockwave_gym.view import ClusterView, HiddenLengthError, OracleAccessError
 
 __all__ = [
     "ClusterView",
+    "HiddenLengthError",
     "InputError",
     "InvalidActionError",
     "OracleAccessError",
+    "Regime",
     "SimConfig",
     "Simulator",
     "ThroughputTable",

@@ -72,7 +72,8 @@ class JobOrigin:
     ``status`` one of :data:`JOB_STATUSES`, ``logged_run_s`` the isolated seconds after
     which the log says the job ended (only for early endings; below the job's isolated
     time), ``logged_gpus`` the GPU count the log gives (fractional for Alibaba PAI).
-    The simulator runs every job to its nominal length; schedulers never see these.
+    Schedulers never see these. Jobs run to their nominal length unless a run honours the
+    logged endings (``--early-endings logged``, :mod:`shockwave_gym.regimes`).
     """
 
     source_id: str = ""
@@ -140,6 +141,11 @@ class JobSpec(_ModelFacts):
         """Epochs = ceil(total iterations / ceil(dataset / initial batch size))."""
         return math.ceil(self.total_iterations / self.iterations_per_epoch_at_initial)
 
+    def run_epochs(self, epoch_durations_s) -> int:
+        """How many of its epochs the simulated job runs: all of them (a job of an
+        information regime may end early, :class:`~shockwave_gym.regimes.RegimeJobSpec`)."""
+        return len(epoch_durations_s)
+
     def public(self) -> PublicJobSpec:
         """The facts of this job a scheduler may know."""
         return PublicJobSpec(
@@ -166,3 +172,37 @@ class PublicJobSpec(_ModelFacts):
     priority: float = 1.0
     slo_s: float = -1.0
 
+
+
+@dataclass(frozen=True, slots=True)
+class EstimatedJobSpec(_ModelFacts):
+    """What a scheduler may know of a job in the ``estimate`` regime: the trace facts of
+    :class:`PublicJobSpec` with the user's estimate of the length in place of the length
+    (docs/SEMANTICS.md, "Information regimes"). ``estimated_epochs`` is
+    ``ceil(estimated_iterations / iterations per epoch at the initial batch size)``."""
+
+    job_id: int
+    model: str
+    initial_batch_size: int
+    gang: int
+    mode: str
+    arrival_s: float
+    estimated_epochs: int
+    estimated_iterations: int
+    priority: float = 1.0
+    slo_s: float = -1.0
+
+
+@dataclass(frozen=True, slots=True)
+class UnknownLengthJobSpec(_ModelFacts):
+    """What a scheduler may know of a job in the ``unknown`` regime: the trace facts of
+    :class:`PublicJobSpec` without any length (only the regime's length prior is known)."""
+
+    job_id: int
+    model: str
+    initial_batch_size: int
+    gang: int
+    mode: str
+    arrival_s: float
+    priority: float = 1.0
+    slo_s: float = -1.0

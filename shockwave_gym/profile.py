@@ -4,7 +4,8 @@ From a :class:`~shockwave_gym.jobs.JobSpec`, its adaptation mode and a throughpu
 :func:`job_profile` derives
 
 * the batch sizes the mode can *reach* (public: a scheduler may use them),
-* the batch size, throughput and duration of every epoch (the hidden schedule), and
+* the batch size, throughput and duration of every epoch (the hidden schedule; for a job
+  that ends early, :class:`~shockwave_gym.regimes.RegimeJobSpec`, the epochs it runs), and
 
 checks every consistency rule on the way. Trace validation (``validate-trace``), the trace
 generator and the simulator all call it, so whatever the simulator would reject,
@@ -101,6 +102,9 @@ def job_profile(spec: JobSpec, throughputs, modes=None) -> JobProfile:
     # one lookup per distinct size, spread to the epochs by index (the same floats)
     rates = np.array([throughputs.rate(spec.model, b, spec.gang) for b in distinct], dtype=np.float64)[size_index]
     durations = (spec.dataset_size / sizes) / rates
+    run = spec.run_epochs(durations)
+    if run < durations.size:  # a hidden early end (an information regime's): its first epochs
+        sizes, rates, durations = sizes[:run], rates[:run], durations[:run]
     return JobProfile(
         reachable_sizes=tuple(reachable),
         batch_sizes=sizes,

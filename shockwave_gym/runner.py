@@ -21,6 +21,7 @@ from typing import TextIO
 from shockwave_gym.config import SimConfig
 from shockwave_gym.hetero_simulator import make_simulator
 from shockwave_gym.metrics import EpisodeResult, compute_metrics
+from shockwave_gym.regimes import Regime, apply_regime
 from shockwave_gym.throughput import ThroughputTable, TypedThroughputs
 
 
@@ -81,6 +82,7 @@ def run_episode(
     progress: bool | None = None,
     on_round: Callable[[RoundStatus], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
+    regime: Regime | None = None,
 ) -> EpisodeOutcome:
     """Play ``agent`` on ``trace`` (a :class:`~shockwave_gym.traces.Trace`) to the end.
 
@@ -92,11 +94,14 @@ def run_episode(
     ``progress=None`` shows a progress bar on stderr only when stderr is a terminal.
     ``on_round(status)`` runs after every round; ``should_stop()`` before every round, and
     a true answer ends the episode there (``outcome.stopped``; see the module docstring).
+    ``regime`` (:class:`~shockwave_gym.regimes.Regime`, default: exact lengths, no early
+    endings) sets what the agent may know of job lengths and which jobs end early.
     """
     start = time.perf_counter()
     if max_rounds is None:
         max_rounds = config.max_rounds
-    sim = make_simulator(trace.jobs, config, throughputs, trace_name=trace.name, oracle=oracle)
+    jobs = apply_regime(trace.jobs, regime)
+    sim = make_simulator(jobs, config, throughputs, trace_name=trace.name, oracle=oracle)
     view = sim.view
     agent.reset(view, seed)
     decision_s = 0.0

@@ -2,7 +2,8 @@
 
 It shows what a scheduler may know: each job's public trace facts
 (:class:`~shockwave_gym.jobs.PublicJobSpec`: model, gang, arrival, total epochs, initial batch
-size, mode), the batch sizes its mode can reach, the throughput table, and the batch sizes and
+size, mode; the length, a user's estimate of it or nothing, by the run's information regime:
+:attr:`ClusterView.length_regime`, docs/SEMANTICS.md, "Information regimes"), the batch sizes its mode can reach, the throughput table, and the batch sizes and
 epoch durations observed so far. Estimates built from these (the remaining-time predictor,
 FTF estimates) live on the agents' side, in :mod:`shockwave_gym.interface`. Quantities
 derived from the hidden future schedule (isolated time, true remaining time, the batch-size
@@ -21,7 +22,8 @@ from types import SimpleNamespace
 import numpy as np
 
 from shockwave_gym.cluster import ClusterSpec
-from shockwave_gym.jobs import PublicJobSpec
+from shockwave_gym.jobs import EstimatedJobSpec, PublicJobSpec, UnknownLengthJobSpec
+from shockwave_gym.regimes import LengthModel, default_length_model, length_model_of
 from shockwave_gym.state import ACTIVE, DONE, PENDING
 from shockwave_gym.throughput import REFERENCE_GPU_TYPE, TypedThroughputs
 
@@ -30,6 +32,10 @@ _DONE = np.array(DONE, dtype=np.int8)  # 0-d: numpy compares with it faster than
 
 class OracleAccessError(AttributeError):
     """Raised when an agent asks a non-oracle view for hidden future information."""
+
+
+class HiddenLengthError(OracleAccessError):
+    """Raised when an agent asks for a length fact its information regime hides."""
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:
@@ -42,7 +48,7 @@ class ClusterView:
     """Read-only window on a :class:`~shockwave_gym.simulator.Simulator`."""
 
     __slots__ = ("_sim", "_oracle", "_cache", "_cache_version", "_static_ro", "_public_specs",
-                 "_typed_cache", "_typed_version", "_typed_static", "__weakref__")
+                 "_typed_cache", "_typed_version", "_typed_static", "_lengths", "_estimated", "__weakref__")
 
     def __init__(self, simulator, *, oracle: bool = False):
         self._sim = simulator
@@ -50,10 +56,14 @@ class ClusterView:
         self._cache = None
         self._cache_version = -1
         s = simulator.static
+        self._lengths = length_model_of(s.specs)
+        self._estimated: np.ndarray | None = None
+        # the trace's epochs; the simulated ones differ for jobs that end early (hidden)
+        nominal = s.num_epochs if self._lengths is None else np.array([j.num_epochs for j in s.specs], dtype=np.int64)
         self._static_ro = SimpleNamespace(
             arrival_s=_read_only(s.arrival_s),
             gang=_read_only(s.gang),
-            num_epochs=_read_only(s.num_epochs),
+            num_epochs=_read_only(nominal),
             initial_batch_size=_read_only(s.initial_batch_size),
             priority=_read_only(s.priority),
             reachable_sizes=_read_only(s.reachable_sizes),
@@ -135,7 +145,35 @@ class ClusterView:
 
     @property
     def num_epochs(self) -> np.ndarray:
+        """The trace's epochs per job (nominal: a job may end early, hidden). Only in the
+        ``exact`` regime (or with ``oracle=True``); see :attr:`length_regime`."""
+        if self.length_regime != "exact" and not self._oracle:
+            raise HiddenLengthError(
+                f"num_epochs is hidden in the {self.length_regime!r} information regime "
+                "(docs/SEMANTICS.md, \"Information regimes\"); use "
+                "shockwave_gym.interface.expected_future_epochs(view) or view.length_model"
+            )
         return self._static_ro.num_epochs
+
+    @property
+    def length_regime(self) -> str:
+        """What schedulers know of job lengths: ``exact``, ``estimate`` or ``unknown``."""
+        return "exact" if self._lengths is None else self._lengths.knowledge
+
+    @property
+    def length_model(self) -> LengthModel:
+        """The regime's public facts: knowledge, early-ending share, estimate model, prior."""
+        return default_length_model() if self._lengths is None else self._lengths
+
+    @property
+    def estimated_epochs(self) -> np.ndarray:
+        """The user's estimate of each job's epochs (``estimate`` regime only)."""
+        if self.length_regime != "estimate":
+            raise HiddenLengthError(f"estimated_epochs exists only in the 'estimate' regime, not {self.length_regime!r}")
+        if self._estimated is None:
+            estimates = np.array([self.spec(j).estimated_epochs for j in range(self.num_jobs)], dtype=np.int64)
+            self._estimated = _read_only(estimates)
+        return self._estimated
 
     @property
     def initial_batch_size(self) -> np.ndarray:
@@ -145,8 +183,9 @@ class ClusterView:
     def priority(self) -> np.ndarray:
         return self._static_ro.priority
 
-    def spec(self, job_id: int) -> PublicJobSpec:
-        """What the trace says of ``job_id`` that a scheduler may know."""
+    def spec(self, job_id: int) -> PublicJobSpec | EstimatedJobSpec | UnknownLengthJobSpec:
+        """What the trace says of ``job_id`` that a scheduler may know: its length, the
+        user's estimate or no length, by :attr:`length_regime`."""
         if self._public_specs is None:
             self._public_specs = tuple(spec.public() for spec in self._sim.static.specs)
         return self._public_specs[job_id]

@@ -41,7 +41,12 @@ import numpy as np
 
 from shockwave_agents.base import Agent
 from shockwave_gym.errors import InputError
-from shockwave_gym.interface import pack_in_order, pack_typed_in_order, predicted_remaining_s
+from shockwave_gym.interface import (
+    expected_epochs_left,
+    pack_in_order,
+    pack_typed_in_order,
+    predicted_remaining_s,
+)
 from shockwave_gym.placement import Placement
 from shockwave_gym.view import ClusterView
 
@@ -210,7 +215,8 @@ def remaining_iterations(view: ClusterView, job_ids: np.ndarray, source: str = "
     """
     thr = view.current_throughput[job_ids]
     if source == "current_rate":
-        epochs_left = view.num_epochs[job_ids] - view.epoch_progress[job_ids]
+        # exact regime: the trace's epochs minus progress; else the belief's expectation
+        epochs_left = expected_epochs_left(view)[job_ids]
         return epochs_left * view.current_epoch_duration_s[job_ids] * thr
     if source == "predicted":
         return predicted_remaining_s(view)[job_ids] * thr

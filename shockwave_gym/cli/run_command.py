@@ -86,6 +86,25 @@ def add_common_episode_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"truncate after this many rounds (default {SimConfig.max_rounds:,})")
 
 
+def add_regime_arguments(parser: argparse.ArgumentParser) -> None:
+    """The information-regime options (docs/SEMANTICS.md, "Information regimes")."""
+    parser.add_argument("--regime", choices=("exact", "estimate", "unknown"), default="exact",
+                        help="what the agent may know of job lengths: the trace's (default), a user estimate, "
+                        "or nothing but the length prior")
+    parser.add_argument("--early-endings", default="0", metavar="SHARE|logged",
+                        help="share of jobs that end early at a hidden point (default 0), or 'logged': "
+                        "the imported trace's logged early endings")
+    parser.add_argument("--regime-seed", type=seed_int, default=0,
+                        help="seed of the per-job estimate and early-ending draws (default 0)")
+
+
+def regime_from_args(args):
+    """The :class:`~shockwave_gym.regimes.Regime` the command line asks for."""
+    from shockwave_gym.regimes import Regime
+
+    return Regime(knowledge=args.regime, early_endings=args.early_endings, seed=args.regime_seed)
+
+
 def round_options_from_args(args) -> dict:
     """The round parameters given on the command line (:func:`shockwave_gym.config.round_options`)."""
     return round_options(round_s=args.round_s, restart_overhead_s=args.restart_overhead_s,
@@ -103,6 +122,7 @@ def add_parsers(subparsers) -> None:
     parser.add_argument("--seed", type=seed_int, default=0, help="seed passed to the agent (default 0)")
     parser.add_argument("--agent-opt", action="append", default=[], metavar="KEY=VALUE", help="agent option (repeatable)")
     parser.add_argument("--oracle", action="store_true", help="let the agent see hidden future information (ablations)")
+    add_regime_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
     parser.add_argument("--jobs-csv", metavar="CSV", help="also write per-job results here (checked before the run)")
     parser.add_argument("--timeline-csv", metavar="CSV", help="also write the per-round timeline here (checked before the run)")
@@ -153,6 +173,7 @@ def run(args) -> int:
     from shockwave_gym.throughput import ThroughputTable, TypedThroughputs
     from shockwave_gym.traces import load_trace
     from shockwave_gym.traces.bundled import resolve_cluster
+    from shockwave_gym.view import HiddenLengthError
 
     start = time.perf_counter()
     check_output_file(args.jobs_csv, "--jobs-csv")
@@ -166,18 +187,24 @@ def run(args) -> int:
         table = throughputs.reference
     trace = load_trace(args.trace, table, gpus=gpus)
     config = SimConfig(gpus=gpus, cluster=cluster, **round_options_from_args(args))
+    regime = regime_from_args(args)
     agent = make_agent(args.agent, **parse_agent_options(args.agent_opt))
     from shockwave_gym.cli.episode_control import EpisodeControl  # progress + interruption
 
     with EpisodeControl(args.progress_every_s) as control:
-        outcome = run_episode(
-            trace, agent, config, throughputs, seed=args.seed, oracle=args.oracle, **control.hooks(),
-        )
+        try:
+            outcome = run_episode(
+                trace, agent, config, throughputs, seed=args.seed, oracle=args.oracle, regime=regime, **control.hooks(),
+            )
+        except HiddenLengthError as exc:  # an agent that needs the length, outside the exact regime
+            raise InputError(f"--agent {args.agent}: cannot run in the {regime.knowledge!r} regime: {exc}") from None
     record = {"agent": label, "trace": trace.name, **outcome.metrics}
     record["wall_s"] = time.perf_counter() - start
     record["episode_wall_s"] = outcome.wall_s
     record["decision_wall_s"] = outcome.decision_wall_s
     record["seed"] = args.seed
+    if not regime.is_default:
+        record["regime"] = regime.describe()
     for key, value in outcome.agent_stats.items():
         record.setdefault(key, value)  # agent statistics never overwrite the metrics
     ordered = {key: record[key] for key in RUN_JSON_KEYS}

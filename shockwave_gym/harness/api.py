@@ -88,6 +88,7 @@ def evaluate(
     progress: bool | None = None,
     command: str = "",
     cluster=None,
+    regime=None,
 ) -> pd.DataFrame:
     """Run every agent x trace x seed cell and return one row per cell (all metrics).
 
@@ -118,6 +119,9 @@ def evaluate(
       round parameters (:class:`~shockwave_gym.config.SimConfig`); ``None`` keeps its default.
       ``oracle=True`` gives the agents views that show hidden future information
       (:class:`~shockwave_gym.view.ClusterView`; ablations only).
+    - ``regime`` (:class:`~shockwave_gym.regimes.Regime`): what the agents may know of job
+      lengths and which jobs end early (docs/SEMANTICS.md, "Information regimes"); ``None``
+      is the default (exact lengths, no early endings), whose cells keep their keys.
     - The result's ``attrs`` hold ``reference`` (the agent used for normalising: ``reference``
       if evaluated, else the first agent) and ``reference_note``.
 
@@ -138,7 +142,7 @@ def evaluate(
     single_seed = seed_free_labels(refs) if len(seed_list) > 1 else []
     cells = build_cells(
         refs, loaded, seed_list, table, rounds=rounds, oracle=oracle, single_seed=single_seed,
-        clusters=clusters, raw_throughputs=throughputs,
+        clusters=clusters, raw_throughputs=throughputs, regime=regime,
     )
     if gantt is not None:
         _gantt_cell(gantt, cells, refs[0].label, single_seed)  # fail on a bad choice before running

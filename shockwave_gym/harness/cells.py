@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from shockwave_gym.errors import InputError
 from shockwave_gym.jobs import spec_row
+from shockwave_gym.regimes import Regime
 from shockwave_gym.simulator import SimConfig
 from shockwave_gym.throughput import ThroughputTable, TypedThroughputs
 from shockwave_gym.traces import Trace
@@ -141,6 +142,8 @@ class Cell:
     trace_sha256: str
     throughputs_sha256: str
     oracle: bool = False
+    #: the information regime (docs/SEMANTICS.md); None or the default: exact, no early endings
+    regime: Regime | None = None
 
     @property
     def trace_name(self) -> str:
@@ -176,6 +179,7 @@ class Cell:
             "max_rounds": self.max_rounds,
             "oracle": self.oracle,
             **self._weights_key(),
+            **_regime_key(self.regime),
         }
 
     def _weights_key(self) -> dict:
@@ -199,6 +203,14 @@ def trace_digest(trace: Trace) -> str:
     """SHA-256 of the trace's jobs (every field, in order)."""
     rows = [spec_row(job) for job in trace.jobs]
     return hashlib.sha256(repr(rows).encode()).hexdigest()
+
+
+def _regime_key(regime: Regime | None) -> dict:
+    """``{"regime": ...}`` for a regime other than the default; empty for the default, whose
+    cells keep their key."""
+    if regime is None or regime.is_default:
+        return {}
+    return {"regime": json.loads(json.dumps(dataclasses.asdict(regime)))}
 
 
 def _config_key(config: SimConfig) -> dict:
@@ -257,7 +269,7 @@ def run_cell(cell: Cell) -> dict:
         _limit_torch_threads()
         outcome = run_episode(
             cell.trace, agent, cell.config, cell.throughputs, seed=cell.seed,
-            max_rounds=cell.max_rounds, oracle=cell.oracle, progress=False,
+            max_rounds=cell.max_rounds, oracle=cell.oracle, progress=False, regime=cell.regime,
         )
     except Exception:
         return {"key_hash": cell.key_hash, "error": traceback.format_exc()}

@@ -151,6 +151,7 @@ def build_cells(
     single_seed: Collection[str] = (),
     clusters: list | None = None,
     raw_throughputs=None,
+    regime=None,
 ) -> list[Cell]:
     """The grid in report order: trace, then agent, then seed. Agents labelled in
     ``single_seed`` (their cells do not depend on the seed: :mod:`~.seeding`) get the first
@@ -158,7 +159,8 @@ def build_cells(
     per-type tables come from ``raw_throughputs`` (what the user passed) by
     :meth:`~shockwave_gym.throughput.TypedThroughputs.resolve`. ``rounds``
     (:func:`~shockwave_gym.config.round_options`) sets round parameters; the others keep
-    :class:`~shockwave_gym.config.SimConfig`'s defaults."""
+    :class:`~shockwave_gym.config.SimConfig`'s defaults. ``regime`` (a
+    :class:`~shockwave_gym.regimes.Regime`) is every cell's information regime."""
     rounds = round_options(**(rounds or {}))
     cells = []
     table_sha256 = throughputs_digest(throughputs)
@@ -175,6 +177,6 @@ def build_cells(
                 cells.append(Cell(
                     agent=agent, trace=trace, gpus=gpus, seed=seed, config=config,
                     throughputs=table, max_rounds=config.max_rounds,
-                    trace_sha256=trace_sha256, throughputs_sha256=digest, oracle=oracle,
+                    trace_sha256=trace_sha256, throughputs_sha256=digest, oracle=oracle, regime=regime,
                 ))
     return cells

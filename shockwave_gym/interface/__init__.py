@@ -4,6 +4,7 @@ It sits on the agents' side of the information boundary (it reads only the read-
 :class:`~shockwave_gym.view.ClusterView`) and below both the env and the agents:
 
 * :mod:`~shockwave_gym.interface.predictor` - the remaining-time predictor;
+* :mod:`~shockwave_gym.interface.lengths` - length beliefs by information regime, Gittins index;
 * :mod:`~shockwave_gym.interface.ftf` - finish-time-fairness estimates;
 * :mod:`~shockwave_gym.interface.slots` - the slot map of fixed-size observations;
 * :mod:`~shockwave_gym.interface.observation` - observation features and builder;
@@ -15,6 +16,14 @@ Nothing here imports gymnasium at module level (spaces are built on request).
 """
 
 from shockwave_gym.interface.ftf import contention, ftf_estimate
+from shockwave_gym.interface.lengths import (
+    LengthBelief,
+    expected_epochs_left,
+    expected_future_epochs,
+    expected_total_epochs,
+    gittins_index_per_epoch,
+    length_belief,
+)
 from shockwave_gym.interface.packing import pack_in_order
 from shockwave_gym.interface.placement import (
     equal_share_fractions,
@@ -31,6 +40,12 @@ from shockwave_gym.interface.slots import SlotMap
 from shockwave_gym.placement import Placement
 
 __all__ = [
+    "LengthBelief",
+    "expected_epochs_left",
+    "expected_future_epochs",
+    "expected_total_epochs",
+    "gittins_index_per_epoch",
+    "length_belief",
     "RemainingTimePredictor",
     "Placement",
     "SlotMap",

@@ -8,6 +8,11 @@ size, applied to the epochs that remain, times the epoch duration at that size (
 size / table throughput) gives the expected remaining time. The current epoch, whose batch
 size is observed, is counted at its own observed duration.
 
+In the ``estimate`` and ``unknown`` information regimes the epochs are not known: ``E`` is
+the belief's mean epochs and the epochs that remain are the belief's expectation given the
+completed ones (:mod:`shockwave_gym.interface.lengths`); the ``exact`` regime's arithmetic
+is unchanged.
+
 Everything is computed for all jobs at once. :func:`predicted_remaining_s` is the default
 estimate, cached per view state.
 """
@@ -18,6 +23,7 @@ import weakref
 
 import numpy as np
 
+from shockwave_gym.interface.lengths import expected_future_epochs, expected_total_epochs
 from shockwave_gym.jobs import DATASET_SIZES
 from shockwave_gym.view import ClusterView
 
@@ -47,7 +53,9 @@ class RemainingTimePredictor:
                 size = int(self.sizes[j, s])
                 self.duration_at_s[j, s] = dataset / size / table.rate(spec.model, size, spec.gang)
         counts = self.size_valid.sum(axis=1)
-        self.prior = np.where(self.size_valid, (view.num_epochs / counts)[:, None], 0.0)
+        self.exact = view.length_regime == "exact"
+        epochs = view.num_epochs if self.exact else expected_total_epochs(view)
+        self.prior = np.where(self.size_valid, (epochs / counts)[:, None], 0.0)
         self._cached_version = -1
         self._cached = np.zeros(0)
 
@@ -93,9 +101,12 @@ class RemainingTimePredictor:
         if self._cached_version == view.version:
             return self._cached
         derived = view.derived_arrays
-        future_epochs = view.num_epochs - derived.epochs_done
-        future_epochs -= _ONE_INT
-        np.maximum(future_epochs, _ZERO_INT, out=future_epochs)
+        if self.exact:
+            future_epochs = view.num_epochs - derived.epochs_done
+            future_epochs -= _ONE_INT
+            np.maximum(future_epochs, _ZERO_INT, out=future_epochs)
+        else:
+            future_epochs = expected_future_epochs(view)
         remaining = _ONE - derived.current_epoch_fraction_done
         remaining *= derived.current_epoch_duration_s
         remaining += future_epochs * self.expected_epoch_duration_s(derived.observed_batch_size_counts)

@@ -21,6 +21,7 @@ import numpy as np
 from shockwave_gym.config import SimConfig, round_options
 from shockwave_gym.errors import InvalidActionError
 from shockwave_gym.metrics import compute_metrics
+from shockwave_gym.regimes import Regime, apply_regime
 from shockwave_gym.simulator import Simulator
 from shockwave_gym.throughput import ThroughputTable
 from shockwave_gym.traces import BUNDLED_GPUS, Trace, load_trace
@@ -73,8 +74,9 @@ def resolve_trace(
     return trace, gpus, table
 
 
-def _play(agent, trace: Trace, config: SimConfig, table: ThroughputTable, seed: int, max_rounds: int):
-    sim = Simulator(trace.jobs, config, table, trace_name=trace.name)
+def _play(agent, trace: Trace, config: SimConfig, table: ThroughputTable, seed: int, max_rounds: int,
+          regime: Regime | None = None):
+    sim = Simulator(apply_regime(trace.jobs, regime), config, table, trace_name=trace.name)
     view = sim.view
     agent.reset(view, seed)
     choices, idle, decision_s = [], [], 0.0
@@ -108,13 +110,15 @@ def check_agent(
     throughputs: ThroughputTable | None = None,
     seed: int = 0,
     max_rounds: int | None = None,
+    regime: Regime | None = None,
 ) -> AgentReport:
     """Play two fresh agents from ``make()`` on ``trace`` with ``seed``; raise
     :class:`AgentCheckError` on the first invalid choice, on a run that does not finish
     within ``max_rounds``, or when the two runs choose differently.
 
     Pass a factory (a class or a function), not an instance: determinism is checked
-    across fresh agents.
+    across fresh agents. ``regime`` (:class:`~shockwave_gym.regimes.Regime`) plays the trace
+    in an information regime (docs/SEMANTICS.md, "Information regimes").
     """
     if not callable(make) or (hasattr(make, "act") and not isinstance(make, type)):
         raise TypeError("check_agent takes a factory, e.g. check_agent(lambda: MyAgent(), ...)")
@@ -122,8 +126,8 @@ def check_agent(
     config = SimConfig(gpus=gpus, **round_options(max_rounds=max_rounds))
     max_rounds = config.max_rounds
     first_agent = make()
-    sim, choices, idle, decision_s = _play(first_agent, trace, config, table, seed, max_rounds)
-    _, again, _, _ = _play(make(), trace, config, table, seed, max_rounds)
+    sim, choices, idle, decision_s = _play(first_agent, trace, config, table, seed, max_rounds, regime)
+    _, again, _, _ = _play(make(), trace, config, table, seed, max_rounds, regime)
     if again != choices:
         differ = next(i for i, (a, b) in enumerate(zip(choices, again, strict=False)) if a != b)
         raise AgentCheckError(

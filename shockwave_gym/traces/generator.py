@@ -204,6 +204,20 @@ def bucket_bounds(num_durations: int) -> list[tuple[int, int]]:
     return list(zip(starts, ends, strict=True))
 
 
+def duration_distribution(config: GeneratorConfig) -> tuple[np.ndarray, np.ndarray]:
+    """The distribution step 4 draws a job's duration from: the candidate durations in
+    seconds (rounded to milliseconds as drawn) and their probabilities (a bucket's probability
+    spread evenly over its candidates). The ``unknown`` regime's default length prior
+    (:mod:`shockwave_gym.regimes`)."""
+    candidates_h = np.linspace(config.min_duration_h, config.max_duration_h, config.num_durations)
+    durations_s = np.array([round(float(h) * 3600.0, 3) for h in candidates_h])
+    probs = np.zeros(config.num_durations)
+    for p, (lo, hi) in zip(_normalised(config.bucket_probs), bucket_bounds(config.num_durations), strict=True):
+        if hi > lo:
+            probs[lo:hi] += p / (hi - lo)
+    return durations_s, probs / probs.sum()
+
+
 def v100_equivalent_gpus(cluster, typed) -> float:
     """``E = sum_t G_t s_t``: the cluster's size in V100s, ``s_t`` the geometric mean over the
     generator's templates on one GPU (positive on both tables) of ``rate_t / rate_v100``
