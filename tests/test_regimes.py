@@ -285,3 +285,19 @@ def test_the_harness_runs_a_regime_under_its_own_cell_keys(tmp_path):
     direct = run_episode(trace, make_agent("srtf"), SimConfig(gpus=4), regime=Regime("unknown", early_endings=0.2, seed=1),
                          progress=False)
     assert unknown["srtf"] == direct.metrics["avg_jct_s"]
+
+
+def test_compare_runs_every_agent_in_the_regime_and_names_the_one_that_cannot(tmp_path, capsys):
+    import csv
+
+    argv = ["compare", "--agents", "srtf,gittins", "--traces", "teaching-12", "--workers", "1", "--no-figures",
+            "--quiet", "--regime", "unknown", "--early-endings", "0.2", "--regime-seed", "1"]
+    assert main([*argv, "--out", str(tmp_path / "ok")]) == 0
+    rows = {row["agent"]: float(row["avg_jct_s"]) for row in csv.DictReader(open(tmp_path / "ok" / "results.csv"))}
+    direct = run_episode(load_trace("teaching-12"), make_agent("gittins"), SimConfig(gpus=4),
+                         regime=Regime("unknown", early_endings=0.2, seed=1), progress=False)
+    assert rows["gittins"] == direct.metrics["avg_jct_s"]
+    capsys.readouterr()
+    assert main([*argv[:2], "shockwave", *argv[3:], "--out", str(tmp_path / "bad")]) == 1
+    err = capsys.readouterr().err
+    assert "agent 'shockwave' cannot run in the 'unknown' regime" in err and "Traceback" not in err

@@ -10,6 +10,8 @@ from pathlib import Path
 from shockwave_gym.cli.guard import ascii_int
 from shockwave_gym.cli.run_command import (
     add_common_episode_arguments,
+    add_regime_arguments,
+    regime_from_args,
     round_options_from_args,
     seed_int,
 )
@@ -38,6 +40,7 @@ def add_parsers(subparsers) -> None:
     parser.add_argument("--gpus", type=ascii_int, default=None, help="cluster size (default: each bundled trace's; required for files)")
     parser.add_argument("--seeds", nargs="+", type=seed_int, default=[0], metavar="SEED", help="seeds passed to the agents (default 0); an agent that ignores the seed runs once")
     add_common_episode_arguments(parser)
+    add_regime_arguments(parser)
     parser.add_argument("--workers", type=ascii_int, default=None, help="parallel worker processes (default 2; 1 = in this process)")
     parser.add_argument("--backend", choices=("process", "ray"), default="process", help="where cells run (ray needs the 'ray' extra)")
     parser.add_argument("--out", default="compare_out", help="output directory (default compare_out)")
@@ -160,7 +163,7 @@ def _run_cells(args, agents: list[str], agent_options: dict[str, dict], gantt: l
                 reference=args.reference or "shockwave", figures=not args.no_figures, gantt=gantt,
                 **round_options_from_args(args),
                 progress=False if args.quiet else None, command=command,
-                agent_options=agent_options or None, cluster=args.cluster,
+                agent_options=agent_options or None, cluster=args.cluster, regime=regime_from_args(args),
             )
         except CellsFailed as exc:
             failed, results = exc, exc.results

@@ -258,10 +258,12 @@ def run_cell(cell: Cell) -> dict:
     """Play one cell and return its record; never raises for a failing agent.
 
     A failure comes back as ``{"error": traceback text, ...}`` so that one broken agent does
-    not stop the other cells (and is retried by the next run).
+    not stop the other cells (and is retried by the next run); an agent that reads a job's
+    length where the information regime hides it gets one line instead of a traceback.
     """
     from shockwave_gym.harness.records import make_record
     from shockwave_gym.runner import run_episode
+    from shockwave_gym.view import HiddenLengthError
 
     start = time.perf_counter()
     try:
@@ -271,6 +273,10 @@ def run_cell(cell: Cell) -> dict:
             cell.trace, agent, cell.config, cell.throughputs, seed=cell.seed,
             max_rounds=cell.max_rounds, oracle=cell.oracle, progress=False, regime=cell.regime,
         )
+    except HiddenLengthError as exc:
+        knowledge = cell.regime.knowledge if cell.regime is not None else "exact"
+        return {"key_hash": cell.key_hash,
+                "error": f"agent {cell.agent.label!r} cannot run in the {knowledge!r} regime: {exc}"}
     except Exception:
         return {"key_hash": cell.key_hash, "error": traceback.format_exc()}
     return make_record(cell, outcome, wall_s=time.perf_counter() - start, host=platform.node())
