@@ -42,6 +42,20 @@ def test_run_round_is_defined_once():
     assert HeteroSimulator.step is Simulator.step
 
 
+def test_the_typed_simulator_uses_only_public_members_of_the_round():
+    """HeteroSimulator is configuration and hooks: every private name it touches on ``self``
+    is one of its own, none of Simulator's internals."""
+    tree = ast.parse((PACKAGE / "hetero_simulator.py").read_text())
+    (cls,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "HeteroSimulator"]
+    own = {n.name for n in cls.body if isinstance(n, ast.FunctionDef)}
+    touched = {
+        n.attr for n in ast.walk(cls)
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self"
+        and n.attr.startswith("_") and not n.attr.startswith("__")
+    }
+    assert touched and touched <= own, touched - own
+
+
 def _code_lines(source: str, node: ast.AST) -> int:
     """Lines of ``node`` holding code: no blank, comment-only or docstring line."""
     docstrings = set()
