@@ -10,10 +10,13 @@ epoch (:mod:`shockwave_gym.hetero_state`). The restart overhead (R3) is paid as 
 homogeneous path, and also when a job moves to another type: a job "ran last round" only if
 it ran on the same type.
 
-The homogeneous :class:`~shockwave_gym.simulator.Simulator` is left untouched; this subclass
-replaces only the selection check and the round itself. On a V100-only cluster every map is
-the identity and the float operations are the homogeneous ones in the same order, so the
-run is bit-identical to ``Simulator`` with ``SimConfig(gpus=N)``.
+The round itself is :meth:`Simulator.run_round <shockwave_gym.simulator.Simulator.run_round>`,
+written once: this subclass adds the action checks of a typed cluster and implements the
+round's GPU-type hooks (placement, the map between reference work and time on a type, "ran
+last round on the same type", the types each job ran on), which on a cluster of one type
+are the identity. On a V100-only cluster every map is the identity and the float operations
+are the homogeneous ones in the same order, so the run is bit-identical to ``Simulator``
+with ``SimConfig(gpus=N)``.
 
 :func:`make_simulator` picks the class from the config.
 """
@@ -30,7 +33,6 @@ from shockwave_gym.hetero_state import TypedJobArrays, build_typed_arrays
 from shockwave_gym.jobs import JobSpec
 from shockwave_gym.placement import Placement, place_in_order
 from shockwave_gym.simulator import Simulator
-from shockwave_gym.state import DONE, RoundRecord
 from shockwave_gym.throughput import ThroughputTable, TypedThroughputs
 
 
@@ -69,6 +71,7 @@ class HeteroSimulator(Simulator):
         if len(jobs) == 0:
             raise InputError("a simulation needs at least one job")
         self.cluster = cluster
+        self.last_type = np.full(len(jobs), -1, dtype=np.int64)  # type each job ran on last round; -1: none
         super().__init__(jobs, config, self.typed_throughputs.reference, trace_name=trace_name, oracle=oracle)
         self.typed: TypedJobArrays = build_typed_arrays(self.static, cluster, self.typed_throughputs)
         fits = self.typed.runnable & (self.static.gang[:, None] <= self.typed.capacity[None, :])
@@ -82,10 +85,6 @@ class HeteroSimulator(Simulator):
                 f"its throughput tables cover {', '.join(can) or 'no type of the cluster'}, "
                 f"and a gang needs that many GPUs of ONE type ({len(stuck)} such job(s))"
             )
-
-    def _reset_dynamic(self) -> None:
-        self.last_type = np.full(self.static.arrival_s.size, -1, dtype=np.int64)
-        super()._reset_dynamic()
 
     # --- actions --------------------------------------------------------------------------
 
@@ -119,28 +118,35 @@ class HeteroSimulator(Simulator):
         (:class:`InvalidActionError` naming the job and type otherwise)."""
         if action is None:
             raise InvalidActionError("an action is required (use [] to idle)")
+        order, types = self._requested_placement(action)
+        if order.size == 0:
+            return order, types
+        self._check_types(order, types)
+        sort = np.argsort(order, kind="stable")
+        return order[sort], types[sort]
+
+    def _requested_placement(self, action) -> tuple[np.ndarray, np.ndarray]:
+        """``(job ids, type indices)`` an action asks for, in its order: type names and the
+        selection checked, job ids placed by the default rule."""
         if isinstance(action, Mapping):
             pairs = [(j, self._type_index(t, j)) for j, t in action.items()]
             order = np.array([int(j) for j, _ in pairs], dtype=np.int64) if pairs else np.zeros(0, np.int64)
             types = np.array([t for _, t in pairs], dtype=np.int64)
             self.validate_selection(order)
-        elif isinstance(action, Placement):
-            order, types = action.job_ids, action.gpu_types
-            for j, t in zip(order.tolist(), types.tolist(), strict=True):
-                self._type_index(t, j)
-            self.validate_selection(order)
-        else:
-            order = self.validate_selection(action)
-            if order.size == 0:
-                return order, order
-            view = self.view
-            placed = place_in_order(
-                order, self.static.gang, view.throughput_by_type, self.typed.runnable, self.typed.capacity,
-                strict=True, type_names=self.cluster.types,
-            )
-            order, types = placed.job_ids, placed.gpu_types
-        if order.size == 0:
             return order, types
+        if isinstance(action, Placement):
+            for j, t in zip(action.job_ids.tolist(), action.gpu_types.tolist(), strict=True):
+                self._type_index(t, j)
+            self.validate_selection(action.job_ids)
+            return action.job_ids, action.gpu_types
+        order = self.validate_selection(action)
+        if order.size == 0:
+            return order, order
+        placed = self._default_placement(order)
+        return placed.job_ids, placed.gpu_types
+
+    def _check_types(self, order: np.ndarray, types: np.ndarray) -> None:
+        """Every job runnable on its type, and no type given more GPUs than it has."""
         bad = ~self.typed.runnable[order, types]
         if bad.any():
             j, t = int(order[bad][0]), int(types[bad][0])
@@ -156,106 +162,42 @@ class HeteroSimulator(Simulator):
             raise InvalidActionError(
                 f"placement needs {int(used[t])} {self.cluster.types[t]} GPUs; the cluster has {int(self.typed.capacity[t])}"
             )
-        sort = np.argsort(order, kind="stable")
-        return order[sort], types[sort]
 
-    def step(self, action) -> RoundRecord:
-        """Run one round with ``action`` (job ids placed by the default rule, a
-        :class:`Placement` or ``{job_id: type}``), then admit arrivals."""
-        if self.done:
-            raise InvalidActionError("the episode is over: every job has completed")
-        ids, types = self.validate_placement(action)
-        return self.run_round(ids, types)
+    def _default_placement(self, order: np.ndarray) -> Placement:
+        """The default rule over ``order`` (:func:`place_in_order`, strict: a job that fits
+        no type raises), at the jobs' current rates."""
+        return place_in_order(
+            order, self.static.gang, self.view.throughput_by_type, self.typed.runnable, self.typed.capacity,
+            strict=True, type_names=self.cluster.types,
+        )
 
-    # --- the round ------------------------------------------------------------------------
+    # --- the round's GPU-type hooks (Simulator.run_round) ---------------------------------
 
-    def run_round(self, ids: np.ndarray, types: np.ndarray | None = None) -> RoundRecord:
-        """One round for checked ``ids`` on type indices ``types``: ascending ids with their
-        types as :meth:`validate_placement` returns them, or (``types=None``) ids as
-        :meth:`validate_selection` returns them, placed by the default rule in that order (a
-        job that fits no type then raises). Nothing else is checked again."""
-        if self._num_done == self.num_jobs:
-            raise InvalidActionError("the episode is over: every job has completed")
+    def place_round(self, ids, types):
+        """Ascending ids with their types as given; or (``types=None``) ids placed by the
+        default rule in the order given, then sorted."""
         ids = np.asarray(ids, dtype=np.int64)
-        if types is None:
-            if ids.size:
-                placed = place_in_order(
-                    ids, self.static.gang, self.view.throughput_by_type, self.typed.runnable, self.typed.capacity,
-                    strict=True, type_names=self.cluster.types,
-                )
-                sort = np.argsort(placed.job_ids, kind="stable")
-                ids, types = placed.job_ids[sort], placed.gpu_types[sort]
-            else:
-                types = ids.copy()
-        round_s, threshold_s, restart_s = self._round_constants
-        iso = self.static.isolated_time_s[ids]
-        work = self.work_done_s[ids]
-        tau, total = self.typed.to_type_time(self.static, ids, types, work, self.epoch_pos[ids])
-        remaining = total - tau
-        if self.round_index >= 1:
-            # the restart is paid unless the job ran last round ON THE SAME TYPE, or runs too briefly (R3)
-            pays = np.minimum(round_s, remaining) > threshold_s
-            stayed = self.ran_last_round[ids] & (self.last_type[ids] == types)
-            overhead = np.greater(pays, stayed) * restart_s
-            finish_offset = overhead + remaining
-        else:
-            overhead = np.zeros(ids.size)
-            finish_offset = 0.0 + remaining
-        finishes = finish_offset <= round_s
-        num_finishing = int(np.count_nonzero(finishes))
-        if ids.size and num_finishing == ids.size:
-            round_len = float(finish_offset.max())
-        else:
-            round_len = self.config.round_s
-        run_s = np.minimum(finish_offset, round_len)
-        start = self.time_s
+        if types is not None:
+            return ids, types
+        if ids.size == 0:
+            return ids, ids.copy()
+        placed = self._default_placement(ids)
+        sort = np.argsort(placed.job_ids, kind="stable")
+        return placed.job_ids[sort], placed.gpu_types[sort]
 
-        tau += run_s - overhead
-        work = self.typed.to_reference_work(self.static, ids, types, tau)
-        if num_finishing:
-            work[finishes] = iso[finishes]
-        self.work_done_s[ids] = work
-        self.epoch_pos[ids] = self._epoch_position(self.static.job_base_s[ids], work)
-        if num_finishing:
-            done_ids = ids[finishes]
-            self.completion_s[done_ids] = start + finish_offset[finishes]
-            self.status[done_ids] = DONE
-            self._num_done += num_finishing
-            self._active_cache = None
-        else:
-            done_ids = ids[:0]
-        run_time = self.run_time_s[ids]
-        run_time += run_s
-        self.run_time_s[ids] = run_time
-        rounds_run = self.rounds_run[ids]
-        rounds_run += 1
-        self.rounds_run[ids] = rounds_run
-        self.last_run_s.fill(0.0)
-        self.last_run_s[ids] = run_s
-        self.last_overhead_s.fill(0.0)
-        self.last_overhead_s[ids] = overhead
-        self.ran_last_round.fill(False)
-        self.ran_last_round[ids] = True
+    def to_type_time(self, ids, types, work_s, isolated_s):
+        """Time done and total time on each job's type, mapped epoch by epoch
+        (:meth:`TypedJobArrays.to_type_time`; the identity where the type's epochs last as
+        the reference's)."""
+        return self.typed.to_type_time(self.static, ids, types, work_s, self.epoch_pos[ids])
+
+    def stayed_on_type(self, ids, types):
+        """A job "ran last round" only if it ran on the same type (a move pays the restart)."""
+        return self.ran_last_round[ids] & (self.last_type[ids] == types)
+
+    def to_reference_work(self, ids, types, time_s):
+        return self.typed.to_reference_work(self.static, ids, types, time_s)
+
+    def record_types(self, ids, types) -> None:
         self.last_type.fill(-1)
         self.last_type[ids] = types
-
-        record = RoundRecord(
-            index=self.round_index,
-            start_s=start,
-            end_s=start + round_len,
-            job_ids=ids,
-            run_s=run_s,
-            overhead_s=overhead,
-            completed_ids=done_ids,
-            gpus_busy=int(np.add.reduce(self.static.gang[ids])),
-            gpu_types=types,
-        )
-        self.history.append(record)
-        self.time_s = start + round_len
-        self.round_index += 1
-        if not self.done:
-            self._admit_and_skip_idle()
-        else:
-            self._version += 1
-        return record
-

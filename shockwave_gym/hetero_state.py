@@ -22,10 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from shockwave_gym.cluster import ClusterSpec
-from shockwave_gym.state import StaticJobArrays
+from shockwave_gym.state import EPOCH_END_SLACK_S, StaticJobArrays
 from shockwave_gym.throughput import TypedThroughputs
-
-_SLACK_S = np.array(1e-6)  # as the simulator's: an epoch end reached up to 1 us counts as reached
 
 
 @dataclass
@@ -64,7 +62,7 @@ class TypedJobArrays:
         mapped = ~self.identity[ids, types]
         if mapped.any():
             j, t = ids[mapped], types[mapped]
-            query = self.job_base_s[j, t] + tau_s[mapped] + _SLACK_S
+            query = self.job_base_s[j, t] + tau_s[mapped] + EPOCH_END_SLACK_S
             # per-type columns are each sorted (bases are cumulative), so search per type
             e = np.empty(j.size, dtype=np.int64)
             for col in np.unique(t).tolist():
@@ -87,29 +85,8 @@ def equal_share_weights(cluster: ClusterSpec) -> np.ndarray:
 def build_typed_arrays(static: StaticJobArrays, cluster: ClusterSpec, throughputs: TypedThroughputs) -> TypedJobArrays:
     """Derive every job's per-type epoch rates and durations (same expression as
     :func:`~shockwave_gym.profile.job_profile`, so the reference type repeats it exactly)."""
+    rates, durations, runnable, identity = _epoch_rates_and_durations(static, cluster, throughputs)
     num_jobs, num_types = static.arrival_s.size, cluster.num_types
-    flat = static.epoch_batch_size.size
-    rates = np.zeros((flat, num_types))
-    durations = np.empty((flat, num_types))
-    runnable = np.zeros((num_jobs, num_types), dtype=bool)
-    identity = np.zeros((num_jobs, num_types), dtype=bool)
-    for t, name in enumerate(cluster.types):
-        table = throughputs.table(name)
-        for j, spec in enumerate(static.specs):
-            lo, hi = static.epoch_offset[j], static.epoch_offset[j + 1]
-            reachable = static.reachable_sizes[j][static.reachable_valid[j]].tolist()
-            ok = all(table.has(spec.model, b, spec.gang) for b in reachable)
-            runnable[j, t] = ok
-            reference = static.epoch_duration_s[lo:hi]
-            if not ok:
-                durations[lo:hi, t] = reference  # placeholder keeping the cumulative sums finite
-                continue
-            sizes = static.epoch_batch_size[lo:hi]
-            rate_of = {b: table.rate(spec.model, b, spec.gang) for b in np.unique(sizes).tolist()}
-            job_rates = np.array([rate_of[b] for b in sizes.tolist()], dtype=np.float64)
-            rates[lo:hi, t] = job_rates
-            durations[lo:hi, t] = (spec.dataset_size / sizes) / job_rates
-            identity[j, t] = np.array_equal(durations[lo:hi, t], reference)
     starts = np.empty_like(durations)
     ends = np.empty_like(durations)
     iso = np.empty((num_jobs, num_types))
@@ -138,6 +115,37 @@ def build_typed_arrays(static: StaticJobArrays, cluster: ClusterSpec, throughput
         identity=identity,
         fair_isolated_time_s=_fair_isolated_time(static, cluster, rates, job_of_epoch),
     )
+
+
+def _epoch_rates_and_durations(static: StaticJobArrays, cluster: ClusterSpec, throughputs: TypedThroughputs):
+    """``(rates, durations, runnable, identity)``: (F, T) epoch rates and durations on each
+    type (a type the job cannot run on keeps the reference durations as a placeholder), and
+    (J, T) whether the job can run on the type and whether its durations there equal the
+    reference's bit for bit."""
+    num_jobs, num_types = static.arrival_s.size, cluster.num_types
+    flat = static.epoch_batch_size.size
+    rates = np.zeros((flat, num_types))
+    durations = np.empty((flat, num_types))
+    runnable = np.zeros((num_jobs, num_types), dtype=bool)
+    identity = np.zeros((num_jobs, num_types), dtype=bool)
+    for t, name in enumerate(cluster.types):
+        table = throughputs.table(name)
+        for j, spec in enumerate(static.specs):
+            lo, hi = static.epoch_offset[j], static.epoch_offset[j + 1]
+            reachable = static.reachable_sizes[j][static.reachable_valid[j]].tolist()
+            ok = all(table.has(spec.model, b, spec.gang) for b in reachable)
+            runnable[j, t] = ok
+            reference = static.epoch_duration_s[lo:hi]
+            if not ok:
+                durations[lo:hi, t] = reference  # placeholder keeping the cumulative sums finite
+                continue
+            sizes = static.epoch_batch_size[lo:hi]
+            rate_of = {b: table.rate(spec.model, b, spec.gang) for b in np.unique(sizes).tolist()}
+            job_rates = np.array([rate_of[b] for b in sizes.tolist()], dtype=np.float64)
+            rates[lo:hi, t] = job_rates
+            durations[lo:hi, t] = (spec.dataset_size / sizes) / job_rates
+            identity[j, t] = np.array_equal(durations[lo:hi, t], reference)
+    return rates, durations, runnable, identity
 
 
 def _fair_isolated_time(static: StaticJobArrays, cluster: ClusterSpec, rates: np.ndarray, job_of_epoch) -> np.ndarray:

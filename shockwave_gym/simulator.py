@@ -10,6 +10,14 @@ number of jobs.
 
 The simulator knows nothing of Gymnasium or of agents: ``step(job_ids)`` runs one round for the
 given set, and :attr:`view` is the read-only window agents may look through.
+
+:meth:`Simulator.run_round` is the one implementation of the round. What a cluster of several
+GPU types changes in it (each job's type, progress counted in time on that type, "ran last
+round" meaning "on the same type") goes through five hooks (:meth:`~Simulator.place_round`,
+:meth:`~Simulator.to_type_time`, :meth:`~Simulator.stayed_on_type`,
+:meth:`~Simulator.to_reference_work`, :meth:`~Simulator.record_types`), the identity here on a
+cluster of one type; :class:`~shockwave_gym.hetero_simulator.HeteroSimulator` implements them
+for a typed cluster.
 """
 
 from __future__ import annotations
@@ -23,13 +31,18 @@ import numpy as np
 from shockwave_gym.config import SimConfig
 from shockwave_gym.errors import InputError, InvalidActionError
 from shockwave_gym.jobs import JobSpec
-from shockwave_gym.state import ACTIVE, DONE, PENDING, RoundRecord, build_static_arrays
+from shockwave_gym.state import (
+    ACTIVE,
+    DONE,
+    EPOCH_END_SLACK_S,
+    PENDING,
+    RoundRecord,
+    build_static_arrays,
+)
 from shockwave_gym.throughput import ThroughputTable
 from shockwave_gym.view import ClusterView
 
 __all__ = ["ACTIVE", "DONE", "PENDING", "RoundRecord", "SimConfig", "Simulator"]
-
-_SLACK_S = np.array(1e-6)  # 0-d: numpy combines it with arrays faster than a Python float
 
 
 class Simulator:
@@ -102,6 +115,8 @@ class Simulator:
         self._active_cache: np.ndarray | None = None
         # never restart at 0: a view cached before reset() must not look fresh
         self._version = getattr(self, "_version", 0) + 1
+        no_jobs = np.zeros(0, dtype=np.int64)
+        self.record_types(no_jobs, no_jobs)
         self._admit_and_skip_idle()
 
     def _epoch_position(self, job_base_s: np.ndarray, work_s: np.ndarray) -> np.ndarray:
@@ -110,7 +125,7 @@ class Simulator:
         job's last epoch once it is done. An epoch whose end is reached up to float rounding
         (1 us of slack) counts as completed."""
         query = job_base_s + work_s
-        query += _SLACK_S
+        query += EPOCH_END_SLACK_S
         return self.static.epoch_end_global_s.searchsorted(query, side="right")
 
     def reset(self) -> None:
@@ -212,32 +227,61 @@ class Simulator:
             raise InvalidActionError(f"selection needs {used} GPUs; the cluster has {self.config.gpus}")
         return ids
 
-    def step(self, job_ids: Iterable[int]) -> RoundRecord:
-        """Run one round with the jobs ``job_ids`` (R2-R4), then admit arrivals (R1)."""
+    def validate_placement(self, action: Iterable[int]) -> tuple[np.ndarray, np.ndarray | None]:
+        """``action`` as ``(ids, types)`` for :meth:`run_round`: on a cluster of one type the
+        checked selection (:meth:`validate_selection`) and no types."""
+        return self.validate_selection(action), None
+
+    def step(self, action: Iterable[int]) -> RoundRecord:
+        """Run one round with the jobs of ``action`` (R2-R4), then admit arrivals (R1)."""
         if self.done:
             raise InvalidActionError("the episode is over: every job has completed")
-        return self.run_round(self.validate_selection(job_ids))
+        return self.run_round(*self.validate_placement(action))
 
-    def run_round(self, ids: np.ndarray) -> RoundRecord:
-        """:meth:`step` for ``ids`` already checked: sorted, unique, active int64 job ids
-        whose gangs fit the cluster, as :meth:`validate_selection` returns them (the env's
-        action modes build such sets). Nothing is checked again; the simulator keeps
-        ``ids`` (in the round record), so do not modify it afterwards."""
+    # --- the round's GPU-type hooks --------------------------------------------------------
+    # The round (run_round) is written once. What depends on the GPU types goes through these
+    # five hooks; on a cluster of one type they are the identity, and a simulator of several
+    # types (shockwave_gym.hetero_simulator) overrides them.
+
+    def place_round(self, ids: np.ndarray, types: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
+        """The round's jobs and the type each runs on, from what :meth:`run_round` was given.
+        One type: ``ids`` as given, and no types (the round record's ``gpu_types`` is None)."""
+        return ids, None
+
+    def to_type_time(self, ids, types, work_s: np.ndarray, isolated_s: np.ndarray):
+        """``(time done, total time)`` of jobs ``ids`` on their round's types, from reference
+        work ``work_s`` (a copy the round may change in place) and isolated times
+        ``isolated_s``. One type: progress is counted in that type's time already."""
+        return work_s, isolated_s
+
+    def stayed_on_type(self, ids, types) -> np.ndarray:
+        """Which of ``ids`` ran last round on the type they run on now (R3: those pay no
+        restart). One type: the jobs that ran last round."""
+        return self.ran_last_round[ids]
+
+    def to_reference_work(self, ids, types, time_s: np.ndarray) -> np.ndarray:
+        """Inverse of :meth:`to_type_time`: reference work at time ``time_s`` on the types."""
+        return time_s
+
+    def record_types(self, ids, types) -> None:
+        """Remember the types the round's jobs ran on (called with no jobs at reset)."""
+
+    # --- the round -------------------------------------------------------------------------
+
+    def run_round(self, ids: np.ndarray, types: np.ndarray | None = None) -> RoundRecord:
+        """:meth:`step` for an action already checked: ``(ids, types)`` as
+        :meth:`validate_placement` returns them, or ids as :meth:`validate_selection` returns
+        them (sorted, unique, active int64 job ids whose gangs fit the cluster; the env's
+        action modes build such sets) with ``types=None`` (placed by :meth:`place_round`).
+        Nothing is checked again; the simulator keeps ``ids`` (in the round record), so do
+        not modify it afterwards."""
         if self._num_done == self.num_jobs:
             raise InvalidActionError("the episode is over: every job has completed")
-        round_s, threshold_s, restart_s = self._round_constants
+        ids, types = self.place_round(ids, types)
         iso = self.static.isolated_time_s[ids]
-        work = self.work_done_s[ids]
-        remaining = iso - work
-        if self.round_index >= 1:
-            # a job pays the restart unless it ran last round or runs too briefly (R3)
-            pays = np.minimum(round_s, remaining) > threshold_s
-            overhead = np.greater(pays, self.ran_last_round[ids]) * restart_s
-            finish_offset = overhead + remaining
-        else:
-            overhead = np.zeros(ids.size)
-            finish_offset = 0.0 + remaining
-        finishes = finish_offset <= round_s
+        tau, total = self.to_type_time(ids, types, self.work_done_s[ids], iso)
+        overhead, finish_offset = self._restart_overhead(ids, types, total - tau)
+        finishes = finish_offset <= self._round_constants[0]
         num_finishing = int(np.count_nonzero(finishes))
         if ids.size and num_finishing == ids.size:
             round_len = float(finish_offset.max())
@@ -247,20 +291,53 @@ class Simulator:
         run_s = np.minimum(finish_offset, round_len)
         start = self.time_s
 
-        work += run_s - overhead
+        tau += run_s - overhead
+        work = self.to_reference_work(ids, types, tau)
         if num_finishing:
             work[finishes] = iso[finishes]
         self.work_done_s[ids] = work
         # only the jobs that ran move on in their epochs
         self.epoch_pos[ids] = self._epoch_position(self.static.job_base_s[ids], work)
         if num_finishing:
-            done_ids = ids[finishes]
-            self.completion_s[done_ids] = start + finish_offset[finishes]
-            self.status[done_ids] = DONE
-            self._num_done += num_finishing
-            self._active_cache = None
+            done_ids = self._complete(ids[finishes], start + finish_offset[finishes])
         else:
             done_ids = ids[:0]
+        self._book_run(ids, types, run_s, overhead)
+        record = RoundRecord(
+            index=self.round_index,
+            start_s=start,
+            end_s=start + round_len,
+            job_ids=ids,
+            run_s=run_s,
+            overhead_s=overhead,
+            completed_ids=done_ids,
+            gpus_busy=int(np.add.reduce(self.static.gang[ids])),
+            gpu_types=types,
+        )
+        self._close_round(record)
+        return record
+
+    def _restart_overhead(self, ids: np.ndarray, types, remaining: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(overhead, finish offset)`` of the round's jobs with ``remaining`` time to run:
+        a job pays the restart unless it ran last round on the same type or runs too briefly
+        (R3; nobody pays in the first round); it finishes ``overhead + remaining`` into it."""
+        if self.round_index >= 1:
+            round_s, threshold_s, restart_s = self._round_constants
+            pays = np.minimum(round_s, remaining) > threshold_s
+            overhead = np.greater(pays, self.stayed_on_type(ids, types)) * restart_s
+            return overhead, overhead + remaining
+        return np.zeros(ids.size), 0.0 + remaining
+
+    def _complete(self, done_ids: np.ndarray, completion_s: np.ndarray) -> np.ndarray:
+        """Mark ``done_ids`` completed at ``completion_s`` (R4); returns ``done_ids``."""
+        self.completion_s[done_ids] = completion_s
+        self.status[done_ids] = DONE
+        self._num_done += int(done_ids.size)
+        self._active_cache = None
+        return done_ids
+
+    def _book_run(self, ids: np.ndarray, types, run_s: np.ndarray, overhead: np.ndarray) -> None:
+        """Per-job totals and last-round arrays of the jobs ``ids`` that ran this round."""
         run_time = self.run_time_s[ids]
         run_time += run_s
         self.run_time_s[ids] = run_time
@@ -274,25 +351,17 @@ class Simulator:
         self.last_overhead_s[ids] = overhead
         self.ran_last_round.fill(False)
         self.ran_last_round[ids] = True
+        self.record_types(ids, types)
 
-        record = RoundRecord(
-            index=self.round_index,
-            start_s=start,
-            end_s=start + round_len,
-            job_ids=ids,
-            run_s=run_s,
-            overhead_s=overhead,
-            completed_ids=done_ids,
-            gpus_busy=int(np.add.reduce(self.static.gang[ids])),
-        )
+    def _close_round(self, record: RoundRecord) -> None:
+        """Keep ``record``, move the clock to its end and admit arrivals (R1)."""
         self.history.append(record)
-        self.time_s = start + round_len
+        self.time_s = record.end_s
         self.round_index += 1
         if not self.done:
             self._admit_and_skip_idle()
         else:
             self._version += 1
-        return record
 
     def _commit_round(self, record: RoundRecord, time_s: float, next_arrival: int, num_done: int) -> None:
         """The bookkeeping of :meth:`run_round` for a round whose per-job arrays a compiled

@@ -23,6 +23,10 @@ PENDING, ACTIVE, DONE = 0, 1, 2
 
 _ZERO, _ONE = np.array(0.0), np.array(1.0)  # 0-d: faster than Python scalars in ufuncs
 
+#: An epoch end reached up to float rounding (1 us of slack) counts as reached, on every GPU
+#: type's scale (0-d: numpy combines it with arrays faster than a Python float).
+EPOCH_END_SLACK_S = np.array(1e-6)
+
 
 @dataclass
 class RoundRecord:
