@@ -37,6 +37,7 @@ import csv
 import io
 import math
 import sys
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -170,13 +171,17 @@ class EpisodeResult:
         return int(self.round_start_s.size)
 
 
+#: simulator -> its reference work (heterogeneous clusters), kept as long as the simulator
+_TYPED_WORK: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def _typed_work(sim) -> np.ndarray:
     """The heterogeneous simulator's reference work, derived once per simulator."""
-    work = getattr(sim, "_fair_reference_work_s", None)
+    work = _TYPED_WORK.get(sim)
     if work is None:
         work = typed_reference_work_s(sim.static, sim.typed)
         work.setflags(write=False)
-        sim._fair_reference_work_s = work
+        _TYPED_WORK[sim] = work
     return work
 
 

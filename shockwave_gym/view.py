@@ -403,7 +403,7 @@ class ClusterView:
 
     def _typed_dynamic(self):
         sim = self._sim
-        if self._typed_version == sim._version:
+        if self._typed_version == sim.version:
             return self._typed_cache
         typed = getattr(sim, "typed", None)
         if typed is None:
@@ -422,7 +422,7 @@ class ClusterView:
                 record = sim.history[-1]
                 np.add.at(busy, record.gpu_types, sim.static.gang[record.job_ids])
         parts = tuple(_read_only(a) for a in (rates, durations, last, busy))
-        self._typed_cache, self._typed_version = parts, sim._version
+        self._typed_cache, self._typed_version = parts, sim.version
         return parts
 
     # --- derived arrays, computed once per state -----------------------------------------
@@ -435,11 +435,11 @@ class ClusterView:
         This is the env's hot path.
         """
         sim = self._sim
-        if self._cache_version == sim._version:
+        if self._cache_version == sim.version:
             return self._cache
         rows = sim.static.state_rows(sim.epoch_pos, sim.work_done_s, sim.status == _DONE, sim.run_time_s)
         derived = _Derived(*rows)
-        self._cache, self._cache_version = derived, sim._version
+        self._cache, self._cache_version = derived, sim.version
         return derived
 
 
