@@ -12,6 +12,7 @@ whatever the padding, exactly as for one cluster.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -99,6 +100,17 @@ class BatchTypeTable:
         self.relative[k, :n, :w] = relative
 
 
+class JobTables(NamedTuple):
+    """A :class:`TraceJobTables`' arrays as the compiled kernels read them: job ``j`` of
+    cluster ``k`` is row ``row0[k] + j``."""
+
+    prior: np.ndarray
+    duration_at_s: np.ndarray
+    row0: np.ndarray
+    type_sizes: np.ndarray
+    type_relative: np.ndarray
+
+
 class TraceJobTables:
     """The compiled path's per-job tables (the predictor's duration at each reachable size and
     Dirichlet prior, the observation's per-type rates), each trace's stored once however many
@@ -119,6 +131,14 @@ class TraceJobTables:
         self.size = 0
         self._entries: dict[int, tuple[int, RemainingTimePredictor, tuple | None]] = {}
         self._owners: list[tuple | None] = [None] * num_clusters  # (predictor, type table) per cluster
+        self._arrays: JobTables | None = None
+
+    @property
+    def arrays(self) -> JobTables:
+        """The kernels' view of the tables (the same objects), built again after they grow."""
+        if self._arrays is None:
+            self._arrays = JobTables(self.prior, self.duration_at_s, self.row0, self.type_sizes, self.type_relative)
+        return self._arrays
 
     def load(self, k: int, predictor: RemainingTimePredictor, type_table: tuple | None) -> None:
         """Point cluster ``k`` at ``predictor``'s (and ``type_table``'s) rows, storing them on
@@ -150,6 +170,7 @@ class TraceJobTables:
                 grown = np.full((capacity, type_width if name.startswith("type") else width, *tail), fill, old.dtype)
                 grown[: self.size, : old.shape[1]] = old[: self.size]
                 setattr(self, name, grown)
+            self._arrays = None
         self.prior[start:needed] = 0.0
         self.prior[start:needed, :w] = predictor.prior
         self.duration_at_s[start:needed] = 0.0
