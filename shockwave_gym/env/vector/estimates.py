@@ -18,7 +18,6 @@ import numpy as np
 
 from shockwave_gym.batch import BatchSimulator
 from shockwave_gym.cluster import TYPE_ORDER
-from shockwave_gym.env.vector import jit
 from shockwave_gym.errors import InputError
 from shockwave_gym.interface.observation import (
     _LOG_SCALE_IN,
@@ -220,14 +219,9 @@ JOB_HIGH = np.ascontiguousarray(_JOB_HIGH[:, 0, 0])
 
 
 def cluster_features(sim: BatchSimulator, num_active, slots, free_gpus, max_jobs: int) -> np.ndarray:
-    """(K, 8) float32 cluster features (``cluster_features`` for every cluster)."""
+    """(K, 8) float32 cluster features (``cluster_features`` for every cluster; the compiled
+    path's twin is jit.cluster_rows)."""
     gpus = sim.gpus
-    if sim.compiled:
-        out = np.empty((gpus.size, len(CLUSTER_FEATURES)), np.float32)
-        jit.cluster_rows(gpus, sim.gang, sim.ran_last_round, sim.num_jobs, num_active, slots.queued, slots.demand_gpus,
-                         np.asarray(free_gpus, np.int64), sim.time_s, sim.round_index, sim.round_s, max_jobs,
-                         TIME_SCALE_S, _CLUSTER_LOW, _CLUSTER_HIGH, out)
-        return out
     queue_length, demand_gpus = slots.queue_length, slots.demand_gpus
     values = np.empty((gpus.size, len(CLUSTER_FEATURES)))
     values[:, 0] = free_gpus / gpus

@@ -17,6 +17,8 @@ import numpy as np
 from shockwave_gym.batch import jit as core_jit
 from shockwave_gym.cluster import TYPE_ORDER
 from shockwave_gym.interface.observation import (
+    CLUSTER_FEATURES,
+    TIME_SCALE_S,
     TIME_SPAN_S,
     TIME_UNIT_S,
     V2_CLUSTER_HIGH,
@@ -27,6 +29,9 @@ from shockwave_gym.state import ACTIVE, DONE
 #: GPU types of the version 2 cluster features, and their time feature's scale (observation.py's).
 TYPES = len(TYPE_ORDER)
 LOG_TIME = math.log1p(TIME_SPAN_S / TIME_UNIT_S)
+#: The version 1 cluster features' bounds (observation.CLUSTER_FEATURES).
+CLUSTER_LOW = np.array([f[1] for f in CLUSTER_FEATURES])
+CLUSTER_HIGH = np.array([f[2] for f in CLUSTER_FEATURES])
 
 AVAILABLE = core_jit.AVAILABLE
 
@@ -128,11 +133,15 @@ if AVAILABLE:
                 derive_one(k, sim, tables, est)
 
     @_jit
-    def slot_raw_features(slot_job, gang, gpus, progress, num_epochs, batch, initial, rate, mean, round_s,
-                          remaining, time_s, arrival, run_time, ran_last, rho, scale_in, raw_out):
+    def slot_raw_features(boxed, scale_in, raw_out):
         """(features, occupied slots), row-major slot order: job_feature_matrix of each
-        occupied slot's job up to its logarithms: row 2 holds batch / initial, rows 3-9
-        max(0, value x scale_in), ready for numpy's log2 and log1p."""
+        occupied slot's job of the vector env's state struct (ClusterState, boxed) up to its
+        logarithms: row 2 holds batch / initial, rows 3-9 max(0, value x scale_in), ready for
+        numpy's log2 and log1p."""
+        sim, est, slot_job = boxed.sim, boxed.est, boxed.slots.slot_job
+        gang, gpus, num_epochs, initial, round_s = sim.gang, sim.gpus, sim.num_epochs, sim.initial_batch_size, sim.round_s
+        time_s, arrival, run_time, ran_last = sim.time_s, sim.arrival_s, sim.run_time_s, sim.ran_last_round
+        progress, batch, rate, mean, remaining, rho = est.progress, est.batch, est.rate, est.mean, est.remaining, est.rho
         i = 0
         for k in range(slot_job.shape[0]):
             for s in range(slot_job.shape[1]):
@@ -391,31 +400,40 @@ if AVAILABLE:
             out[k] = pairwise_sum(buffer, count)
             counts[k] = count
 
+    @_inline
+    def _busy_and_queued(k, sim, slots):
+        """Cluster ``k``'s GPUs held by the jobs that ran last round, and its queued jobs."""
+        ran_last, gang, queued = sim.ran_last_round, sim.gang, slots.queued
+        busy = 0
+        queue = 0
+        for j in range(sim.num_jobs[k]):
+            if ran_last[k, j]:
+                busy += gang[k, j]
+            if queued[k, j]:
+                queue += 1
+        return busy, queue
+
     @_jit
-    def cluster_rows(gpus, gang, ran_last, num_jobs, num_active, queued, demand, free, time_s, round_index, round_s,
-                     max_jobs, time_scale, low, high, out):
-        """cluster_features for every cluster (math.log1p and math.log2, as the single env)."""
+    def cluster_rows(boxed, free, max_jobs, out):
+        """cluster_features for every cluster of the vector env's state struct (ClusterState,
+        boxed): math.log1p and math.log2, as the single env."""
+        sim, slots, num_active = boxed.sim, boxed.slots, boxed.est.num_active
+        gpus, time_s, round_index, round_s, demand = sim.gpus, sim.time_s, sim.round_index, sim.round_s, slots.demand_gpus
         for k in range(gpus.size):
             g = gpus[k]
-            busy = 0
-            queue = 0
-            for j in range(num_jobs[k]):
-                if ran_last[k, j]:
-                    busy += gang[k, j]
-                if queued[k, j]:
-                    queue += 1
+            busy, queue = _busy_and_queued(k, sim, slots)
             values = (
                 free[k] / g,
                 busy / g,
                 num_active[k] / max_jobs,
                 queue / max_jobs,
                 demand[k] / g,
-                math.log1p(time_s[k] / time_scale) / 3.0,
-                math.log1p(round_index[k] * round_s[k] / time_scale) / 3.0,
+                math.log1p(time_s[k] / TIME_SCALE_S) / 3.0,
+                math.log1p(round_index[k] * round_s[k] / TIME_SCALE_S) / 3.0,
                 math.log2(g) / 8.0,
             )
             for f in range(8):
-                out[k, f] = np.float32(min(max(values[f], low[f]), high[f]))
+                out[k, f] = np.float32(min(max(values[f], CLUSTER_LOW[f]), CLUSTER_HIGH[f]))
 
     # --- observation version 2 and the completion-time fairness reward --------------------
 
@@ -425,15 +443,8 @@ if AVAILABLE:
         single env) of a homogeneous batch, its free capacity per type being
         free_capacity_rows's: free / GPUs for the first type, 0 for the others."""
         sim, slots = st.sim, st.slots
-        ran_last, gang, queued = sim.ran_last_round, sim.gang, slots.queued
         g = sim.gpus[k]
-        busy = 0
-        queue = 0
-        for j in range(sim.num_jobs[k]):
-            if ran_last[k, j]:
-                busy += gang[k, j]
-            if queued[k, j]:
-                queue += 1
+        busy, queue = _busy_and_queued(k, sim, slots)
         low, high = V2_CLUSTER_LOW, V2_CLUSTER_HIGH
         for t in range(TYPES):
             capacity = free[k] / g if t == 0 else 0.0

@@ -521,14 +521,21 @@ class ClusterVectorEnv(VectorEnv):
             cluster = cluster_features_v2(sim, state.num_active, slots, free)
         else:
             raw = np.empty((10, occupied))
-            self._loops.slot_raw_features(
-                slots.slot_job, sim.gang, sim.gpus, state.progress, sim.num_epochs, batch, sim.initial_batch_size,
-                rate, mean, sim.round_s, state.remaining, sim.time_s, sim.arrival_s, sim.run_time_s,
-                sim.ran_last_round, state.rho, SCALE_IN, raw,
-            )
+            if self.compiled:
+                jit.slot_raw_features(self._kernel_state(), SCALE_IN, raw)
+            else:
+                numpy_loops.slot_raw_features(
+                    slots.slot_job, sim.gang, sim.gpus, state.progress, sim.num_epochs, batch, sim.initial_batch_size,
+                    rate, mean, sim.round_s, state.remaining, sim.time_s, sim.arrival_s, sim.run_time_s,
+                    sim.ran_last_round, state.rho, SCALE_IN, raw,
+                )
             jobs = np.empty((self.num_envs, self.max_jobs, 10), np.float32)
             self._loops.scatter_slot_features(slots.slot_job, take_logarithms(raw), SCALE_OUT, JOB_LOW, JOB_HIGH, jobs)
-            cluster = cluster_features(sim, state.num_active, slots, free, self.max_jobs)
+            if self.compiled:
+                cluster = np.empty((self.num_envs, 8), np.float32)
+                jit.cluster_rows(self._kernel_state(), np.asarray(free, np.int64), self.max_jobs, cluster)
+            else:
+                cluster = cluster_features(sim, state.num_active, slots, free, self.max_jobs)
         return {
             "jobs": jobs,
             "job_valid": slots.valid.view(np.int8).copy(),
