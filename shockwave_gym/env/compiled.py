@@ -82,6 +82,16 @@ class CompiledStep:
         self._finish = _finish_constants()
         kernels.finish_features(np.zeros((self.raw.shape[0], 1)), *self._finish)
 
+    def __getstate__(self):
+        # the kernels' module and the numba struct do not pickle: both come back on first use
+        return {**self.__dict__, "_kernels": None, "_boxed": None}
+
+    def __setstate__(self, state):
+        from shockwave_gym.env import compiled_kernels
+
+        self.__dict__.update(state)
+        self._kernels = compiled_kernels
+
     def valid_for(self, simulator, slots, reward_fn, jct_normaliser_s: float) -> bool:
         """Whether this step still serves ``simulator``, ``slots``, ``reward_fn`` and
         ``jct_normaliser_s`` (the ones it was built for, the reward's terms unchanged)."""
