@@ -102,17 +102,17 @@ if AVAILABLE:
     def _refused(st, io, select):
         """Flag in ``io.bad`` the clusters whose action is refused: a non-finite score of an
         occupied slot (acting clusters), a ``select`` entry other than 0 and 1 (any row)."""
-        slot_job = st.slots.slot_job
+        slot_job, acting, wanted, scores, bad = st.slots.slot_job, io.acting, io.wanted, io.scores, io.bad
         any_bad = False
-        for k in range(io.acting.size):
+        for k in range(acting.size):
             if select:
                 for s in range(slot_job.shape[1]):
-                    value = io.wanted[k, s]
+                    value = wanted[k, s]
                     if not (value == 0 or value == 1):
-                        io.bad[k] = True
+                        bad[k] = True
                         any_bad = True
-            elif io.acting[k] and not _scores_finite(k, io.scores, slot_job):
-                io.bad[k] = True
+            elif acting[k] and not _scores_finite(k, scores, slot_job):
+                bad[k] = True
                 any_bad = True
         return any_bad
 
@@ -205,17 +205,18 @@ if AVAILABLE:
         decoders = (np.empty(slots), np.empty(slots, np.int64), np.zeros(st.sim.gpus.max() + 2, np.int64),
                     np.empty(width, np.int64))
         scratch = (np.empty(width), np.empty(width, np.int64), np.empty(width), np.empty(width))
-        for k in range(io.acting.size):
-            if io.acting[k]:
+        acting, fresh = io.acting, io.fresh
+        for k in range(acting.size):
+            if acting[k]:
                 _act(k, st, io, resume, skip, select, decoders, scratch)
-            elif io.fresh[k]:
+            elif fresh[k]:
                 _derive_one(k, st.sim, st.tables, st.est)
                 _slots_one(k, st.sim, st.slots)
 
     @_inline
-    def _kept_plan(k, st, kept, plan, counts):
-        """Cluster ``k``'s entries of :func:`job_rows_v2`'s ``plan``; ``counts`` holds the
-        (whole, partial) columns so far and is advanced."""
+    def _kept_plan(k, st, kept, plan, whole, partial):
+        """Cluster ``k``'s entries of :func:`job_rows_v2`'s ``plan``, ``whole`` and
+        ``partial`` columns being taken so far; returns them advanced."""
         slot_job, ran_last, rounds_run = st.slots.slot_job, st.sim.ran_last_round, st.sim.rounds_run
         kept_job, kept_rounds, kept_ran = kept.job, kept.rounds, kept.ran
         for s in range(slot_job.shape[1]):
@@ -225,15 +226,16 @@ if AVAILABLE:
                 kept_job[k, s] = -1
             elif kept_job[k, s] == j and kept_rounds[k, s] == rounds_run[k, j]:
                 # not run since: age and rho-hat change; ran-last too if it ran the round before
-                plan[k, s] = -3 - 2 * counts[1] - (1 if kept_ran[k, s] != ran_last[k, j] else 0)
+                plan[k, s] = -3 - 2 * partial - (1 if kept_ran[k, s] != ran_last[k, j] else 0)
                 kept_ran[k, s] = ran_last[k, j]
-                counts[1] += 1
+                partial += 1
             else:
-                plan[k, s] = counts[0]
-                counts[0] += 1
+                plan[k, s] = whole
+                whole += 1
                 kept_job[k, s] = j
                 kept_rounds[k, s] = rounds_run[k, j]
                 kept_ran[k, s] = ran_last[k, j]
+        return whole, partial
 
     @_inline
     def _type_rates(type_sizes, type_rel, r, b, full, i):
@@ -297,11 +299,12 @@ if AVAILABLE:
         for k in range(clusters):
             _cluster_one_v2(k, st, free, cluster_out)
         plan = np.empty((clusters, slots), np.int64)
-        counts = np.zeros(2, np.int64)
+        whole = 0
+        partial = 0
         for k in range(clusters):
-            _kept_plan(k, st, kept, plan, counts)
-        full = np.empty((V2_FEATURES, counts[0]))
-        dynamic = np.empty((2, counts[1]))
+            whole, partial = _kept_plan(k, st, kept, plan, whole, partial)
+        full = np.empty((V2_FEATURES, whole))
+        dynamic = np.empty((2, partial))
         for k in range(clusters):
             _fill_rows(k, st, plan, full, dynamic)
         return full, dynamic, plan

@@ -61,19 +61,23 @@ if AVAILABLE:
         return weighted / total
 
     @_inline
-    def _derive_changed(k, sim, tables, est):
+    def _derive_jobs(k, sim, tables, est, c):
         """Progress, batch size, rate, mean epoch duration and predicted remaining time of the
         jobs of cluster ``k`` that ran since they were derived (ClusterView._derived,
-        RemainingTimePredictor.remaining_s)."""
+        RemainingTimePredictor.remaining_s), then every read job's rho-hat (ftf_estimate)
+        with contention ``c``, in one pass."""
         packed, prior, duration_at, base = sim.packed, tables.prior, tables.duration_at_s, tables.row0[k]
         pos, seg_end, first, num_epochs = sim.pos, sim.seg_end, sim.first, sim.num_epochs
         status, ran_last, rounds_run, work = sim.status, sim.ran_last_round, sim.rounds_run, sim.work_done_s
         derived, derived_rounds = est.derived, est.derived_rounds
         progress, batch, rate, mean, remaining = est.progress, est.batch, est.rate, est.mean, est.remaining
+        rho, arrival, now = est.rho, sim.arrival_s, sim.time_s[k]
         for j in range(sim.num_jobs[k]):
             if not _is_read(status[k, j], ran_last[k, j]):
                 continue
             if derived[k, j] and derived_rounds[k, j] == rounds_run[k, j]:
+                age = now - arrival[k, j]
+                rho[k, j] = (age + c * remaining[k, j]) / max(c * (work[k, j] + remaining[k, j]), 1e-9)
                 continue
             derived[k, j] = True
             derived_rounds[k, j] = rounds_run[k, j]
@@ -92,6 +96,8 @@ if AVAILABLE:
             expected = _expected_epoch_s(prior, duration_at, packed, base + j, last, done)
             future = max(num_epochs[k, j] - done - 1, 0)
             remaining[k, j] = (1.0 - fraction) * duration + future * expected
+            age = now - arrival[k, j]
+            rho[k, j] = (age + c * remaining[k, j]) / max(c * (work[k, j] + remaining[k, j]), 1e-9)
 
     @_inline
     def derive_one(k, sim, tables, est):
@@ -106,21 +112,13 @@ if AVAILABLE:
         from ``derived_rounds``) or were never computed (``derived`` False: cleared when the
         cluster resets); rho-hat, which reads the clock and the number of active jobs, is
         recomputed for every job read."""
-        n = sim.num_jobs[k]
-        status, ran_last, work, arrival = sim.status, sim.ran_last_round, sim.work_done_s, sim.arrival_s
-        remaining, rho = est.remaining, est.rho
+        status = sim.status
         active = 0
-        for j in range(n):
+        for j in range(sim.num_jobs[k]):
             if status[k, j] == ACTIVE:
                 active += 1
         est.num_active[k] = active
-        c = max(1.0, active / sim.gpus[k])
-        _derive_changed(k, sim, tables, est)
-        now = sim.time_s[k]
-        for j in range(n):
-            if _is_read(status[k, j], ran_last[k, j]):
-                age = now - arrival[k, j]
-                rho[k, j] = (age + c * remaining[k, j]) / max(c * (work[k, j] + remaining[k, j]), 1e-9)
+        _derive_jobs(k, sim, tables, est, max(1.0, active / sim.gpus[k]))
 
     @_jit
     def derive_rows(rows, boxed):
