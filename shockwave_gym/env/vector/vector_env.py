@@ -102,31 +102,9 @@ class ClusterVectorEnv(VectorEnv):
     def _setup(self, env_kwargs: list[dict], max_episode_steps, autoreset_mode, compiled, prefetch=False) -> None:
         if any(kw.get("render_mode") is not None for kw in env_kwargs):
             raise InputError("the vector env does not render; render a single env (gym.make) instead")
-        templates: dict[int, ClusterEnv] = {}  # one per distinct dict: equal sources share traces
-        for kw in env_kwargs:
-            if id(kw) not in templates:
-                templates[id(kw)] = ClusterEnv(**kw)
-        self.templates = [templates[id(kw)] for kw in env_kwargs]
+        self.templates = _templates(env_kwargs)
         first = self.templates[0]
-        for name in _SHARED:
-            values = {getattr(t, name) for t in self.templates}
-            if len(values) > 1:
-                raise InputError(f"every sub-env needs the same {name} (the spaces must agree), got {sorted(values)}")
-        groups: dict[tuple, list[int]] = {}  # clusters with the same reward are computed together
-        for i, t in enumerate(self.templates):  # keyed by the exact terms, not their rounded repr
-            groups.setdefault(tuple((name, weight) for name, _, weight in t.reward_fn.terms), []).append(i)
-        self._rewards = []
-        terms = max(len(t.reward_fn.terms) for t in self.templates)
-        term_code = np.full((len(self.templates), terms), -1, np.int64)  # the fused step's reward tables
-        term_weight = np.zeros((len(self.templates), terms))
-        for rows in groups.values():
-            mask = np.zeros(len(self.templates), bool)
-            mask[rows] = True
-            reward = BatchReward(self.templates[rows[0]].reward_fn)
-            self._rewards.append((reward, mask))
-            codes, weights = term_codes(reward)
-            term_code[rows, : len(codes)] = codes
-            term_weight[rows, : len(codes)] = weights
+        self._rewards, term_code, term_weight = _reward_tables(self.templates)
         self.num_envs = k = len(self.templates)
         self.action_mode = first.action_mode
         self.max_jobs = first.max_jobs
@@ -583,6 +561,43 @@ class ClusterVectorEnv(VectorEnv):
         for key in _INFO_KEYS:
             infos[key] = every.copy()
         return infos
+
+
+def _templates(env_kwargs: list[dict]) -> list[ClusterEnv]:
+    """One ClusterEnv per cluster (one per distinct dict: equal sources share traces), checked
+    to agree on what the spaces depend on."""
+    templates: dict[int, ClusterEnv] = {}
+    for kw in env_kwargs:
+        if id(kw) not in templates:
+            templates[id(kw)] = ClusterEnv(**kw)
+    out = [templates[id(kw)] for kw in env_kwargs]
+    for name in _SHARED:
+        values = {getattr(t, name) for t in out}
+        if len(values) > 1:
+            raise InputError(f"every sub-env needs the same {name} (the spaces must agree), got {sorted(values)}")
+    return out
+
+
+def _reward_tables(templates: list[ClusterEnv]) -> tuple[list, np.ndarray, np.ndarray]:
+    """([(BatchReward, clusters mask)], term codes (K, terms), weights (K, terms)): clusters
+    with the same reward terms (the exact terms, not their rounded repr) are computed together;
+    the codes and weights are the fused step's reward tables."""
+    groups: dict[tuple, list[int]] = {}
+    for i, t in enumerate(templates):
+        groups.setdefault(tuple((name, weight) for name, _, weight in t.reward_fn.terms), []).append(i)
+    rewards = []
+    terms = max(len(t.reward_fn.terms) for t in templates)
+    term_code = np.full((len(templates), terms), -1, np.int64)
+    term_weight = np.zeros((len(templates), terms))
+    for rows in groups.values():
+        mask = np.zeros(len(templates), bool)
+        mask[rows] = True
+        reward = BatchReward(templates[rows[0]].reward_fn)
+        rewards.append((reward, mask))
+        codes, weights = term_codes(reward)
+        term_code[rows, : len(codes)] = codes
+        term_weight[rows, : len(codes)] = weights
+    return rewards, term_code, term_weight
 
 
 class _State:
