@@ -63,7 +63,6 @@ from shockwave_gym.interface.observation import (
     V2_CLUSTER_LOW,
 )
 from shockwave_gym.metrics import compute_metrics
-from shockwave_gym.state import ACTIVE, DONE
 
 _SHARED = ("action_mode", "max_jobs", "obs_version", "skip_trivial", "idle_allowed")
 
@@ -448,16 +447,11 @@ class ClusterVectorEnv(VectorEnv):
             jit.derive_rows(rows, self._kernel_state())
             old.active = active_mask(sim)
             return
-        rows = np.ones(self.num_envs, bool)
-        progress, remaining, rho, mean, rate = (np.zeros(shape) for _ in range(5))
-        batch = np.ones(shape, np.int64)
-        num_active = np.zeros(self.num_envs, np.int64)
-        numpy_loops.derive_rows(
-            sim.num_jobs, sim.pos, sim.seg_end, sim.first, sim.num_epochs, sim.work_done_s, sim.status,
-            sim.bank.packed, self.predictor.prior, self.predictor.duration_at_s, sim.time_s, sim.arrival_s, sim.gpus,
-            sim.ran_last_round, ACTIVE, DONE, progress, remaining, rho, mean, batch, rate, num_active, rows,
-        )
-        self._state = _State(progress, active_mask(sim), num_active, remaining, rho, (mean, batch, rate))
+        est = Estimates.zeros(shape)  # fresh arrays: the numpy path keeps no state between steps
+        numpy_loops.derive_rows(sim.arrays, self.predictor.prior, self.predictor.duration_at_s, est)
+        self._state = _State(est.progress, active_mask(sim), est.num_active, est.remaining, est.rho,
+                             (est.mean, est.batch, est.rate))
+        self._state.est = est
 
     def _new_state(self) -> _State:
         """The compiled path's state arrays (nothing derived yet), installed as the state."""
@@ -489,11 +483,7 @@ class ClusterVectorEnv(VectorEnv):
         occupied = int(np.count_nonzero(slots.slot_job >= 0))
         if self.obs_version == 2:
             raw = np.empty((V2_FEATURES, occupied))
-            self._loops.slot_raw_features_v2(
-                slots.slot_job, sim.gang, sim.gpus, state.progress, sim.num_epochs, batch, sim.initial_batch_size,
-                rate, mean, state.remaining, sim.time_s, sim.arrival_s, sim.run_time_s, sim.ran_last_round,
-                state.rho, self.type_table.sizes, self.type_table.relative, V2_IN, raw,
-            )
+            numpy_loops.slot_raw_features_v2(sim.arrays, state.est, slots.slot_job, self.type_table, V2_IN, raw)
             jobs = np.empty((self.num_envs, self.max_jobs, V2_FEATURES), np.float32)
             self._loops.scatter_scaled(slots.slot_job, take_logarithms_v2(raw), V2_OUT, V2_LOW, V2_HIGH, jobs)
             cluster = cluster_features_v2(sim, state.num_active, slots, free)
@@ -502,11 +492,7 @@ class ClusterVectorEnv(VectorEnv):
             if self.compiled:
                 jit.slot_raw_features(self._kernel_state(), SCALE_IN, raw)
             else:
-                numpy_loops.slot_raw_features(
-                    slots.slot_job, sim.gang, sim.gpus, state.progress, sim.num_epochs, batch, sim.initial_batch_size,
-                    rate, mean, sim.round_s, state.remaining, sim.time_s, sim.arrival_s, sim.run_time_s,
-                    sim.ran_last_round, state.rho, SCALE_IN, raw,
-                )
+                numpy_loops.slot_raw_features(sim.arrays, state.est, slots.slot_job, SCALE_IN, raw)
             jobs = np.empty((self.num_envs, self.max_jobs, 10), np.float32)
             self._loops.scatter_slot_features(slots.slot_job, take_logarithms(raw), SCALE_OUT, JOB_LOW, JOB_HIGH, jobs)
             if self.compiled:
