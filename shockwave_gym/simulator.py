@@ -375,6 +375,11 @@ class Simulator:
         self._active_cache = None
         self._version += 1
 
+    def commit_round(self, record: RoundRecord, time_s: float, next_arrival: int, num_done: int) -> None:
+        """Public form of :meth:`_commit_round`: record a round whose per-job arrays a compiled
+        step has already updated in place (the env's kernels call this, not the private one)."""
+        self._commit_round(record, time_s, next_arrival, num_done)
+
     # --- results -----------------------------------------------------------------------------
 
     def result(self):

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from shockwave_gym.state import ACTIVE, DONE
+
 try:
     import numba
 except ImportError:  # pragma: no cover - exercised where numba is not installed
@@ -19,7 +21,53 @@ except ImportError:  # pragma: no cover - exercised where numba is not installed
 AVAILABLE = numba is not None
 
 if AVAILABLE:
+    from numba.core import types as _types
+    from numba.experimental import structref as _structref
+    from numba.extending import overload
+
     _jit = numba.njit(cache=True, error_model="numpy", nogil=True)
+
+    @_structref.register
+    class StructType(_types.StructRef):
+        """A numba struct (by reference) with one named field per field of a named tuple of
+        arrays (a nested named tuple becomes a nested struct): see :func:`box`."""
+
+        def preprocess_fields(self, fields):
+            return tuple((name, _types.unliteral(typ)) for name, typ in fields)
+
+    class Struct(_structref.StructRefProxy):
+        """A kernel state struct as Python holds it: one reference, however many arrays."""
+
+    _structref.define_boxing(StructType, Struct)
+
+    def _struct_type(tuple_type):
+        """The StructType of a named tuple type (nested named tuples: nested structs)."""
+        return StructType([(name, _struct_type(typ) if isinstance(typ, _types.BaseNamedTuple) else typ)
+                           for name, typ in zip(tuple_type.fields, tuple_type.types, strict=True)])
+
+    def _to_struct(t):
+        raise NotImplementedError("compiled only")
+
+    @overload(_to_struct)
+    def _to_struct_impl(t):
+        lines = ["def impl(t):", "    s = new(struct_type)"]
+        for name, typ in zip(t.fields, t.types, strict=True):
+            nested = isinstance(typ, _types.BaseNamedTuple)
+            lines.append(f"    s.{name} = to_struct(t.{name})" if nested else f"    s.{name} = t.{name}")
+        lines.append("    return s")
+        scope = {"new": _structref.new, "struct_type": _struct_type(t), "to_struct": _to_struct}
+        exec("\n".join(lines), scope)  # one assignment per field: numba has no setattr by name
+        return scope["impl"]
+
+    @_jit
+    def box(t):
+        """The kernels' state struct of ``t``, a named tuple of arrays and numbers (nested
+        named tuples become nested structs): the same fields by the same names, the arrays
+        shared, not copied. Kernels read it as they would ``t``; passing it costs one
+        reference, where a named tuple is typed field by field at every call and copied
+        (every array's reference count) into every helper it is passed to. Build it again
+        when an array of ``t`` is replaced."""
+        return _to_struct(t)
 
     @_jit
     def _pairwise_block(a, lo, n):
@@ -88,125 +136,144 @@ if AVAILABLE:
     _inline = numba.njit(cache=True, error_model="numpy", nogil=True, inline="always")
 
     @_inline
-    def step_one(k, sel, num_jobs, iso, work, ran_last, round_index, round_s, threshold, overhead_s,
-                 gang, completion, status, run_time, rounds_run, last_run, last_overhead, time_s,
-                 num_done, overhead_gpu_s, exact_overhead, job_base, pos, seg_end, span, end_global, done_code,
-                 paid, completed):
-        """One round in cluster ``k``; returns (start, round end, GPUs busy, jobs completed).
-        The ids of the jobs that completed go to ``completed`` in ascending order; ``paid`` is
-        scratch of the jobs' width."""
-        n = num_jobs[k]
-        rs = round_s[k]
-        start = time_s[k]
+    def _restart_overhead(round_index, ran_last, remaining, round_s, threshold_s, restart_s):
+        """A job's restart loss this round (R3): it pays unless it ran last round or runs
+        too briefly (per-job helpers take scalars: a struct passed per job would be copied)."""
+        pays = round_index >= 1 and not ran_last and min(round_s, remaining) > threshold_s
+        return restart_s if pays else 0.0
+
+    @_inline
+    def _round_length(k, sel, sim):
+        """The round's length in cluster ``k`` (R4): the longest finish when every selected
+        job finishes within the round, else the round."""
+        iso, work, ran_last = sim.isolated_time_s, sim.work_done_s, sim.ran_last_round
+        rs, threshold, restart, index = sim.round_s[k], sim.restart_threshold_s[k], sim.restart_overhead_s[k], sim.round_index[k]
         any_sel = False
         all_finish = True
         longest = -np.inf
-        for j in range(n):
+        for j in range(sim.num_jobs[k]):
             if sel[k, j]:
                 any_sel = True
                 remaining = iso[k, j] - work[k, j]
-                pays = round_index[k] >= 1 and not ran_last[k, j] and min(rs, remaining) > threshold[k]
-                overhead = overhead_s[k] if pays else 0.0
-                finish_offset = overhead + remaining
+                finish_offset = _restart_overhead(index, ran_last[k, j], remaining, rs, threshold, restart) + remaining
                 if finish_offset <= rs:
                     if finish_offset > longest:
                         longest = finish_offset
                 else:
                     all_finish = False
-        round_len = longest if any_sel and all_finish else rs
+        return longest if any_sel and all_finish else rs
+
+    @_inline
+    def _epoch_after(end_global, target, lo, hi):
+        """The first flat epoch index in [lo, hi) whose end is beyond ``target`` (base + work
+        + 1 us): gallop from ``lo`` (most rounds cross few epochs), then bisect."""
+        step = 1
+        while lo < hi:
+            probe = lo + step - 1
+            if probe >= hi:
+                break
+            if end_global[probe] <= target:
+                lo = probe + 1  # every end up to the probe is reached
+                step *= 2
+            else:
+                hi = probe  # the answer is at or before the probe
+                break
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if end_global[mid] <= target:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
+
+    @_inline
+    def _run_selected(k, sel, sim, start, round_len, paid, completed):
+        """The selected jobs of cluster ``k`` run the round; returns (GPUs busy, jobs run,
+        jobs completed)."""
+        iso, work, ran_last, gang, status = sim.isolated_time_s, sim.work_done_s, sim.ran_last_round, sim.gang, sim.status
+        run_time, rounds_run, last_run, last_overhead = sim.run_time_s, sim.rounds_run, sim.last_run_s, sim.last_overhead_s
+        pos, end_global, job_base, seg_end, span = sim.pos, sim.end_global, sim.job_base_s, sim.seg_end, sim.span
+        completion, num_done = sim.completion_s, sim.num_done
+        rs, threshold, restart, index = sim.round_s[k], sim.restart_threshold_s[k], sim.restart_overhead_s[k], sim.round_index[k]
         busy = 0
         count = 0
         finished = 0
-        for j in range(n):
-            if sel[k, j]:
-                remaining = iso[k, j] - work[k, j]
-                pays = round_index[k] >= 1 and not ran_last[k, j] and min(rs, remaining) > threshold[k]
-                overhead = overhead_s[k] if pays else 0.0
-                finish_offset = overhead + remaining
-                finishes = finish_offset <= rs
-                run = finish_offset if finishes else round_len
-                work[k, j] = work[k, j] + (run - overhead)
-                if finishes:
-                    work[k, j] = iso[k, j]
-                    completion[k, j] = start + finish_offset
-                    status[k, j] = done_code
-                    num_done[k] += 1
-                    completed[finished] = j
-                    finished += 1
-                run_time[k, j] = run_time[k, j] + run
-                rounds_run[k, j] += 1
-                last_run[k, j] = run
-                last_overhead[k, j] = overhead
-                ran_last[k, j] = True
-                busy += gang[k, j]
-                paid[count] = gang[k, j] * overhead
-                count += 1
-                # advance the current epoch past every end <= base + work + 1 us: gallop
-                # from where it was (most rounds cross few epochs), then bisect
-                target = job_base[k, j] + work[k, j] + 1e-6
-                lo = pos[k, j]
-                hi = min(seg_end[k, j], lo + span[k, j])
-                step = 1
-                while lo < hi:
-                    probe = lo + step - 1
-                    if probe >= hi:
-                        break
-                    if end_global[probe] <= target:
-                        lo = probe + 1  # every end up to the probe is reached
-                        step *= 2
-                    else:
-                        hi = probe  # the answer is at or before the probe
-                        break
-                while lo < hi:
-                    mid = (lo + hi) >> 1
-                    if end_global[mid] <= target:
-                        lo = mid + 1
-                    else:
-                        hi = mid
-                pos[k, j] = lo
-            elif ran_last[k, j]:
-                last_run[k, j] = 0.0
-                last_overhead[k, j] = 0.0
-                ran_last[k, j] = False
-        if exact_overhead:
+        for j in range(sim.num_jobs[k]):
+            if not sel[k, j]:
+                if ran_last[k, j]:  # did not run: its last-round entries go back to zero
+                    last_run[k, j] = 0.0
+                    last_overhead[k, j] = 0.0
+                    ran_last[k, j] = False
+                continue
+            remaining = iso[k, j] - work[k, j]
+            overhead = _restart_overhead(index, ran_last[k, j], remaining, rs, threshold, restart)
+            finish_offset = overhead + remaining
+            finishes = finish_offset <= rs
+            run = finish_offset if finishes else round_len
+            work[k, j] = work[k, j] + (run - overhead)
+            if finishes:
+                work[k, j] = iso[k, j]
+                completion[k, j] = start + finish_offset
+                status[k, j] = DONE
+                num_done[k] += 1
+                completed[finished] = j
+                finished += 1
+            run_time[k, j] = run_time[k, j] + run
+            rounds_run[k, j] += 1
+            last_run[k, j] = run
+            last_overhead[k, j] = overhead
+            ran_last[k, j] = True
+            busy += gang[k, j]
+            paid[count] = gang[k, j] * overhead
+            count += 1
+            lo = pos[k, j]
+            pos[k, j] = _epoch_after(end_global, job_base[k, j] + work[k, j] + 1e-6, lo, min(seg_end[k, j], lo + span[k, j]))
+        return busy, count, finished
+
+    @_inline
+    def step_one(k, sel, sim, paid, completed):
+        """One round in cluster ``k`` of the jobs ``sel[k]``; returns (start, round end, GPUs
+        busy, jobs completed). The ids of the jobs that completed go to ``completed`` in
+        ascending order; ``paid`` is scratch of the jobs' width."""
+        start = sim.time_s[k]
+        round_len = _round_length(k, sel, sim)
+        busy, count, finished = _run_selected(k, sel, sim, start, round_len, paid, completed)
+        if sim.exact_overhead:
             total = 0.0
             for i in range(count):
                 total += paid[i]
         else:
             total = pairwise_sum(paid, count)
-        overhead_gpu_s[k] += total
-        time_s[k] = start + round_len
-        round_index[k] += 1
+        sim.overhead_gpu_s[k] += total
+        sim.time_s[k] = start + round_len
+        sim.round_index[k] += 1
         return start, start + round_len, busy, finished
 
     @_jit
-    def step_rows(rows, sel, num_jobs, iso, work, ran_last, round_index, round_s, threshold, overhead_s,
-                  gang, completion, status, run_time, rounds_run, last_run, last_overhead, time_s,
-                  num_done, overhead_gpu_s, exact_overhead, start_out, end_out, busy_out,
-                  job_base, pos, seg_end, span, end_global, done_code):
-        """One round in every cluster of ``rows`` (BatchSimulator.step's numpy path, per element)."""
+    def step_rows(rows, sel, boxed, start_out, end_out, busy_out):
+        """One round in every cluster of ``rows`` (BatchSimulator.step's numpy path, per
+        element) of the simulator's struct (SimArrays, boxed)."""
+        sim = boxed
         width = sel.shape[1]
         paid = np.empty(width)
         completed = np.empty(width, np.int64)
         for k in range(rows.size):
             if not rows[k]:
                 continue
-            start, end, busy, _ = step_one(
-                k, sel, num_jobs, iso, work, ran_last, round_index, round_s, threshold, overhead_s, gang,
-                completion, status, run_time, rounds_run, last_run, last_overhead, time_s, num_done,
-                overhead_gpu_s, exact_overhead, job_base, pos, seg_end, span, end_global, done_code, paid, completed)
+            start, end, busy, _ = step_one(k, sel, sim, paid, completed)
             start_out[k] = start
             end_out[k] = end
             busy_out[k] = busy
 
     @_inline
-    def admit_one(k, arrival, time_s, next_arrival, num_done, num_jobs, status, active_code):
+    def admit_one(k, sim):
         """Admit arrivals up to now in cluster ``k``; jump to the next arrival when idle (R1)."""
-        n = num_jobs[k]
+        n = sim.num_jobs[k]
+        arrival, status, time_s, next_arrival, num_done = sim.arrival_s, sim.status, sim.time_s, sim.next_arrival, sim.num_done
         while True:
             nxt = next_arrival[k]
             while nxt < n and arrival[k, nxt] <= time_s[k]:
-                status[k, nxt] = active_code
+                status[k, nxt] = ACTIVE
                 nxt += 1
             next_arrival[k] = nxt
             if num_done[k] < nxt or nxt >= n:
@@ -214,11 +281,12 @@ if AVAILABLE:
             time_s[k] = arrival[k, nxt]
 
     @_jit
-    def admit_rows(rows, arrival, time_s, next_arrival, num_done, num_jobs, status, active_code):
+    def admit_rows(rows, boxed):
         """Admit arrivals up to now in ``rows``; jump idle clusters to their next arrival (R1)."""
+        sim = boxed
         for k in range(rows.size):
             if rows[k]:
-                admit_one(k, arrival, time_s, next_arrival, num_done, num_jobs, status, active_code)
+                admit_one(k, sim)
 
     @_jit
     def overlap_row_sums(a, c, out):

@@ -16,6 +16,7 @@ index, since a job's epoch ends are sorted and never interleave with other jobs'
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import NamedTuple
 
 import numpy as np
 
@@ -38,6 +39,48 @@ _DYNAMIC = {
     "run_time_s": (np.float64, 0.0), "rounds_run": (np.int64, 0), "last_run_s": (np.float64, 0.0),
     "last_overhead_s": (np.float64, 0.0), "ran_last_round": (bool, False), "pos": (np.int64, 0),
 }
+
+
+class SimArrays(NamedTuple):
+    """The arrays (and the one flag) of a :class:`BatchSimulator` that the compiled kernels
+    read and write, by name: (K,) per cluster, (K, jobs) per job, (K, rounds) per round
+    record, and the bank's per-epoch ``end_global`` and ``packed``
+    (:class:`~shockwave_gym.batch.bank.EpochBank`). Built by :attr:`BatchSimulator.arrays`."""
+
+    num_jobs: np.ndarray
+    gpus: np.ndarray
+    round_s: np.ndarray
+    restart_overhead_s: np.ndarray
+    restart_threshold_s: np.ndarray
+    exact_overhead: bool
+    time_s: np.ndarray
+    round_index: np.ndarray
+    next_arrival: np.ndarray
+    num_done: np.ndarray
+    overhead_gpu_s: np.ndarray
+    round_start_s: np.ndarray
+    round_end_s: np.ndarray
+    round_gpus_busy: np.ndarray
+    arrival_s: np.ndarray
+    gang: np.ndarray
+    num_epochs: np.ndarray
+    initial_batch_size: np.ndarray
+    isolated_time_s: np.ndarray
+    job_base_s: np.ndarray
+    first: np.ndarray
+    seg_end: np.ndarray
+    span: np.ndarray
+    status: np.ndarray
+    work_done_s: np.ndarray
+    completion_s: np.ndarray
+    run_time_s: np.ndarray
+    rounds_run: np.ndarray
+    last_run_s: np.ndarray
+    last_overhead_s: np.ndarray
+    ran_last_round: np.ndarray
+    pos: np.ndarray
+    end_global: np.ndarray
+    packed: np.ndarray
 
 
 class BatchSimulator:
@@ -73,6 +116,29 @@ class BatchSimulator:
         self.round_gpus_busy = np.zeros((k, 64), np.int64)
         for name, (dtype, fill) in {**_STATIC, **_DYNAMIC}.items():
             setattr(self, name, np.full((k, 0), fill, dtype))
+        self.exact_overhead = True
+        self._arrays: SimArrays | None = None
+        self._boxed: tuple | None = None
+
+    @property
+    def arrays(self) -> SimArrays:
+        """The kernels' view of this simulator's arrays (the same objects, not copies); built
+        again after any of them is replaced (a wider trace, more round records, a load)."""
+        arrays = self._arrays
+        if arrays is None:
+            bank = self.bank
+            self._arrays = arrays = SimArrays(**{
+                name: getattr(self, name) for name in SimArrays._fields if name not in ("end_global", "packed")
+            }, end_global=bank.end_global, packed=bank.packed)
+        return arrays
+
+    @property
+    def boxed(self):
+        """:attr:`arrays` as the compiled kernels take them (jit.box), kept while they hold."""
+        arrays = self.arrays
+        if self._boxed is None or self._boxed[0] is not arrays:
+            self._boxed = (arrays, jit.box(arrays))
+        return self._boxed[1]
 
     # --- loading ---------------------------------------------------------------------------
 
@@ -83,6 +149,7 @@ class BatchSimulator:
             new[:, : old.shape[1]] = old
             setattr(self, name, new)
         self.width = width
+        self._arrays = None
 
     def load(self, k: int, static: StaticJobArrays, config: SimConfig, trace_name: str = "") -> None:
         """Put a trace in cluster ``k`` and reset it (time 0, arrivals admitted, R1)."""
@@ -114,6 +181,7 @@ class BatchSimulator:
         self.restart_overhead_s[k] = config.restart_overhead_s
         self.restart_threshold_s[k] = config.restart_threshold_s
         self.exact_overhead = self._exact_overhead()  # changes only when a trace is loaded
+        self._arrays = None  # the bank may have grown, the flag changed
         self.restart(k)
 
     def restart(self, k: int) -> None:
@@ -129,8 +197,7 @@ class BatchSimulator:
         rows = np.zeros(self.num_clusters, bool)
         rows[k] = True
         if self.compiled:  # the loop the compiled step admits with
-            jit.admit_rows(rows, self.arrival_s, self.time_s, self.next_arrival, self.num_done, self.num_jobs,
-                           self.status, ACTIVE)
+            jit.admit_rows(rows, self.boxed)
         else:
             self._admit_and_skip_idle(rows)
 
@@ -142,6 +209,7 @@ class BatchSimulator:
 
     def _admit_and_skip_idle(self, rows: np.ndarray) -> None:
         """Admit arrivals up to now in ``rows``; jump idle clusters to their next arrival (R1)."""
+        self._arrays = None  # the numpy path replaces arrays
         column = np.arange(self.width)
         while True:
             arrived = np.count_nonzero(self.arrival_s <= self.time_s[:, None], axis=1)
@@ -160,6 +228,7 @@ class BatchSimulator:
         ``rows``), then admit arrivals (R1). Returns the rounds' start, end and GPUs busy."""
         if self.compiled:
             return self._step_compiled(selected, rows)
+        self._arrays = None  # the numpy path replaces arrays
         sel = selected
         round_s = self.round_s[:, None]
         remaining = self.isolated_time_s - self.work_done_s
@@ -206,16 +275,9 @@ class BatchSimulator:
     def _step_compiled(self, sel: np.ndarray, rows: np.ndarray) -> SimpleNamespace:
         k = self.num_clusters
         start, end, busy = np.zeros(k), np.zeros(k), np.zeros(k, np.int64)
-        jit.step_rows(
-            rows, sel, self.num_jobs, self.isolated_time_s, self.work_done_s, self.ran_last_round, self.round_index,
-            self.round_s, self.restart_threshold_s, self.restart_overhead_s, self.gang, self.completion_s, self.status,
-            self.run_time_s, self.rounds_run, self.last_run_s, self.last_overhead_s, self.time_s, self.num_done,
-            self.overhead_gpu_s, self.exact_overhead, start, end, busy, self.job_base_s, self.pos, self.seg_end,
-            self.span, self.bank.end_global, DONE,
-        )
+        jit.step_rows(rows, sel, self.boxed, start, end, busy)
         self._record(rows, start, end, busy, self.round_index - 1)  # the loop counted the round
-        jit.admit_rows(rows & ~self.done, self.arrival_s, self.time_s, self.next_arrival, self.num_done,
-                       self.num_jobs, self.status, ACTIVE)
+        jit.admit_rows(rows & ~self.done, self.boxed)
         return SimpleNamespace(start_s=start, end_s=end, gpus_busy=busy)
 
     def _record(self, rows: np.ndarray, start: np.ndarray, end: np.ndarray, busy: np.ndarray, at: np.ndarray) -> None:
@@ -238,6 +300,7 @@ class BatchSimulator:
                 grown = np.zeros((old.shape[0], capacity), old.dtype)
                 grown[:, : old.shape[1]] = old
                 setattr(self, name, grown)
+            self._arrays = None
 
     def _exact_overhead(self) -> bool:
         """Integral restart losses: their GPU-second sums are exact in any order."""

@@ -522,8 +522,7 @@ class ClusterEnv(gym.Env):
         if terms is None:
             self._compiled_refused = (self.simulator, self.reward_fn)
             return None
-        self._compiled = fast.CompiledStep(self.simulator, self.slots, self._features, self.reward_fn, terms,
-                                           self.jct_normaliser_s)
+        self._compiled = fast.CompiledStep(self.simulator, self.slots, self.reward_fn, terms, self.jct_normaliser_s)
         return self._compiled
 
     def _compiled_eligible(self) -> bool:

@@ -12,12 +12,12 @@ whatever the padding, exactly as for one cluster.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
 from shockwave_gym.batch import BatchSimulator
 from shockwave_gym.cluster import TYPE_ORDER
-from shockwave_gym.env.vector import jit
 from shockwave_gym.errors import InputError
 from shockwave_gym.interface.observation import (
     _LOG_SCALE_IN,
@@ -99,6 +99,17 @@ class BatchTypeTable:
         self.relative[k, :n, :w] = relative
 
 
+class JobTables(NamedTuple):
+    """A :class:`TraceJobTables`' arrays as the compiled kernels read them: job ``j`` of
+    cluster ``k`` is row ``row0[k] + j``."""
+
+    prior: np.ndarray
+    duration_at_s: np.ndarray
+    row0: np.ndarray
+    type_sizes: np.ndarray
+    type_relative: np.ndarray
+
+
 class TraceJobTables:
     """The compiled path's per-job tables (the predictor's duration at each reachable size and
     Dirichlet prior, the observation's per-type rates), each trace's stored once however many
@@ -119,6 +130,14 @@ class TraceJobTables:
         self.size = 0
         self._entries: dict[int, tuple[int, RemainingTimePredictor, tuple | None]] = {}
         self._owners: list[tuple | None] = [None] * num_clusters  # (predictor, type table) per cluster
+        self._arrays: JobTables | None = None
+
+    @property
+    def arrays(self) -> JobTables:
+        """The kernels' view of the tables (the same objects), built again after they grow."""
+        if self._arrays is None:
+            self._arrays = JobTables(self.prior, self.duration_at_s, self.row0, self.type_sizes, self.type_relative)
+        return self._arrays
 
     def load(self, k: int, predictor: RemainingTimePredictor, type_table: tuple | None) -> None:
         """Point cluster ``k`` at ``predictor``'s (and ``type_table``'s) rows, storing them on
@@ -150,6 +169,7 @@ class TraceJobTables:
                 grown = np.full((capacity, type_width if name.startswith("type") else width, *tail), fill, old.dtype)
                 grown[: self.size, : old.shape[1]] = old[: self.size]
                 setattr(self, name, grown)
+            self._arrays = None
         self.prior[start:needed] = 0.0
         self.prior[start:needed, :w] = predictor.prior
         self.duration_at_s[start:needed] = 0.0
@@ -199,14 +219,9 @@ JOB_HIGH = np.ascontiguousarray(_JOB_HIGH[:, 0, 0])
 
 
 def cluster_features(sim: BatchSimulator, num_active, slots, free_gpus, max_jobs: int) -> np.ndarray:
-    """(K, 8) float32 cluster features (``cluster_features`` for every cluster)."""
+    """(K, 8) float32 cluster features (``cluster_features`` for every cluster; the compiled
+    path's twin is jit.cluster_rows)."""
     gpus = sim.gpus
-    if sim.compiled:
-        out = np.empty((gpus.size, len(CLUSTER_FEATURES)), np.float32)
-        jit.cluster_rows(gpus, sim.gang, sim.ran_last_round, sim.num_jobs, num_active, slots.queued, slots.demand_gpus,
-                         np.asarray(free_gpus, np.int64), sim.time_s, sim.round_index, sim.round_s, max_jobs,
-                         TIME_SCALE_S, _CLUSTER_LOW, _CLUSTER_HIGH, out)
-        return out
     queue_length, demand_gpus = slots.queue_length, slots.demand_gpus
     values = np.empty((gpus.size, len(CLUSTER_FEATURES)))
     values[:, 0] = free_gpus / gpus

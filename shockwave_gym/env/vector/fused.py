@@ -24,6 +24,9 @@ import numpy as np
 
 from shockwave_gym.batch import jit as core_jit
 from shockwave_gym.env.vector import jit as vec_jit
+from shockwave_gym.env.vector.estimates import V2_FEATURES, V2_IN
+from shockwave_gym.metrics import UNFAIR_THRESHOLD
+from shockwave_gym.state import ACTIVE
 
 AVAILABLE = core_jit.AVAILABLE
 
@@ -43,220 +46,267 @@ if AVAILABLE:
     _priority_one = vec_jit.priority_one
     _select_one = vec_jit.select_one
     _scores_finite = vec_jit.scores_finite
-    _area = vec_jit._area
+    _area = vec_jit.area
     _cluster_one_v2 = vec_jit.cluster_one_v2
 
     @_inline
-    def _reward(k, start, end, completed, finished, term_code, term_weight, jct_norm, round_s, arrival,
-                completion, work, num_jobs, gpus, unfair, buffer, excess):
-        """The weighted reward of the interval [start, end] of cluster ``k``, the jobs
+    def _completed_rhos(k, sim, completed, finished, buffer, excess):
+        """rewards.themis_rho of the jobs ``completed[:finished]`` of cluster ``k``: the
+        number above the unfairness threshold; their excesses over 1 go to ``excess``."""
+        unfair_count = 0
+        arrival, completion, work, n, gpus = sim.arrival_s, sim.completion_s, sim.work_done_s, sim.num_jobs[k], sim.gpus[k]
+        for i in range(finished):
+            j = completed[i]
+            a = arrival[k, j]
+            c = completion[k, j]
+            life = c - a
+            area = _area(arrival, completion, k, n, a, c, buffer)
+            contention = area / life if life > 0 else 1.0
+            rho = life / (work[k, j] * max(1.0, contention / gpus))
+            if rho > UNFAIR_THRESHOLD:
+                unfair_count += 1
+            excess[i] = np.maximum(rho - 1.0, 0.0)
+        return unfair_count
+
+    @_inline
+    def _reward(k, st, start, completed, finished, buffer, excess):
+        """The weighted reward of the interval [start, now] of cluster ``k``, the jobs
         ``completed[:finished]`` having completed in it (rewards.BatchReward per cluster)."""
+        sim, reward = st.sim, st.reward
+        term_code, term_weight = reward.term_code, reward.term_weight
+        end = sim.time_s[k]
         total = 0.0
         rhos_done = False
         unfair_count = 0
-        n = num_jobs[k]
         for t in range(term_code.shape[1]):
             code = term_code[k, t]
             if code < 0:
                 break
-            if code == 0:  # jct
-                value = -_area(arrival, completion, k, n, start, end, buffer) / jct_norm[k]
-            elif code == 1:  # makespan
-                value = -(end - start) / round_s[k]
+            if code == JCT:
+                area = _area(sim.arrival_s, sim.completion_s, k, sim.num_jobs[k], start, end, buffer)
+                value = -area / reward.jct_normaliser_s[k]
+            elif code == MAKESPAN:
+                value = -(end - start) / sim.round_s[k]
             else:
-                if not rhos_done:  # rewards.themis_rho of the jobs that completed
+                if not rhos_done:
                     rhos_done = True
-                    for i in range(finished):
-                        j = completed[i]
-                        a = arrival[k, j]
-                        c = completion[k, j]
-                        life = c - a
-                        area = _area(arrival, completion, k, n, a, c, buffer)
-                        contention = area / life if life > 0 else 1.0
-                        rho = life / (work[k, j] * max(1.0, contention / gpus[k]))
-                        if rho > unfair:
-                            unfair_count += 1
-                        excess[i] = np.maximum(rho - 1.0, 0.0)
-                if code == 2:  # ftf
+                    unfair_count = _completed_rhos(k, sim, completed, finished, buffer, excess)
+                if code == FTF:
                     value = -np.float64(unfair_count)
-                else:  # ftf_excess
+                else:  # FTF_EXCESS
                     value = -_pairwise_sum(excess, finished) if finished > 0 else 0.0
             total = total + term_weight[k, t] * value
         return total
 
-    @_jit
-    def advance(acting, fresh, resume, skip, select, capacity, scores, wanted, num_jobs, iso, work, ran_last,
-                round_index, round_s, threshold, overhead_s, gang, completion, status, run_time, rounds_run, last_run,
-                last_overhead, time_s, num_done, overhead_gpu_s, exact_overhead, job_base, pos, seg_end, span,
-                end_global, arrival, next_arrival, round_start, round_end, round_busy, first_epoch, num_epochs, packed,
-                gpus, max_rounds, prior, duration_at, row0, progress, remaining, rho, mean, batch, rate, num_active, derived,
-                derived_rounds, slot_job, job_slot, queued, demand, queue_count, term_code, term_weight, jct_norm, unfair,
-                active_code, done_code, sel, reward, rounds, repairs, bad, pending):
-        """One env step of the ``priority`` (``scores``) or ``select`` (``wanted``) mode in
-        every cluster of ``acting``: decode, run the round, then with ``skip`` the rounds no
-        action could change (ClusterVectorEnv._forced_rounds), adding their rewards to
-        ``reward`` and counting them in ``rounds``. Clusters in ``fresh`` (just reset) are
-        only derived and seated. With ``resume``, only the skipping continues (after the
-        caller grew the round records, ``capacity`` rounds per cluster: a cluster that would
-        need more stops and is flagged in ``pending``). A non-finite score of an occupied
-        slot, or a ``select`` entry other than 0 and 1 in any row, flags its cluster in
-        ``bad`` and nothing is run (``wanted`` may be bool, integer or float)."""
-        clusters = acting.size
-        width = sel.shape[1]
-        slots = slot_job.shape[1]
-        if not resume:
-            any_bad = False
-            for k in range(clusters):
-                if select:
-                    for s in range(slots):
-                        value = wanted[k, s]
-                        if not (value == 0 or value == 1):
-                            bad[k] = True
-                            any_bad = True
-                elif acting[k] and not _scores_finite(k, scores, slot_job):
-                    bad[k] = True
-                    any_bad = True
-            if any_bad:
-                return
-        keys = np.empty(slots)
-        ids = np.empty(slots, np.int64)
-        waiting = np.zeros(gpus.max() + 2, np.int64)
-        order = np.empty(width, np.int64)
-        paid = np.empty(width)
-        completed = np.empty(width, np.int64)
-        buffer = np.empty(width)
-        excess = np.empty(width)
-        for k in range(clusters):
-            if acting[k]:
-                first = not resume  # the agent's round; then the skipped ones
-                if first:
-                    for j in range(width):
-                        sel[k, j] = False
-                    if select:
-                        repairs[k] = _select_one(k, wanted, slot_job, job_slot, gang, gpus, sel, order)
-                    else:
-                        _priority_one(k, scores, slot_job, queued, gang, gpus, sel, keys, ids, waiting)
-                while True:
-                    if not first:  # skip_trivial: the next round if no action could change it
-                        if num_done[k] >= num_jobs[k] or round_index[k] >= max_rounds[k] or demand[k] > gpus[k]:
-                            break
-                        if select and queue_count[k] > 0:
-                            break
-                        if round_index[k] >= capacity:
-                            pending[k] = True
-                            break
-                        for j in range(width):
-                            sel[k, j] = status[k, j] == active_code
-                    # the round, then what the env does after a round: record it, admit
-                    # arrivals, pay the reward, seat jobs (the estimates are derived once the
-                    # rounds are over: nothing in between reads them)
-                    at = round_index[k]
-                    start, end, busy, finished = _step_one(
-                        k, sel, num_jobs, iso, work, ran_last, round_index, round_s, threshold, overhead_s, gang,
-                        completion, status, run_time, rounds_run, last_run, last_overhead, time_s, num_done,
-                        overhead_gpu_s, exact_overhead, job_base, pos, seg_end, span, end_global, done_code, paid,
-                        completed)
-                    round_start[k, at] = start
-                    round_end[k, at] = end
-                    round_busy[k, at] = busy
-                    if num_done[k] < num_jobs[k]:
-                        _admit_one(k, arrival, time_s, next_arrival, num_done, num_jobs, status, active_code)
-                    value = _reward(k, start, time_s[k], completed, finished, term_code, term_weight, jct_norm,
-                                    round_s, arrival, completion, work, num_jobs, gpus, unfair, buffer, excess)
-                    _slots_one(k, num_jobs, status, gang, active_code, slot_job, job_slot, queued, demand,
-                               queue_count)
-                    if first:
-                        reward[k] = value
-                        rounds[k] = 1
-                    else:
-                        reward[k] = reward[k] + value
-                        rounds[k] += 1
-                    first = False
-                    if not skip:
-                        break
-                _derive_one(k, num_jobs, pos, seg_end, first_epoch, num_epochs, work, status, packed, prior,
-                            duration_at, row0, time_s, arrival, gpus, ran_last, active_code, done_code, progress,
-                            remaining, rho, mean, batch, rate, num_active, rounds_run, derived, derived_rounds)
-            elif fresh[k]:
-                _derive_one(k, num_jobs, pos, seg_end, first_epoch, num_epochs, work, status, packed, prior,
-                            duration_at, row0, time_s, arrival, gpus, ran_last, active_code, done_code, progress, remaining,
-                            rho, mean, batch, rate, num_active, rounds_run, derived, derived_rounds)
-                _slots_one(k, num_jobs, status, gang, active_code, slot_job, job_slot, queued, demand,
-                           queue_count)
+    @_inline
+    def _refused(st, io, select):
+        """Flag in ``io.bad`` the clusters whose action is refused: a non-finite score of an
+        occupied slot (acting clusters), a ``select`` entry other than 0 and 1 (any row)."""
+        slot_job, acting, wanted, scores, bad = st.slots.slot_job, io.acting, io.wanted, io.scores, io.bad
+        any_bad = False
+        for k in range(acting.size):
+            if select:
+                for s in range(slot_job.shape[1]):
+                    value = wanted[k, s]
+                    if not (value == 0 or value == 1):
+                        bad[k] = True
+                        any_bad = True
+            elif acting[k] and not _scores_finite(k, scores, slot_job):
+                bad[k] = True
+                any_bad = True
+        return any_bad
+
+    @_inline
+    def _skips(k, st, select):
+        """skip_trivial: whether cluster ``k``'s next round is one no action could change
+        (ClusterVectorEnv._forced_rounds); if so, ``st.sel[k]`` holds its active jobs."""
+        sim, slots = st.sim, st.slots
+        if sim.num_done[k] >= sim.num_jobs[k] or sim.round_index[k] >= st.max_rounds[k]:
+            return False
+        if slots.demand_gpus[k] > sim.gpus[k] or (select and slots.queue_count[k] > 0):
+            return False
+        sel, status = st.sel, sim.status
+        for j in range(sel.shape[1]):
+            sel[k, j] = status[k, j] == ACTIVE
+        return True
+
+    @_inline
+    def _one_round(k, st, scratch):
+        """The round of ``st.sel[k]`` and what the env does after a round: record it, admit
+        arrivals, pay the reward, seat jobs (the estimates are derived once the rounds are
+        over: nothing in between reads them). Returns the reward."""
+        sim = st.sim
+        paid, completed, buffer, excess = scratch
+        at = sim.round_index[k]
+        start, end, busy, finished = _step_one(k, st.sel, sim, paid, completed)
+        sim.round_start_s[k, at] = start
+        sim.round_end_s[k, at] = end
+        sim.round_gpus_busy[k, at] = busy
+        if sim.num_done[k] < sim.num_jobs[k]:
+            _admit_one(k, sim)
+        value = _reward(k, st, start, completed, finished, buffer, excess)
+        _slots_one(k, sim, st.slots)
+        return value
+
+    @_inline
+    def _decide(k, st, io, select, decoders):
+        """The agent's round of cluster ``k``: ``st.sel[k]`` from its scores or select bits."""
+        keys, ids, waiting, order = decoders
+        sel = st.sel
+        for j in range(sel.shape[1]):
+            sel[k, j] = False
+        if select:
+            io.repairs[k] = _select_one(k, io.wanted, st.sim, st.slots, st.sel, order)
+        else:
+            _priority_one(k, io.scores, st.sim, st.slots, st.sel, keys, ids, waiting)
+
+    @_inline
+    def _act(k, st, io, resume, skip, select, decoders, scratch):
+        """Cluster ``k``'s step: the agent's round (unless resuming), then with ``skip`` the
+        rounds no action could change, until one needs a decision or the round records are
+        full (``io.pending``); then derive its estimates."""
+        first = not resume
+        if first:
+            _decide(k, st, io, select, decoders)
+        while True:
+            if not first:
+                if not _skips(k, st, select):
+                    break
+                if st.sim.round_index[k] >= st.sim.round_start_s.shape[1]:
+                    io.pending[k] = True
+                    break
+            value = _one_round(k, st, scratch)
+            if first:
+                io.reward[k] = value
+                io.rounds[k] = 1
+            else:
+                io.reward[k] = io.reward[k] + value
+                io.rounds[k] += 1
+            first = False
+            if not skip:
+                break
+        _derive_one(k, st.sim, st.tables, st.est)
 
     @_jit
-    def job_rows_v2(slot_job, gang, gpus, progress, num_epochs, batch, initial, rate, mean, remaining, time_s,
-                    arrival, run_time, ran_last, rho, type_sizes, type_rel, row0, scale_in, rounds_run, kept_job,
-                    kept_rounds, kept_ran, features, num_jobs, num_active, queued, demand, free, types, time_unit,
-                    log_time, cluster_low, cluster_high, cluster_out):
+    def advance(boxed, io, resume, skip, select):
+        """One env step of the ``priority`` (``io.scores``) or ``select`` (``io.wanted``)
+        mode in every cluster of ``io.acting``: decode, run the round, then with ``skip`` the
+        rounds no action could change (ClusterVectorEnv._forced_rounds), adding their rewards
+        to ``io.reward`` and counting them in ``io.rounds``. Clusters in ``io.fresh`` (just
+        reset) are only derived and seated. With ``resume``, only the skipping continues
+        (after the caller grew the round records: a cluster that would need more stops and is
+        flagged in ``io.pending``). A refused action (:func:`_refused`) flags its cluster in
+        ``io.bad`` and nothing is run (``io.wanted`` may be bool, integer or float)."""
+        st = boxed  # the vector env's ClusterState (state.py), as a struct
+        if not resume and _refused(st, io, select):
+            return
+        width = st.sel.shape[1]
+        slots = st.slots.slot_job.shape[1]
+        decoders = (np.empty(slots), np.empty(slots, np.int64), np.zeros(st.sim.gpus.max() + 2, np.int64),
+                    np.empty(width, np.int64))
+        scratch = (np.empty(width), np.empty(width, np.int64), np.empty(width), np.empty(width))
+        acting, fresh = io.acting, io.fresh
+        for k in range(acting.size):
+            if acting[k]:
+                _act(k, st, io, resume, skip, select, decoders, scratch)
+            elif fresh[k]:
+                _derive_one(k, st.sim, st.tables, st.est)
+                _slots_one(k, st.sim, st.slots)
+
+    @_inline
+    def _kept_plan(k, st, kept, plan, whole, partial):
+        """Cluster ``k``'s entries of :func:`job_rows_v2`'s ``plan``, ``whole`` and
+        ``partial`` columns being taken so far; returns them advanced."""
+        slot_job, ran_last, rounds_run = st.slots.slot_job, st.sim.ran_last_round, st.sim.rounds_run
+        kept_job, kept_rounds, kept_ran = kept.job, kept.rounds, kept.ran
+        for s in range(slot_job.shape[1]):
+            j = slot_job[k, s]
+            if j < 0:
+                plan[k, s] = -1 if kept_job[k, s] == -1 else -2
+                kept_job[k, s] = -1
+            elif kept_job[k, s] == j and kept_rounds[k, s] == rounds_run[k, j]:
+                # not run since: age and rho-hat change; ran-last too if it ran the round before
+                plan[k, s] = -3 - 2 * partial - (1 if kept_ran[k, s] != ran_last[k, j] else 0)
+                kept_ran[k, s] = ran_last[k, j]
+                partial += 1
+            else:
+                plan[k, s] = whole
+                whole += 1
+                kept_job[k, s] = j
+                kept_rounds[k, s] = rounds_run[k, j]
+                kept_ran[k, s] = ran_last[k, j]
+        return whole, partial
+
+    @_inline
+    def _type_rates(type_sizes, type_rel, r, b, full, i):
+        """Rows 11 on of column ``i``: row ``r``'s per-type rates at batch size ``b`` (0 if none)."""
+        for t in range(type_rel.shape[2]):
+            full[11 + t, i] = 0.0
+        for w in range(type_sizes.shape[1]):
+            if type_sizes[r, w] == b:
+                for t in range(type_rel.shape[2]):
+                    full[11 + t, i] = type_rel[r, w, t]
+                break
+
+    @_inline
+    def _fill_rows(k, st, plan, full, dynamic):
+        """Cluster ``k``'s columns of ``full`` (its raw version 2 features, as
+        numpy_loops.slot_raw_features_v2) and ``dynamic`` (age and rho-hat), per ``plan``."""
+        sim, est, tables = st.sim, st.est, st.tables
+        slot_job, gang, gpus, now = st.slots.slot_job, sim.gang, sim.gpus[k], sim.time_s[k]
+        arrival, rho, batch, initial = sim.arrival_s, est.rho, est.batch, sim.initial_batch_size
+        progress, rate, mean, remaining = est.progress, est.rate, est.mean, est.remaining
+        num_epochs, run_time, ran_last = sim.num_epochs, sim.run_time_s, sim.ran_last_round
+        type_sizes, type_rel, row0 = tables.type_sizes, tables.type_relative, tables.row0[k]
+        for s in range(slot_job.shape[1]):
+            i = plan[k, s]
+            if i == -1 or i == -2:
+                continue
+            j = slot_job[k, s]
+            if i < 0:
+                i = (-3 - i) >> 1
+                dynamic[0, i] = max((now - arrival[k, j]) * V2_IN[3], 0.0)
+                dynamic[1, i] = max(rho[k, j] * V2_IN[6], 0.0)
+                continue
+            b = batch[k, j]
+            full[0, i] = gang[k, j] / gpus
+            full[1, i] = progress[k, j] / num_epochs[k, j]
+            full[2, i] = np.float64(gang[k, j])
+            full[3, i] = b / initial[k, j]
+            full[4, i] = max((rate[k, j] * b) * V2_IN[0], 0.0)
+            full[5, i] = max(mean[k, j] * V2_IN[1], 0.0)
+            full[6, i] = max(remaining[k, j] * V2_IN[2], 0.0)
+            full[7, i] = max((now - arrival[k, j]) * V2_IN[3], 0.0)
+            full[8, i] = max((run_time[k, j] * gang[k, j]) * V2_IN[4], 0.0)
+            full[9, i] = max((1.0 if ran_last[k, j] else 0.0) * V2_IN[5], 0.0)
+            full[10, i] = max(rho[k, j] * V2_IN[6], 0.0)
+            # the job's row of the per-trace tables (TraceJobTables)
+            _type_rates(type_sizes, type_rel, row0 + j, b, full, i)
+
+    @_jit
+    def job_rows_v2(boxed, kept, free, cluster_out):
         """The raw (pre-logarithm) version 2 features to recompute: ``full`` (features,
         slots to recompute whole) as numpy_loops.slot_raw_features_v2, ``dynamic`` (2, other occupied
         slots) their age and rho-hat rows; ``plan`` (K, slots): -1 nothing to write (an empty
         slot already zero), -2 zero the slot, i >= 0 column i of ``full``, -3 - 2 i column i of
         ``dynamic``, -4 - 2 i the same and the job's ran-last flag turned off (it cannot turn
         on without the job running). A slot's kept features are current when it holds the same job, at the same
-        rounds run and ran-last flag, as when they were computed (``kept_job``, -1 for a zeroed
+        rounds run and ran-last flag, as when they were computed (``kept.job``, -1 for a zeroed
         slot, -2 for unknown); these are updated for the slots recomputed. Also writes the
         cluster features to ``cluster_out`` (jit.cluster_one_v2)."""
-        clusters, slots = slot_job.shape
+        st = boxed  # the vector env's ClusterState (state.py), as a struct
+        clusters, slots = st.slots.slot_job.shape
         for k in range(clusters):
-            _cluster_one_v2(k, gpus, gang, ran_last, num_jobs, num_active, queued, demand, free, types, time_s,
-                            time_unit, log_time, cluster_low, cluster_high, cluster_out)
+            _cluster_one_v2(k, st, free, cluster_out)
         plan = np.empty((clusters, slots), np.int64)
         whole = 0
         partial = 0
         for k in range(clusters):
-            for s in range(slots):
-                j = slot_job[k, s]
-                if j < 0:
-                    plan[k, s] = -1 if kept_job[k, s] == -1 else -2
-                    kept_job[k, s] = -1
-                elif kept_job[k, s] == j and kept_rounds[k, s] == rounds_run[k, j]:
-                    # not run since: age and rho-hat change; ran-last too if it ran the round before
-                    plan[k, s] = -3 - 2 * partial - (1 if kept_ran[k, s] != ran_last[k, j] else 0)
-                    kept_ran[k, s] = ran_last[k, j]
-                    partial += 1
-                else:
-                    plan[k, s] = whole
-                    whole += 1
-                    kept_job[k, s] = j
-                    kept_rounds[k, s] = rounds_run[k, j]
-                    kept_ran[k, s] = ran_last[k, j]
-        full = np.empty((features, whole))
+            whole, partial = _kept_plan(k, st, kept, plan, whole, partial)
+        full = np.empty((V2_FEATURES, whole))
         dynamic = np.empty((2, partial))
-        widths = type_sizes.shape[1]
-        type_count = type_rel.shape[2]
         for k in range(clusters):
-            for s in range(slots):
-                i = plan[k, s]
-                if i == -1 or i == -2:
-                    continue
-                j = slot_job[k, s]
-                if i < 0:
-                    i = (-3 - i) >> 1
-                    dynamic[0, i] = max((time_s[k] - arrival[k, j]) * scale_in[3], 0.0)
-                    dynamic[1, i] = max(rho[k, j] * scale_in[6], 0.0)
-                    continue
-                b = batch[k, j]
-                full[0, i] = gang[k, j] / gpus[k]
-                full[1, i] = progress[k, j] / num_epochs[k, j]
-                full[2, i] = np.float64(gang[k, j])
-                full[3, i] = b / initial[k, j]
-                full[4, i] = max((rate[k, j] * b) * scale_in[0], 0.0)
-                full[5, i] = max(mean[k, j] * scale_in[1], 0.0)
-                full[6, i] = max(remaining[k, j] * scale_in[2], 0.0)
-                full[7, i] = max((time_s[k] - arrival[k, j]) * scale_in[3], 0.0)
-                full[8, i] = max((run_time[k, j] * gang[k, j]) * scale_in[4], 0.0)
-                full[9, i] = max((1.0 if ran_last[k, j] else 0.0) * scale_in[5], 0.0)
-                full[10, i] = max(rho[k, j] * scale_in[6], 0.0)
-                for t in range(type_count):
-                    full[11 + t, i] = 0.0
-                r = row0[k] + j  # the job's row of the per-trace tables (TraceJobTables)
-                for w in range(widths):
-                    if type_sizes[r, w] == b:
-                        for t in range(type_count):
-                            full[11 + t, i] = type_rel[r, w, t]
-                        break
+            _fill_rows(k, st, plan, full, dynamic)
         return full, dynamic, plan
 
     @_jit

@@ -15,6 +15,23 @@ import math
 import numpy as np
 
 from shockwave_gym.batch import jit as core_jit
+from shockwave_gym.cluster import TYPE_ORDER
+from shockwave_gym.interface.observation import (
+    CLUSTER_FEATURES,
+    TIME_SCALE_S,
+    TIME_SPAN_S,
+    TIME_UNIT_S,
+    V2_CLUSTER_HIGH,
+    V2_CLUSTER_LOW,
+)
+from shockwave_gym.state import ACTIVE, DONE
+
+#: GPU types of the version 2 cluster features, and their time feature's scale (observation.py's).
+TYPES = len(TYPE_ORDER)
+LOG_TIME = math.log1p(TIME_SPAN_S / TIME_UNIT_S)
+#: The version 1 cluster features' bounds (observation.CLUSTER_FEATURES).
+CLUSTER_LOW = np.array([f[1] for f in CLUSTER_FEATURES])
+CLUSTER_HIGH = np.array([f[2] for f in CLUSTER_FEATURES])
 
 AVAILABLE = core_jit.AVAILABLE
 
@@ -27,14 +44,67 @@ if AVAILABLE:
     pairwise_sum = core_jit.pairwise_sum
 
     @_inline
-    def derive_one(k, num_jobs, pos, seg_end, first, num_epochs, work, status, packed, prior, duration_at, row0,
-                   time_s, arrival, gpus, ran_last, active_code, done_code, progress_out, remaining_out, rho_out,
-                   mean_out, batch_out, rate_out, num_active_out, rounds_run, derived, derived_rounds):
+    def _is_read(status, ran_last):
+        """Whether a job's estimates are ever read: active jobs and those that just completed."""
+        return status == ACTIVE or (status == DONE and ran_last)
+
+    @_inline
+    def _expected_epoch_s(prior, duration_at, packed, row, last, done):
+        """The expected duration of a future epoch: the prior plus the epochs seen at each
+        size (none yet: + 0.0), weighting each size's duration."""
+        weighted = 0.0
+        total = 0.0
+        for w in range(prior.shape[1]):
+            weight = prior[row, w] + (packed[last, 5 + w] if done > 0 else 0.0)
+            weighted += weight * duration_at[row, w]
+            total += weight
+        return weighted / total
+
+    @_inline
+    def _derive_jobs(k, sim, tables, est, c):
+        """Progress, batch size, rate, mean epoch duration and predicted remaining time of the
+        jobs of cluster ``k`` that ran since they were derived (ClusterView._derived,
+        RemainingTimePredictor.remaining_s), then every read job's rho-hat (ftf_estimate)
+        with contention ``c``, in one pass."""
+        packed, prior, duration_at, base = sim.packed, tables.prior, tables.duration_at_s, tables.row0[k]
+        pos, seg_end, first, num_epochs = sim.pos, sim.seg_end, sim.first, sim.num_epochs
+        status, ran_last, rounds_run, work = sim.status, sim.ran_last_round, sim.rounds_run, sim.work_done_s
+        derived, derived_rounds = est.derived, est.derived_rounds
+        progress, batch, rate, mean, remaining = est.progress, est.batch, est.rate, est.mean, est.remaining
+        rho, arrival, now = est.rho, sim.arrival_s, sim.time_s[k]
+        for j in range(sim.num_jobs[k]):
+            if not _is_read(status[k, j], ran_last[k, j]):
+                continue
+            if derived[k, j] and derived_rounds[k, j] == rounds_run[k, j]:
+                age = now - arrival[k, j]
+                rho[k, j] = (age + c * remaining[k, j]) / max(c * (work[k, j] + remaining[k, j]), 1e-9)
+                continue
+            derived[k, j] = True
+            derived_rounds[k, j] = rounds_run[k, j]
+            p = pos[k, j]
+            current = max(min(p, seg_end[k, j] - 1), 0)
+            done = min(p - first[k, j], num_epochs[k, j])
+            duration = packed[current, 0]
+            fraction = min(max((work[k, j] - packed[current, 1]) / duration, 0.0), 1.0)
+            if status[k, j] == DONE:
+                fraction = 1.0
+            progress[k, j] = (current - first[k, j]) + fraction
+            batch[k, j] = np.int64(packed[current, 3])
+            rate[k, j] = packed[current, 2]
+            last = p - 1  # = first + done - 1, the last completed epoch (when done > 0)
+            mean[k, j] = packed[last, 4] / done if done > 0 else duration
+            expected = _expected_epoch_s(prior, duration_at, packed, base + j, last, done)
+            future = max(num_epochs[k, j] - done - 1, 0)
+            remaining[k, j] = (1.0 - fraction) * duration + future * expected
+            age = now - arrival[k, j]
+            rho[k, j] = (age + c * remaining[k, j]) / max(c * (work[k, j] + remaining[k, j]), 1e-9)
+
+    @_inline
+    def derive_one(k, sim, tables, est):
         """Cluster ``k``'s ClusterView._derived, RemainingTimePredictor.remaining_s and
         ftf_estimate per job (the mean epoch duration already falls back on the current
-        epoch's). ``packed`` is the bank's per-epoch table (EpochBank.packed); job ``j``'s
-        prior and durations are row ``row0[k] + j`` of ``prior`` and ``duration_at``
-        (TraceJobTables).
+        epoch's). ``sim.packed`` is the bank's per-epoch table (EpochBank.packed); job ``j``'s
+        prior and durations are row ``tables.row0[k] + j`` (TraceJobTables).
 
         Incremental: a job's progress, batch size, rate, mean epoch duration and remaining
         time depend only on its work and epoch, which change only when it runs, so they are
@@ -42,69 +112,34 @@ if AVAILABLE:
         from ``derived_rounds``) or were never computed (``derived`` False: cleared when the
         cluster resets); rho-hat, which reads the clock and the number of active jobs, is
         recomputed for every job read."""
-        sizes = prior.shape[1]
-        n = num_jobs[k]
-        base = row0[k]
+        status = sim.status
         active = 0
-        for j in range(n):
-            if status[k, j] == active_code:
+        for j in range(sim.num_jobs[k]):
+            if status[k, j] == ACTIVE:
                 active += 1
-        num_active_out[k] = active
-        c = max(1.0, active / gpus[k])
-        for j in range(n):
-            # only active jobs and those that just completed are ever read
-            if status[k, j] != active_code and not (status[k, j] == done_code and ran_last[k, j]):
-                continue
-            if not derived[k, j] or derived_rounds[k, j] != rounds_run[k, j]:
-                derived[k, j] = True
-                derived_rounds[k, j] = rounds_run[k, j]
-                p = pos[k, j]
-                current = min(p, seg_end[k, j] - 1)
-                if current < 0:
-                    current = 0
-                done = min(p - first[k, j], num_epochs[k, j])
-                duration = packed[current, 0]
-                fraction = (work[k, j] - packed[current, 1]) / duration
-                fraction = min(max(fraction, 0.0), 1.0)
-                if status[k, j] == done_code:
-                    fraction = 1.0
-                progress_out[k, j] = (current - first[k, j]) + fraction
-                batch_out[k, j] = np.int64(packed[current, 3])
-                rate_out[k, j] = packed[current, 2]
-                weighted = 0.0
-                total = 0.0
-                last = p - 1  # = first + done - 1, the last completed epoch (when done > 0)
-                mean_out[k, j] = packed[last, 4] / done if done > 0 else duration
-                for w in range(sizes):  # the prior plus the epochs seen at each size (none yet: + 0.0)
-                    weight = prior[base + j, w] + (packed[last, 5 + w] if done > 0 else 0.0)
-                    weighted += weight * duration_at[base + j, w]
-                    total += weight
-                expected = weighted / total
-                future = max(num_epochs[k, j] - done - 1, 0)
-                remaining_out[k, j] = (1.0 - fraction) * duration + future * expected
-            remaining = remaining_out[k, j]
-            age = time_s[k] - arrival[k, j]
-            rho_out[k, j] = (age + c * remaining) / max(c * (work[k, j] + remaining), 1e-9)
+        est.num_active[k] = active
+        _derive_jobs(k, sim, tables, est, max(1.0, active / sim.gpus[k]))
 
     @_jit
-    def derive_rows(num_jobs, pos, seg_end, first, num_epochs, work, status, packed, prior, duration_at, row0,
-                    time_s, arrival, gpus, ran_last, active_code, done_code,
-                    progress_out, remaining_out, rho_out, mean_out, batch_out, rate_out, num_active_out, rows,
-                    rounds_run, derived, derived_rounds):
-        """:func:`derive_one` for the clusters in ``rows`` (the others' outputs are kept)."""
-        for k in range(pos.shape[0]):
+    def derive_rows(rows, boxed):
+        """:func:`derive_one` for the clusters in ``rows`` (the others' outputs are kept) of
+        the vector env's state struct (ClusterState, boxed)."""
+        st = boxed
+        sim, tables, est = st.sim, st.tables, st.est
+        for k in range(rows.size):
             if rows[k]:
-                derive_one(k, num_jobs, pos, seg_end, first, num_epochs, work, status, packed, prior, duration_at,
-                           row0, time_s, arrival, gpus, ran_last, active_code, done_code, progress_out, remaining_out,
-                           rho_out, mean_out, batch_out, rate_out, num_active_out, rounds_run, derived,
-                           derived_rounds)
+                derive_one(k, sim, tables, est)
 
     @_jit
-    def slot_raw_features(slot_job, gang, gpus, progress, num_epochs, batch, initial, rate, mean, round_s,
-                          remaining, time_s, arrival, run_time, ran_last, rho, scale_in, raw_out):
+    def slot_raw_features(boxed, scale_in, raw_out):
         """(features, occupied slots), row-major slot order: job_feature_matrix of each
-        occupied slot's job up to its logarithms: row 2 holds batch / initial, rows 3-9
-        max(0, value x scale_in), ready for numpy's log2 and log1p."""
+        occupied slot's job of the vector env's state struct (ClusterState, boxed) up to its
+        logarithms: row 2 holds batch / initial, rows 3-9 max(0, value x scale_in), ready for
+        numpy's log2 and log1p."""
+        sim, est, slot_job = boxed.sim, boxed.est, boxed.slots.slot_job
+        gang, gpus, num_epochs, initial, round_s = sim.gang, sim.gpus, sim.num_epochs, sim.initial_batch_size, sim.round_s
+        time_s, arrival, run_time, ran_last = sim.time_s, sim.arrival_s, sim.run_time_s, sim.ran_last_round
+        progress, batch, rate, mean, remaining, rho = est.progress, est.batch, est.rate, est.mean, est.remaining, est.rho
         i = 0
         for k in range(slot_job.shape[0]):
             for s in range(slot_job.shape[1]):
@@ -147,42 +182,45 @@ if AVAILABLE:
                 flat[place[i] + f] = np.float32(max(min(value, high[f]), low[f]))
 
     @_inline
-    def slots_one(k, num_jobs, status, gang, active_code, slot_job, job_slot, queued, demand, queue_count):
+    def slots_one(k, sim, slots):
         """BatchSlotMap.update for cluster ``k`` (and its queue length)."""
-        slots = slot_job.shape[1]
-        n = num_jobs[k]
+        slot_job, job_slot, queued = slots.slot_job, slots.job_slot, slots.queued
+        status, gang = sim.status, sim.gang
+        width = slot_job.shape[1]
+        n = sim.num_jobs[k]
         total = 0
         for j in range(n):
-            if status[k, j] == active_code:
+            if status[k, j] == ACTIVE:
                 total += gang[k, j]
-        demand[k] = total
-        for s in range(slots):
+        slots.demand_gpus[k] = total
+        for s in range(width):
             j = slot_job[k, s]
-            if j >= 0 and status[k, j] != active_code:
+            if j >= 0 and status[k, j] != ACTIVE:
                 job_slot[k, j] = -1
                 slot_job[k, s] = -1
         s = 0
         waiting = 0
         for j in range(n):
             queued[k, j] = False
-            if status[k, j] != active_code or job_slot[k, j] >= 0:
+            if status[k, j] != ACTIVE or job_slot[k, j] >= 0:
                 continue
-            while s < slots and slot_job[k, s] >= 0:
+            while s < width and slot_job[k, s] >= 0:
                 s += 1
-            if s < slots:
+            if s < width:
                 slot_job[k, s] = j
                 job_slot[k, j] = s
             else:
                 queued[k, j] = True
                 waiting += 1
-        queue_count[k] = waiting
+        slots.queue_count[k] = waiting
 
     @_jit
-    def update_slots(rows, num_jobs, status, gang, active_code, slot_job, job_slot, queued, demand, queue_count):
-        """BatchSlotMap.update for ``rows``."""
+    def update_slots(rows, boxed_sim, boxed_slots):
+        """BatchSlotMap.update for ``rows`` (SimArrays and SlotArrays, boxed)."""
+        sim, slots = boxed_sim, boxed_slots
         for k in range(rows.size):
             if rows[k]:
-                slots_one(k, num_jobs, status, gang, active_code, slot_job, job_slot, queued, demand, queue_count)
+                slots_one(k, sim, slots)
 
     @_inline
     def _scan(k, order, count, gang, gpus, sel):
@@ -248,15 +286,16 @@ if AVAILABLE:
         return top
 
     @_inline
-    def priority_one(k, scores, slot_job, queued, gang, gpus, sel, keys, ids, waiting):
+    def priority_one(k, scores, sim, slots, sel, keys, ids, waiting):
         """PriorityMode.choose for cluster ``k``: descending score (ties by arrival), queue
         last, packed; the scan pops jobs from a heap until the GPUs are full (the pops come in
         the order of a full sort: keys and ids are unique pairs). ``keys``, ``ids`` (slots)
         and ``waiting`` (gpus.max() + 2) are scratch."""
-        slots = slot_job.shape[1]
+        slot_job, queued, gang, gpus = slots.slot_job, slots.queued, sim.gang, sim.gpus
+        width = slot_job.shape[1]
         size = 0
         waiting[:] = 0
-        for s in range(slots):
+        for s in range(width):
             j = slot_job[k, s]
             if j >= 0:
                 keys[size] = -np.float64(scores[k, s])
@@ -295,12 +334,13 @@ if AVAILABLE:
         return True
 
     @_inline
-    def select_one(k, wanted, slot_job, job_slot, gang, gpus, sel, order):
+    def select_one(k, wanted, sim, slots, sel, order):
         """SelectMode.choose for cluster ``k``: wanted slotted jobs in arrival order, packed;
         returns the repairs (bits dropped). ``order`` is scratch of the jobs' width."""
-        slots = slot_job.shape[1]
+        slot_job, job_slot, gang, gpus = slots.slot_job, slots.job_slot, sim.gang, sim.gpus
+        width = slot_job.shape[1]
         absent = 0
-        for s in range(slots):
+        for s in range(width):
             if wanted[k, s] and slot_job[k, s] < 0:
                 absent += 1
         count = 0
@@ -358,63 +398,69 @@ if AVAILABLE:
             out[k] = pairwise_sum(buffer, count)
             counts[k] = count
 
+    @_inline
+    def _busy_and_queued(k, sim, slots):
+        """Cluster ``k``'s GPUs held by the jobs that ran last round, and its queued jobs."""
+        ran_last, gang, queued = sim.ran_last_round, sim.gang, slots.queued
+        busy = 0
+        queue = 0
+        for j in range(sim.num_jobs[k]):
+            if ran_last[k, j]:
+                busy += gang[k, j]
+            if queued[k, j]:
+                queue += 1
+        return busy, queue
+
     @_jit
-    def cluster_rows(gpus, gang, ran_last, num_jobs, num_active, queued, demand, free, time_s, round_index, round_s,
-                     max_jobs, time_scale, low, high, out):
-        """cluster_features for every cluster (math.log1p and math.log2, as the single env)."""
+    def cluster_rows(boxed, free, max_jobs, out):
+        """cluster_features for every cluster of the vector env's state struct (ClusterState,
+        boxed): math.log1p and math.log2, as the single env."""
+        sim, slots, num_active = boxed.sim, boxed.slots, boxed.est.num_active
+        gpus, time_s, round_index, round_s, demand = sim.gpus, sim.time_s, sim.round_index, sim.round_s, slots.demand_gpus
         for k in range(gpus.size):
             g = gpus[k]
-            busy = 0
-            queue = 0
-            for j in range(num_jobs[k]):
-                if ran_last[k, j]:
-                    busy += gang[k, j]
-                if queued[k, j]:
-                    queue += 1
+            busy, queue = _busy_and_queued(k, sim, slots)
             values = (
                 free[k] / g,
                 busy / g,
                 num_active[k] / max_jobs,
                 queue / max_jobs,
                 demand[k] / g,
-                math.log1p(time_s[k] / time_scale) / 3.0,
-                math.log1p(round_index[k] * round_s[k] / time_scale) / 3.0,
+                math.log1p(time_s[k] / TIME_SCALE_S) / 3.0,
+                math.log1p(round_index[k] * round_s[k] / TIME_SCALE_S) / 3.0,
                 math.log2(g) / 8.0,
             )
             for f in range(8):
-                out[k, f] = np.float32(min(max(values[f], low[f]), high[f]))
+                out[k, f] = np.float32(min(max(values[f], CLUSTER_LOW[f]), CLUSTER_HIGH[f]))
 
     # --- observation version 2 and the completion-time fairness reward --------------------
 
     @_inline
-    def cluster_one_v2(k, gpus, gang, ran_last, num_jobs, num_active, queued, demand, free, types, time_s, time_unit,
-                       log_time, low, high, out):
+    def cluster_one_v2(k, st, free, out):
         """estimates.cluster_features_v2 for cluster ``k`` (math.log2 and math.log1p, as the
         single env) of a homogeneous batch, its free capacity per type being
         free_capacity_rows's: free / GPUs for the first type, 0 for the others."""
-        g = gpus[k]
-        busy = 0
-        queue = 0
-        for j in range(num_jobs[k]):
-            if ran_last[k, j]:
-                busy += gang[k, j]
-            if queued[k, j]:
-                queue += 1
-        for t in range(types):
+        sim, slots = st.sim, st.slots
+        g = sim.gpus[k]
+        busy, queue = _busy_and_queued(k, sim, slots)
+        low, high = V2_CLUSTER_LOW, V2_CLUSTER_HIGH
+        for t in range(TYPES):
             capacity = free[k] / g if t == 0 else 0.0
             out[k, t] = np.float32(min(max(capacity, low[t]), high[t]))
         values = (
             busy / g,
-            math.log2(1.0 + num_active[k] / g),
+            math.log2(1.0 + st.est.num_active[k] / g),
             math.log2(1.0 + queue / g),
-            math.log2(1.0 + demand[k] / g),
-            math.log1p(time_s[k] / time_unit) / log_time,
+            math.log2(1.0 + slots.demand_gpus[k] / g),
+            math.log1p(sim.time_s[k] / TIME_UNIT_S) / LOG_TIME,
         )
         for f in range(5):
-            out[k, types + f] = np.float32(min(max(values[f], low[types + f]), high[types + f]))
+            out[k, TYPES + f] = np.float32(min(max(values[f], low[TYPES + f]), high[TYPES + f]))
 
     @_inline
-    def _area(arrival, completion, k, n, start, end, buffer):
+    def area(arrival, completion, k, n, start, end, buffer):
+        """rewards.jobs_in_system_integral_s of cluster ``k``: the arrived jobs' overlaps
+        with [start, end], summed as numpy does (``buffer`` is scratch)."""
         arrived = 0
         while arrived < n and arrival[k, arrived] < end:
             arrived += 1
@@ -439,6 +485,6 @@ if AVAILABLE:
                 a = arrival[k, j]
                 c = completion[k, j]
                 life = c - a
-                area = _area(arrival, completion, k, num_jobs[k], a, c, buffer)
-                contention = area / life if life > 0 else 1.0
+                area_s = area(arrival, completion, k, num_jobs[k], a, c, buffer)
+                contention = area_s / life if life > 0 else 1.0
                 out[k, j] = life / (work[k, j] * max(1.0, contention / gpus[k]))

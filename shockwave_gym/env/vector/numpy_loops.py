@@ -10,14 +10,17 @@ from __future__ import annotations
 import numpy as np
 
 from shockwave_gym.batch.bank import PACKED_COUNTS
+from shockwave_gym.state import ACTIVE, DONE
 
 
-def derive_rows(num_jobs, pos, seg_end, first, num_epochs, work, status, packed, prior, duration_at, time_s,
-                arrival, gpus, ran_last, active_code, done_code,
-                progress_out, remaining_out, rho_out, mean_out, batch_out, rate_out, num_active_out, rows):
+def derive_rows(sim, prior, duration_at, est):
     """ClusterView._derived, RemainingTimePredictor.remaining_s and ftf_estimate for all jobs
-    (every cluster: those outside ``rows`` have not changed, so they get their values again)."""
-    num_active_out[:] = np.count_nonzero(status == active_code, axis=1)
+    of the simulator's arrays ``sim`` (SimArrays) into ``est`` (Estimates), with the
+    predictor's per-cluster ``prior`` and ``duration_at`` (BatchPredictor)."""
+    pos, seg_end, first, num_epochs, work, status = sim.pos, sim.seg_end, sim.first, sim.num_epochs, sim.work_done_s, sim.status
+    packed, time_s, arrival, gpus = sim.packed, sim.time_s, sim.arrival_s, sim.gpus
+    progress_out, remaining_out, rho_out, mean_out, batch_out, rate_out, num_active_out = est[:7]
+    num_active_out[:] = np.count_nonzero(status == ACTIVE, axis=1)
     current = np.maximum(np.minimum(pos, seg_end - 1), 0)
     done = np.minimum(pos - first, num_epochs)
     now = packed[current]
@@ -26,7 +29,7 @@ def derive_rows(num_jobs, pos, seg_end, first, num_epochs, work, status, packed,
     with np.errstate(invalid="ignore", divide="ignore"):
         fraction = (work - now[..., 1]) / duration
         np.clip(fraction, 0.0, 1.0, out=fraction)
-        fraction[status == done_code] = 1.0
+        fraction[status == DONE] = 1.0
         progress_out[:] = (current - first) + fraction
         batch_out[:] = now[..., 3]
         rate_out[:] = now[..., 2]
@@ -41,9 +44,11 @@ def derive_rows(num_jobs, pos, seg_end, first, num_epochs, work, status, packed,
         rho_out[:] = (age + c * remaining_out) / np.maximum(c * (work + remaining_out), 1e-9)
 
 
-def slot_raw_features(slot_job, gang, gpus, progress, num_epochs, batch, initial, rate, mean, round_s,
-                      remaining, time_s, arrival, run_time, ran_last, rho, scale_in, raw_out):
+def slot_raw_features(sim, est, slot_job, scale_in, raw_out):
     """(features, occupied slots), row-major slot order, up to the logarithms."""
+    gang, gpus, num_epochs, initial, round_s = sim.gang, sim.gpus, sim.num_epochs, sim.initial_batch_size, sim.round_s
+    time_s, arrival, run_time, ran_last = sim.time_s, sim.arrival_s, sim.run_time_s, sim.ran_last_round
+    progress, batch, rate, mean, remaining, rho = est.progress, est.batch, est.rate, est.mean, est.remaining, est.rho
     r, s = np.nonzero(slot_job >= 0)
     j = slot_job[r, s]
     b = batch[r, j]
@@ -74,9 +79,13 @@ def scatter_slot_features(slot_job, logged, scale_out, low, high, out):
     out[r, s] = clipped.T
 
 
-def slot_raw_features_v2(slot_job, gang, gpus, progress, num_epochs, batch, initial, rate, mean, remaining,
-                         time_s, arrival, run_time, ran_last, rho, type_sizes, type_rel, scale_in, raw_out):
-    """(features, occupied slots), row-major slot order, up to the logarithms."""
+def slot_raw_features_v2(sim, est, slot_job, type_table, scale_in, raw_out):
+    """(features, occupied slots), row-major slot order, up to the logarithms; the per-type
+    rates from ``type_table`` (BatchTypeTable)."""
+    gang, gpus, num_epochs, initial = sim.gang, sim.gpus, sim.num_epochs, sim.initial_batch_size
+    time_s, arrival, run_time, ran_last = sim.time_s, sim.arrival_s, sim.run_time_s, sim.ran_last_round
+    progress, batch, rate, mean, remaining, rho = est.progress, est.batch, est.rate, est.mean, est.remaining, est.rho
+    type_sizes, type_rel = type_table.sizes, type_table.relative
     r, s = np.nonzero(slot_job >= 0)
     j = slot_job[r, s]
     b = batch[r, j]

@@ -7,10 +7,23 @@ find none wait in an arrival-ordered queue.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
+from shockwave_gym.batch import jit as core_jit
 from shockwave_gym.env.vector import jit
 from shockwave_gym.state import ACTIVE
+
+
+class SlotArrays(NamedTuple):
+    """A :class:`BatchSlotMap`'s arrays as the compiled kernels read and write them."""
+
+    slot_job: np.ndarray
+    job_slot: np.ndarray
+    queued: np.ndarray
+    demand_gpus: np.ndarray
+    queue_count: np.ndarray
 
 
 class BatchSlotMap:
@@ -26,6 +39,23 @@ class BatchSlotMap:
         self.demand_gpus = np.zeros(num_clusters, np.int64)
         #: the compiled path's queue length per cluster, kept by its slot update
         self.queue_count = np.zeros(num_clusters, np.int64)
+        self._arrays: SlotArrays | None = None
+        self._boxed: tuple | None = None
+
+    @property
+    def arrays(self) -> SlotArrays:
+        """The kernels' view of the arrays (the same objects), built again after a widening."""
+        if self._arrays is None:
+            self._arrays = SlotArrays(self.slot_job, self.job_slot, self.queued, self.demand_gpus, self.queue_count)
+        return self._arrays
+
+    @property
+    def boxed(self):
+        """:attr:`arrays` as the compiled kernels take them (batch.jit.box), kept while they hold."""
+        arrays = self.arrays
+        if self._boxed is None or self._boxed[0] is not arrays:
+            self._boxed = (arrays, core_jit.box(arrays))
+        return self._boxed[1]
 
     def widen(self, width: int) -> None:
         extra = width - self.job_slot.shape[1]
@@ -33,6 +63,7 @@ class BatchSlotMap:
             k = self.slot_job.shape[0]
             self.job_slot = np.concatenate([self.job_slot, np.full((k, extra), -1, np.int64)], axis=1)
             self.queued = np.concatenate([self.queued, np.zeros((k, extra), bool)], axis=1)
+            self._arrays = None
 
     def reset(self, k: int) -> None:
         self.slot_job[k] = -1
@@ -54,9 +85,9 @@ class BatchSlotMap:
     def update(self, sim, rows: np.ndarray) -> None:
         """Free the slots of jobs no longer active, then seat waiting jobs, in ``rows``."""
         if self.compiled:
-            jit.update_slots(rows, sim.num_jobs, sim.status, sim.gang, ACTIVE, self.slot_job, self.job_slot,
-                             self.queued, self.demand_gpus, self.queue_count)
+            jit.update_slots(rows, sim.boxed, self.boxed)
             return
+        self._arrays = None  # the numpy path replaces arrays
         active, gang = sim.status == ACTIVE, sim.gang
         row = rows[:, None]
         self.demand_gpus = np.where(rows, (gang * active).sum(axis=1), self.demand_gpus)

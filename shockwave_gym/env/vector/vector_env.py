@@ -25,7 +25,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from shockwave_gym.batch import BatchSimulator
-from shockwave_gym.cluster import TYPE_ORDER
+from shockwave_gym.batch import jit as core_jit
 from shockwave_gym.env.cluster_env import ClusterEnv
 from shockwave_gym.env.vector import fused, jit, numpy_loops
 from shockwave_gym.env.vector.actions import BATCH_MODES, _rows_error
@@ -51,15 +51,18 @@ from shockwave_gym.env.vector.estimates import (
 from shockwave_gym.env.vector.prefetch import Prefetcher, prefetchable, trace_tables, want_worker
 from shockwave_gym.env.vector.rewards import BatchReward, BatchTransition, term_codes
 from shockwave_gym.env.vector.slots import BatchSlotMap
+from shockwave_gym.env.vector.state import (
+    ClusterState,
+    Estimates,
+    KeptFeatures,
+    RewardTables,
+    StepIO,
+)
 from shockwave_gym.errors import InputError, InvalidActionError
 from shockwave_gym.interface.observation import (
-    _LOG_TIME,
-    TIME_UNIT_S,
-    V2_CLUSTER_HIGH,
     V2_CLUSTER_LOW,
 )
-from shockwave_gym.metrics import UNFAIR_THRESHOLD, compute_metrics
-from shockwave_gym.state import ACTIVE, DONE
+from shockwave_gym.metrics import compute_metrics
 
 _SHARED = ("action_mode", "max_jobs", "obs_version", "skip_trivial", "idle_allowed")
 
@@ -98,31 +101,9 @@ class ClusterVectorEnv(VectorEnv):
     def _setup(self, env_kwargs: list[dict], max_episode_steps, autoreset_mode, compiled, prefetch=False) -> None:
         if any(kw.get("render_mode") is not None for kw in env_kwargs):
             raise InputError("the vector env does not render; render a single env (gym.make) instead")
-        templates: dict[int, ClusterEnv] = {}  # one per distinct dict: equal sources share traces
-        for kw in env_kwargs:
-            if id(kw) not in templates:
-                templates[id(kw)] = ClusterEnv(**kw)
-        self.templates = [templates[id(kw)] for kw in env_kwargs]
+        self.templates = _templates(env_kwargs)
         first = self.templates[0]
-        for name in _SHARED:
-            values = {getattr(t, name) for t in self.templates}
-            if len(values) > 1:
-                raise InputError(f"every sub-env needs the same {name} (the spaces must agree), got {sorted(values)}")
-        groups: dict[tuple, list[int]] = {}  # clusters with the same reward are computed together
-        for i, t in enumerate(self.templates):  # keyed by the exact terms, not their rounded repr
-            groups.setdefault(tuple((name, weight) for name, _, weight in t.reward_fn.terms), []).append(i)
-        self._rewards = []
-        terms = max(len(t.reward_fn.terms) for t in self.templates)
-        self._term_code = np.full((len(self.templates), terms), -1, np.int64)  # the fused step's reward tables
-        self._term_weight = np.zeros((len(self.templates), terms))
-        for rows in groups.values():
-            mask = np.zeros(len(self.templates), bool)
-            mask[rows] = True
-            reward = BatchReward(self.templates[rows[0]].reward_fn)
-            self._rewards.append((reward, mask))
-            codes, weights = term_codes(reward)
-            self._term_code[rows, : len(codes)] = codes
-            self._term_weight[rows, : len(codes)] = weights
+        self._rewards, term_code, term_weight = _reward_tables(self.templates)
         self.num_envs = k = len(self.templates)
         self.action_mode = first.action_mode
         self.max_jobs = first.max_jobs
@@ -138,6 +119,7 @@ class ClusterVectorEnv(VectorEnv):
         self.max_episode_steps = max_episode_steps
         self.max_rounds = np.array([t.max_rounds for t in self.templates], np.int64)
         self.jct_normaliser_s = np.array([t.jct_normaliser_s for t in self.templates])
+        self._reward_tables = RewardTables(term_code, term_weight, self.jct_normaliser_s)
         self.sim = BatchSimulator(k, compiled=compiled)
         self.compiled = self.sim.compiled
         self._loops = jit if self.compiled else numpy_loops
@@ -153,7 +135,7 @@ class ClusterVectorEnv(VectorEnv):
         self._rounds_skipped_total = np.zeros(k, np.int64)
         #: one compiled call per step (env/vector/fused.py): the priority and select modes
         self._fused = self.compiled and self.action_mode in ("priority", "select")
-        self._features = None  # the compiled path's kept observation features (_Features)
+        self._features = None  # the compiled path's kept observation features (KeptFeatures)
         self._np_random = [None] * k
         self._tables: list[tuple | None] = [None] * k  # (trace, simulator, predictor) per cluster
         self._steps = np.zeros(k, np.int64)
@@ -161,8 +143,7 @@ class ClusterVectorEnv(VectorEnv):
         self._rounds_repaired = np.zeros(k, np.int64)
         self._autoreset = np.zeros(k, bool)
         self._state = None
-        self._sel = None
-        self._fused_args = None
+        self._kernel_struct: tuple | None = None  # (ClusterState, boxed) of the compiled kernels (_kernel_state)
         self._no_queues = np.empty(k, dtype=object)
         for i in range(k):
             self._no_queues[i] = ()
@@ -293,57 +274,42 @@ class ClusterVectorEnv(VectorEnv):
             for i in np.flatnonzero(resetting).tolist():
                 self._reset_cluster(i, None)
             if state.progress.shape != sim.pos.shape:  # a wider trace: every cluster derives again
-                state = self._new_state()
+                self._new_state()
                 fresh = np.ones(k, bool)
-        capacity = sim.round_start_s.shape[1]
-        if sim.round_index.max() >= capacity:  # the agent's round needs a record
+        if sim.round_index.max() >= sim.round_start_s.shape[1]:  # the agent's round needs a record
             sim.reserve_rounds(int(sim.round_index.max()) + 1)
-            self._fused_args = None
         start_s = sim.time_s.copy()
-        rewards = np.zeros(k)
-        rounds = np.zeros(k, np.int64)
-        repairs = np.zeros(k, np.int64)
-        bad = np.zeros(k, bool)
-        pending = np.zeros(k, bool)
+        io = StepIO(acting, fresh, scores, wanted, np.zeros(k), np.zeros(k, np.int64), np.zeros(k, np.int64),
+                    np.zeros(k, bool), np.zeros(k, bool))
         resume = False
-        rows = acting
         while True:
-            args = self._fused_args or self._fused_arrays()
-            fused.advance(rows, fresh, resume, self.skip_trivial, select, sim.round_start_s.shape[1], scores, wanted,
-                          *args, rewards, rounds, repairs, bad, pending)
-            if bad.any():
-                raise InvalidActionError(_SELECT_VALUES) if select else _rows_error(bad, "priority scores must be finite")
-            if not pending.any():
+            fused.advance(self._kernel_state(), io, resume, self.skip_trivial, select)
+            if io.bad.any():
+                raise InvalidActionError(_SELECT_VALUES) if select else _rows_error(io.bad, "priority scores must be finite")
+            if not io.pending.any():
                 break
             sim.reserve_rounds(sim.round_start_s.shape[1] + 1)  # the skipped rounds outgrew the records
-            self._fused_args = None
-            rows, pending = pending, np.zeros(k, bool)
-            fresh = np.zeros(k, bool)
+            io = io._replace(acting=io.pending, fresh=np.zeros(k, bool), pending=np.zeros(k, bool))
             resume = True
+        rewards, rounds, repairs = io.reward, io.rounds, io.repairs
         if self.skip_trivial:
             self._rounds_skipped_total += np.maximum(rounds - 1, 0)
         return acting, acting, repairs, rounds, rewards, start_s
 
-    def _fused_arrays(self) -> tuple:
-        """fused.advance's state arguments, kept until an array is replaced (a reset, which
-        may load a trace and widen the arrays, or more round records)."""
-        sim, slots, state, tables = self.sim, self.slots, self._state, self.job_tables
-        if self._sel is None or self._sel.shape != sim.pos.shape:
-            self._sel = np.zeros(sim.pos.shape, bool)
-        self._fused_args = (
-            sim.num_jobs, sim.isolated_time_s, sim.work_done_s, sim.ran_last_round, sim.round_index, sim.round_s,
-            sim.restart_threshold_s, sim.restart_overhead_s, sim.gang, sim.completion_s, sim.status,
-            sim.run_time_s, sim.rounds_run, sim.last_run_s, sim.last_overhead_s, sim.time_s, sim.num_done,
-            sim.overhead_gpu_s, sim.exact_overhead, sim.job_base_s, sim.pos, sim.seg_end, sim.span,
-            sim.bank.end_global, sim.arrival_s, sim.next_arrival, sim.round_start_s, sim.round_end_s,
-            sim.round_gpus_busy, sim.first, sim.num_epochs, sim.bank.packed, sim.gpus, self.max_rounds,
-            tables.prior, tables.duration_at_s, tables.row0, state.progress, state.remaining, state.rho,
-            state.extra[0], state.extra[1], state.extra[2], state.num_active, state.derived, state.derived_rounds,
-            slots.slot_job, slots.job_slot, slots.queued, slots.demand_gpus, slots.queue_count, self._term_code,
-            self._term_weight,
-            self.jct_normaliser_s, UNFAIR_THRESHOLD, ACTIVE, DONE, self._sel,
-        )
-        return self._fused_args
+    def _kernel_state(self):
+        """The compiled kernels' state struct (state.py's ClusterState, boxed): the owners'
+        current array views, built again when one of them changed (a reset that loaded a wider
+        trace, more round records, new estimates)."""
+        sim, slots, tables, est = self.sim.arrays, self.slots.arrays, self.job_tables.arrays, self._state.est
+        kept = self._kernel_struct
+        if kept is not None:
+            struct, boxed = kept
+            if struct.sim is sim and struct.slots is slots and struct.tables is tables and struct.est is est:
+                return boxed
+        sel = np.zeros(sim.pos.shape, bool)
+        struct = ClusterState(sim, slots, tables, est, self._reward_tables, self.max_rounds, sel)
+        self._kernel_struct = (struct, core_jit.box(struct))
+        return self._kernel_struct[1]
 
     def _run_rounds(self, sel: np.ndarray, rows: np.ndarray, *, refresh_all: bool = False) -> np.ndarray:
         """Run one round of ``sel`` in ``rows``, refresh (every cluster with ``refresh_all``:
@@ -413,7 +379,6 @@ class ClusterVectorEnv(VectorEnv):
     # --- per-cluster resets ----------------------------------------------------------------
 
     def _reset_cluster(self, i: int, seed: int | None) -> None:
-        self._fused_args = None  # arrays may be replaced below
         template = self.templates[i]
         fresh_rng = seed is not None or self._np_random[i] is None
         if fresh_rng:
@@ -479,34 +444,21 @@ class ClusterVectorEnv(VectorEnv):
                 rows = None
             if rows is None:
                 rows = np.ones(self.num_envs, bool)
-            mean, batch, rate = old.extra
-            jit.derive_rows(
-                sim.num_jobs, sim.pos, sim.seg_end, sim.first, sim.num_epochs, sim.work_done_s, sim.status,
-                sim.bank.packed, self.job_tables.prior, self.job_tables.duration_at_s, self.job_tables.row0,
-                sim.time_s, sim.arrival_s, sim.gpus, sim.ran_last_round, ACTIVE, DONE, old.progress, old.remaining, old.rho, mean, batch, rate,
-                old.num_active, rows, sim.rounds_run, old.derived, old.derived_rounds,
-            )
+            jit.derive_rows(rows, self._kernel_state())
             old.active = active_mask(sim)
             return
-        rows = np.ones(self.num_envs, bool)
-        progress, remaining, rho, mean, rate = (np.zeros(shape) for _ in range(5))
-        batch = np.ones(shape, np.int64)
-        num_active = np.zeros(self.num_envs, np.int64)
-        numpy_loops.derive_rows(
-            sim.num_jobs, sim.pos, sim.seg_end, sim.first, sim.num_epochs, sim.work_done_s, sim.status,
-            sim.bank.packed, self.predictor.prior, self.predictor.duration_at_s, sim.time_s, sim.arrival_s, sim.gpus,
-            sim.ran_last_round, ACTIVE, DONE, progress, remaining, rho, mean, batch, rate, num_active, rows,
-        )
-        self._state = _State(progress, active_mask(sim), num_active, remaining, rho, (mean, batch, rate))
+        est = Estimates.zeros(shape)  # fresh arrays: the numpy path keeps no state between steps
+        numpy_loops.derive_rows(sim.arrays, self.predictor.prior, self.predictor.duration_at_s, est)
+        self._state = _State(est.progress, active_mask(sim), est.num_active, est.remaining, est.rho,
+                             (est.mean, est.batch, est.rate))
+        self._state.est = est
 
     def _new_state(self) -> _State:
         """The compiled path's state arrays (nothing derived yet), installed as the state."""
-        shape = self.sim.pos.shape
-        self._fused_args = None
-        self._state = state = _State(np.zeros(shape), None, np.zeros(self.num_envs, np.int64), np.zeros(shape),
-                                     np.zeros(shape), (np.zeros(shape), np.ones(shape, np.int64), np.zeros(shape)))
-        state.derived = np.zeros(shape, bool)
-        state.derived_rounds = np.zeros(shape, np.int64)
+        est = Estimates.zeros(self.sim.pos.shape)
+        self._state = state = _State(est.progress, None, est.num_active, est.remaining, est.rho,
+                                     (est.mean, est.batch, est.rate))
+        state.est, state.derived = est, est.derived
         return state
 
     def _begin_decision(self, rows: np.ndarray) -> None:
@@ -531,24 +483,23 @@ class ClusterVectorEnv(VectorEnv):
         occupied = int(np.count_nonzero(slots.slot_job >= 0))
         if self.obs_version == 2:
             raw = np.empty((V2_FEATURES, occupied))
-            self._loops.slot_raw_features_v2(
-                slots.slot_job, sim.gang, sim.gpus, state.progress, sim.num_epochs, batch, sim.initial_batch_size,
-                rate, mean, state.remaining, sim.time_s, sim.arrival_s, sim.run_time_s, sim.ran_last_round,
-                state.rho, self.type_table.sizes, self.type_table.relative, V2_IN, raw,
-            )
+            numpy_loops.slot_raw_features_v2(sim.arrays, state.est, slots.slot_job, self.type_table, V2_IN, raw)
             jobs = np.empty((self.num_envs, self.max_jobs, V2_FEATURES), np.float32)
             self._loops.scatter_scaled(slots.slot_job, take_logarithms_v2(raw), V2_OUT, V2_LOW, V2_HIGH, jobs)
             cluster = cluster_features_v2(sim, state.num_active, slots, free)
         else:
             raw = np.empty((10, occupied))
-            self._loops.slot_raw_features(
-                slots.slot_job, sim.gang, sim.gpus, state.progress, sim.num_epochs, batch, sim.initial_batch_size,
-                rate, mean, sim.round_s, state.remaining, sim.time_s, sim.arrival_s, sim.run_time_s,
-                sim.ran_last_round, state.rho, SCALE_IN, raw,
-            )
+            if self.compiled:
+                jit.slot_raw_features(self._kernel_state(), SCALE_IN, raw)
+            else:
+                numpy_loops.slot_raw_features(sim.arrays, state.est, slots.slot_job, SCALE_IN, raw)
             jobs = np.empty((self.num_envs, self.max_jobs, 10), np.float32)
             self._loops.scatter_slot_features(slots.slot_job, take_logarithms(raw), SCALE_OUT, JOB_LOW, JOB_HIGH, jobs)
-            cluster = cluster_features(sim, state.num_active, slots, free, self.max_jobs)
+            if self.compiled:
+                cluster = np.empty((self.num_envs, 8), np.float32)
+                jit.cluster_rows(self._kernel_state(), np.asarray(free, np.int64), self.max_jobs, cluster)
+            else:
+                cluster = cluster_features(sim, state.num_active, slots, free, self.max_jobs)
         return {
             "jobs": jobs,
             "job_valid": slots.valid.view(np.int8).copy(),
@@ -559,20 +510,11 @@ class ClusterVectorEnv(VectorEnv):
     def _jobs_v2(self, free) -> tuple[np.ndarray, np.ndarray]:
         """(K, max_jobs, features) float32 version 2 job features, recomputing only the jobs
         that ran since they were computed (fused.job_rows_v2), and the cluster features."""
-        sim, state, slots = self.sim, self._state, self.slots
         store = self._features
         if store is None:
-            self._features = store = _Features(self.num_envs, self.max_jobs, V2_FEATURES)
-        mean, batch, rate = state.extra
+            self._features = store = KeptFeatures.zeros(self.num_envs, self.max_jobs, V2_FEATURES)
         cluster = np.empty((self.num_envs, V2_CLUSTER_LOW.size), np.float32)
-        full, dynamic, plan = fused.job_rows_v2(
-            slots.slot_job, sim.gang, sim.gpus, state.progress, sim.num_epochs, batch, sim.initial_batch_size, rate,
-            mean, state.remaining, sim.time_s, sim.arrival_s, sim.run_time_s, sim.ran_last_round, state.rho,
-            self.job_tables.type_sizes, self.job_tables.type_relative, self.job_tables.row0, V2_IN, sim.rounds_run,
-            store.job, store.rounds,
-            store.ran, V2_FEATURES, sim.num_jobs, state.num_active, slots.queued, slots.demand_gpus,
-            np.asarray(free, np.int64), len(TYPE_ORDER), TIME_UNIT_S, _LOG_TIME, V2_CLUSTER_LOW, V2_CLUSTER_HIGH, cluster,
-        )
+        full, dynamic, plan = fused.job_rows_v2(self._kernel_state(), store, np.asarray(free, np.int64), cluster)
         take_logarithms_v2(full)
         np.log1p(dynamic, out=dynamic)
         fused.scatter_v2(plan, full, dynamic, V2_OUT, V2_LOW, V2_HIGH, store.values)
@@ -607,29 +549,55 @@ class ClusterVectorEnv(VectorEnv):
         return infos
 
 
+def _templates(env_kwargs: list[dict]) -> list[ClusterEnv]:
+    """One ClusterEnv per cluster (one per distinct dict: equal sources share traces), checked
+    to agree on what the spaces depend on."""
+    templates: dict[int, ClusterEnv] = {}
+    for kw in env_kwargs:
+        if id(kw) not in templates:
+            templates[id(kw)] = ClusterEnv(**kw)
+    out = [templates[id(kw)] for kw in env_kwargs]
+    for name in _SHARED:
+        values = {getattr(t, name) for t in out}
+        if len(values) > 1:
+            raise InputError(f"every sub-env needs the same {name} (the spaces must agree), got {sorted(values)}")
+    return out
+
+
+def _reward_tables(templates: list[ClusterEnv]) -> tuple[list, np.ndarray, np.ndarray]:
+    """([(BatchReward, clusters mask)], term codes (K, terms), weights (K, terms)): clusters
+    with the same reward terms (the exact terms, not their rounded repr) are computed together;
+    the codes and weights are the fused step's reward tables."""
+    groups: dict[tuple, list[int]] = {}
+    for i, t in enumerate(templates):
+        groups.setdefault(tuple((name, weight) for name, _, weight in t.reward_fn.terms), []).append(i)
+    rewards = []
+    terms = max(len(t.reward_fn.terms) for t in templates)
+    term_code = np.full((len(templates), terms), -1, np.int64)
+    term_weight = np.zeros((len(templates), terms))
+    for rows in groups.values():
+        mask = np.zeros(len(templates), bool)
+        mask[rows] = True
+        reward = BatchReward(templates[rows[0]].reward_fn)
+        rewards.append((reward, mask))
+        codes, weights = term_codes(reward)
+        term_code[rows, : len(codes)] = codes
+        term_weight[rows, : len(codes)] = weights
+    return rewards, term_code, term_weight
+
+
 class _State:
     """One state's per-job estimates; ``extra`` holds (mean epoch duration, batch size,
     throughput), which only the observation reads."""
 
-    __slots__ = ("progress", "active", "num_active", "remaining", "rho", "extra", "derived", "derived_rounds")
+    __slots__ = ("progress", "active", "num_active", "remaining", "rho", "extra", "est", "derived")
 
     def __init__(self, progress, active, num_active, remaining, rho, extra):
         self.progress, self.active, self.num_active = progress, active, num_active
         self.remaining, self.rho, self.extra = remaining, rho, extra
-        #: compiled path: whether each job's estimates were derived, at which of its rounds run
-        self.derived = self.derived_rounds = None
-
-
-class _Features:
-    """The compiled path's kept version 2 job features per (cluster, slot): the float32
-    values and, per slot, the job they describe (-1 none: zeros, -2 unknown), its rounds run
-    and ran-last flag then."""
-
-    def __init__(self, num_clusters: int, slots: int, features: int):
-        self.values = np.zeros((num_clusters, slots, features), np.float32)
-        self.job = np.full((num_clusters, slots), -2, np.int64)
-        self.rounds = np.zeros((num_clusters, slots), np.int64)
-        self.ran = np.zeros((num_clusters, slots), bool)
+        #: compiled path: the same arrays as the kernels' Estimates (state.py), and its
+        #: ``derived`` flags (cleared for a cluster that resets)
+        self.est = self.derived = None
 
 
 #: The masks of the per-step info keys (all True: every sub-env reports every key).
