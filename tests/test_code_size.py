@@ -30,9 +30,7 @@ Exemptions, each an explicit list below and checked not to be stale:
   options named in their docstring (in a code span: ``name`` or ``name=value``; the class's
   docstring counts for its ``__init__``), for the parameter count only;
   :func:`test_entry_point_exemptions_still_qualify` checks that each one needs the exemption
-  and qualifies for it;
-- :data:`BEING_REWRITTEN`: TEMPORARY, files rewritten concurrently on other branches, exempt
-  from every check here until those branches merge (then the list goes).
+  and qualifies for it.
 
 The Shockwave package (``agents/shockwave/``) keeps its older, stricter measure on top:
 physical lines (blank, comment and docstring lines included) against the same limits.
@@ -58,18 +56,11 @@ MAX_PARAMETERS, MAX_FUNCTION_LINES, MAX_MODULE_LINES = 12, 60, 400
 #: TEMPORARY (issue 32): files being rewritten concurrently on other branches, exempt from
 #: every check in this module until those branches merge; the list is then removed. A
 #: trailing "/" exempts a whole folder.
-BEING_REWRITTEN = (
-    "shockwave_gym/batch/",
-    "shockwave_gym/env/",
-)
-
 #: Public entry points exempt from the parameter limit (only): every parameter past
 #: :data:`MAX_PARAMETERS` is a keyword-only option documented in the docstring. Path ->
 #: qualified names. (The vector env constructors take 6 parameters or fewer: no exemption.)
 ENTRY_POINTS = {
-    # What gym.make calls. It does not qualify yet: its 16 parameters can all be passed by
-    # position; obs_version, skip_trivial, idle_allowed and cluster must become keyword-only
-    # (its check is skipped while env/ is in BEING_REWRITTEN).
+    # What gym.make calls: 12 parameters by position, the rest keyword-only.
     "shockwave_gym/env/cluster_env.py": ("ClusterEnv.__init__",),
     "shockwave_gym/harness/api.py": ("evaluate",),
 }
@@ -194,12 +185,8 @@ def _module_name(path: Path) -> str:
     raise AssertionError(path)
 
 
-def _being_rewritten(relative: str) -> bool:
-    return any(relative == entry or (entry.endswith("/") and relative.startswith(entry)) for entry in BEING_REWRITTEN)
-
-
 ALL_FILES = sorted(path for folder in PACKAGES.values() for path in folder.rglob("*.py"))
-CHECKED = [path for path in ALL_FILES if not _being_rewritten(_relative(path))]
+CHECKED = ALL_FILES
 
 
 def _exempt_from_parameters(relative: str, name: str) -> bool:
@@ -211,8 +198,6 @@ def test_the_files_are_where_the_test_looks():
     assert {"shockwave_gym/view.py", "agents/base.py", "shockwave_gym/harness/api.py",
             "agents/shockwave/planner.py"} <= relatives
     assert len(CHECKED) > 150
-    for entry in BEING_REWRITTEN:  # no stale entry
-        assert (ROOT / entry).exists(), entry
     for relative in ENTRY_POINTS:
         assert relative in relatives, relative
 
@@ -269,8 +254,6 @@ ENTRY_POINT_CASES = [(relative, name) for relative, names in ENTRY_POINTS.items(
 
 @pytest.mark.parametrize("relative, name", ENTRY_POINT_CASES, ids=[f"{r}:{n}" for r, n in ENTRY_POINT_CASES])
 def test_entry_point_exemptions_still_qualify(relative, name):
-    if _being_rewritten(relative):
-        pytest.skip(f"{relative} is being rewritten on another branch (BEING_REWRITTEN)")
     problems = _entry_point_problems((ROOT / relative).read_text(encoding="utf-8"), name)
     assert not problems, "\n".join(problems)
 

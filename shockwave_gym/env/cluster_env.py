@@ -15,7 +15,7 @@ from shockwave_gym.env.render import ansi_table
 from shockwave_gym.env.rewards import RoundTransition, make_reward, uses_fair_time
 from shockwave_gym.errors import InputError, InvalidActionError
 from shockwave_gym.gantt import gantt_rgb
-from shockwave_gym.interface.actions import _select_bits
+from shockwave_gym.interface.actions import select_bits
 from shockwave_gym.interface.ftf import ftf_estimate
 from shockwave_gym.interface.modes import make_action_mode
 from shockwave_gym.interface.observation import (
@@ -34,6 +34,13 @@ from shockwave_gym.traces import BUNDLED_GPUS, FileTraceSource, Trace, TraceSour
 
 #: Largest default number of observation slots; longer traces queue the overflow.
 MAX_JOBS_CAP = 128
+
+
+def _flag(value, name: str) -> bool:
+    """A boolean constructor option, or one clear error."""
+    if not isinstance(value, bool | np.bool_):
+        raise InputError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
 
 
 class ClusterEnv(gym.Env):
@@ -362,6 +369,7 @@ class ClusterEnv(gym.Env):
         restart_min_run_share: float | None = None,
         jct_normaliser_s: float | None = None,
         render_mode: str | None = None,
+        *,
         obs_version: int = DEFAULT_OBSERVATION_VERSION,
         skip_trivial: bool = False,
         idle_allowed: bool = False,
@@ -369,22 +377,7 @@ class ClusterEnv(gym.Env):
     ):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise InputError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
-        if isinstance(throughputs, str | Path):
-            throughputs = ThroughputTable.load(throughputs)
-        #: the heterogeneous cluster (None: ``gpus`` V100s, the homogeneous path)
-        spec = parse_cluster(cluster)
-        if spec is not None:
-            if gpus is not None and require_positive_int(gpus, "gpus") != spec.total:
-                raise InputError(f"gpus={gpus} disagrees with cluster {spec} ({spec.total} GPUs)")
-            gpus = spec.total
-        self.cluster = resolve_cluster(spec)
-        if self.cluster is None:
-            self.throughputs = throughputs if throughputs is not None else ThroughputTable.builtin_v100()
-            self.gpus = _resolve_gpus(trace, gpus)
-        else:
-            self.gpus = self.cluster.total
-            self.typed_throughputs = TypedThroughputs.resolve(throughputs, self.cluster.types)
-            self.throughputs = self.typed_throughputs.reference  # a trace's iterations are V100 work
+        self._resolve_cluster(trace, gpus, throughputs, cluster)
         self.source = _make_source(trace, self.throughputs, self.gpus)
         rounds = round_options(round_s=round_s, restart_overhead_s=restart_overhead_s,
                                restart_min_run_share=restart_min_run_share, max_rounds=max_rounds)
@@ -401,11 +394,8 @@ class ClusterEnv(gym.Env):
         self.reward_fn = make_reward(reward)
         self.action_mode = action_mode
         self.obs_version = check_version(obs_version)
-        for name, flag in (("skip_trivial", skip_trivial), ("idle_allowed", idle_allowed)):
-            if not isinstance(flag, bool | np.bool_):
-                raise InputError(f"{name} must be True or False, got {flag!r}")
-        self.skip_trivial = bool(skip_trivial)
-        self.idle_allowed = bool(idle_allowed)
+        self.skip_trivial = _flag(skip_trivial, "skip_trivial")
+        self.idle_allowed = _flag(idle_allowed, "idle_allowed")
         self._mode = make_action_mode(action_mode, self.max_jobs, idle_allowed=self.idle_allowed, cluster=self.cluster)
         self.action_space = self._mode.space()
         self.observation_space = observation_space(self.max_jobs, self.obs_version)
@@ -419,6 +409,26 @@ class ClusterEnv(gym.Env):
         self._compiled_allowed = True  # False: always the Python path (tests compare the two)
         self._compiled_refused: tuple | None = None  # (simulator, reward_fn) it cannot serve
         self._cluster_features: np.ndarray | None = None  # the compiled step's, else None
+
+    def _resolve_cluster(self, trace, gpus, throughputs, cluster) -> None:
+        """Set ``cluster`` (None: ``gpus`` V100s, the homogeneous path), ``gpus``,
+        ``throughputs`` (the V100 table: a trace's iterations are V100 work) and, on a
+        heterogeneous cluster, ``typed_throughputs``."""
+        if isinstance(throughputs, str | Path):
+            throughputs = ThroughputTable.load(throughputs)
+        spec = parse_cluster(cluster)
+        if spec is not None:
+            if gpus is not None and require_positive_int(gpus, "gpus") != spec.total:
+                raise InputError(f"gpus={gpus} disagrees with cluster {spec} ({spec.total} GPUs)")
+            gpus = spec.total
+        self.cluster = resolve_cluster(spec)
+        if self.cluster is None:
+            self.throughputs = throughputs if throughputs is not None else ThroughputTable.builtin_v100()
+            self.gpus = _resolve_gpus(trace, gpus)
+        else:
+            self.gpus = self.cluster.total
+            self.typed_throughputs = TypedThroughputs.resolve(throughputs, self.cluster.types)
+            self.throughputs = self.typed_throughputs.reference
 
     # --- Gymnasium API ---------------------------------------------------------------------
 
@@ -559,7 +569,7 @@ class ClusterEnv(gym.Env):
             if result is None:
                 raise InvalidActionError("priority scores must be finite")
         else:
-            result = compiled.run(fast.SELECT, wanted=np.array(_select_bits(action, self.max_jobs), dtype=np.bool_))
+            result = compiled.run(fast.SELECT, wanted=np.array(select_bits(action, self.max_jobs), dtype=np.bool_))
         reward, repairs = result
         if repairs:
             self._repairs_total += repairs

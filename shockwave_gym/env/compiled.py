@@ -134,11 +134,8 @@ class CompiledStep:
         record = RoundRecord(index=sim.round_index, start_s=start, end_s=end, job_ids=ids, run_s=run_s,
                              overhead_s=overhead, completed_ids=done_ids, gpus_busy=iout[k.I_BUSY])
         sim.commit_round(record, now, iout[k.I_NEXT], iout[k.I_DONE])
-        slots = self.slots
-        slots.queue = self._queue[: iout[k.I_QUEUE]].copy()
-        slots.demand_gpus = iout[k.I_DEMAND]
-        slots._seen = (id(sim.view), iout[k.I_NEXT], iout[k.I_ACTIVE])
-        slots._gather = slots._by_job = slots._jobs_by_id = None
+        self.slots.seated_elsewhere(sim.view, iout[k.I_NEXT], iout[k.I_ACTIVE],
+                                    self._queue[: iout[k.I_QUEUE]].copy(), iout[k.I_DEMAND])
         self.num_active = iout[k.I_ACTIVE]
         return reward, iout[k.I_REPAIRS]
 

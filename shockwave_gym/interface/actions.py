@@ -56,11 +56,6 @@ def select_bits(action, max_jobs: int) -> np.ndarray:
     return as_bool
 
 
-#: TEMPORARY (issue 32): the old name, for shockwave_gym/env/cluster_env.py, which is being
-#: rewritten on another branch; remove once it imports :func:`select_bits`.
-_select_bits = select_bits
-
-
 class _SlotMode:
     """What every action mode holds: the number of observation slots."""
 

@@ -87,7 +87,7 @@ _CLUSTER_BOUNDS = tuple((f[1], f[2]) for f in CLUSTER_FEATURES)
 #: minute reads 0.10, ten minutes 0.33, an hour 0.56, a day 1 (bounds allow up to ~2 days^2).
 TIME_UNIT_S = 60.0
 TIME_SPAN_S = 86400.0
-_LOG_TIME = math.log1p(TIME_SPAN_S / TIME_UNIT_S)
+LOG_TIME = math.log1p(TIME_SPAN_S / TIME_UNIT_S)
 _TIME = f"log1p(s / {TIME_UNIT_S:g} s) / log1p({TIME_SPAN_S:g} / {TIME_UNIT_S:g})"
 
 #: Version 2's per-job features, in column order: (name, low, high, meaning).
@@ -125,7 +125,7 @@ CLUSTER_FEATURES_V2: tuple[tuple[str, float, float, str], ...] = (
 V2_LOG2_ROWS = slice(2, 4)
 V2_LOG1P_ROWS = slice(4, 11)
 V2_SCALE_IN = np.array([1.0, 1 / TIME_UNIT_S, 1 / TIME_UNIT_S, 1 / TIME_UNIT_S, 1 / TIME_UNIT_S, math.e - 1, 1.0])
-V2_SCALE_OUT = np.array([1.0, 1.0, 1 / 3, 0.25, 1 / (4 * math.log(10)), *([1 / _LOG_TIME] * 4), 1.0, 1 / math.log(2),
+V2_SCALE_OUT = np.array([1.0, 1.0, 1 / 3, 0.25, 1 / (4 * math.log(10)), *([1 / LOG_TIME] * 4), 1.0, 1 / math.log(2),
                          *([1.0] * len(TYPE_ORDER))])
 V2_JOB_LOW = np.array([f[1] for f in JOB_FEATURES_V2], dtype=np.float32).astype(np.float64)
 V2_JOB_HIGH = np.array([f[2] for f in JOB_FEATURES_V2], dtype=np.float32).astype(np.float64)
@@ -164,7 +164,7 @@ def observation_signature(version: int = 1) -> str:
 
     if check_version(version) == 1:
         parts = [repr(JOB_FEATURES), repr(CLUSTER_FEATURES), repr(TIME_SCALE_S),
-                 np.asarray(_LOG_SCALE_IN).tobytes().hex(), np.asarray(_LOG_SCALE_OUT).tobytes().hex()]
+                 np.asarray(LOG_SCALE_IN).tobytes().hex(), np.asarray(LOG_SCALE_OUT).tobytes().hex()]
     else:
         parts = ["v2", repr(JOB_FEATURES_V2), repr(CLUSTER_FEATURES_V2), repr(TIME_UNIT_S), repr(TIME_SPAN_S),
                  repr(TYPE_ORDER), V2_SCALE_IN.tobytes().hex(), V2_SCALE_OUT.tobytes().hex()]
@@ -196,8 +196,8 @@ def observation_space(max_jobs: int, version: int = 1):
 # Features 3-9 share one transform, scale_out * log1p(max(0, x * scale_in)): throughput,
 # mean epoch duration, predicted remaining, age, attained service, ran_last_round
 # (log1p(x (e - 1)) maps {0, 1} to {0, 1}) and rho-hat.
-_LOG_SCALE_IN = np.array([1.0, 1.0, 1 / TIME_SCALE_S, 1 / TIME_SCALE_S, 1 / TIME_SCALE_S, math.e - 1, 1.0])[:, None]
-_LOG_SCALE_OUT = np.array([1 / (6 * math.log(10)), 0.25, 1 / 3, 1 / 3, 1 / 3, 1.0, 1 / math.log(2)])[:, None]
+LOG_SCALE_IN = np.array([1.0, 1.0, 1 / TIME_SCALE_S, 1 / TIME_SCALE_S, 1 / TIME_SCALE_S, math.e - 1, 1.0])[:, None]
+LOG_SCALE_OUT = np.array([1 / (6 * math.log(10)), 0.25, 1 / 3, 1 / 3, 1 / 3, 1.0, 1 / math.log(2)])[:, None]
 _JOB_LOW_COLUMN = _JOB_LOW.astype(np.float64)[:, None]
 _ZERO, _QUARTER = np.array(0.0), np.array(0.25)  # 0-d: faster than Python scalars in ufuncs
 _JOB_HIGH_COLUMN = _JOB_HIGH.astype(np.float64)[:, None]
@@ -256,10 +256,10 @@ class JobFeatures:
         rho[:] = rho_hat
         out = self.buffer
         logged = out[3:]
-        logged *= _LOG_SCALE_IN
+        logged *= LOG_SCALE_IN
         np.maximum(logged, _ZERO, out=logged)
         np.log1p(logged, out=logged)
-        logged *= _LOG_SCALE_OUT
+        logged *= LOG_SCALE_OUT
         np.minimum(out, _JOB_HIGH_COLUMN, out=out)
         return np.maximum(out, _JOB_LOW_COLUMN, out=out)
 
@@ -435,7 +435,7 @@ def cluster_features_v2(view: ClusterView, slots: SlotMap, free_gpus: int | None
         math.log2(1.0 + view.num_active / gpus),
         math.log2(1.0 + slots.queue.size / gpus),
         math.log2(1.0 + slots.demand_gpus / gpus),
-        math.log1p(view.time_s / TIME_UNIT_S) / _LOG_TIME,
+        math.log1p(view.time_s / TIME_UNIT_S) / LOG_TIME,
     )
     bounds = zip(V2_CLUSTER_LOW.tolist(), V2_CLUSTER_HIGH.tolist(), strict=True)
     return np.array([high if v > high else (low if v < low else v) for v, (low, high) in zip(values, bounds, strict=True)],

@@ -73,6 +73,16 @@ class SlotMap:
         elif self.queue.size:
             self.queue = self.queue[:0]
 
+    def seated_elsewhere(self, view: ClusterView, num_arrived: int, num_active: int, queue: np.ndarray,
+                         demand_gpus: int) -> None:
+        """Take the seating a compiled step made in place on ``slot_job`` / ``job_slot`` for
+        ``view`` at ``num_arrived`` arrived and ``num_active`` active jobs, with its queue and
+        demand: the next :meth:`update` of that state is then a no-op, and the derived indexes
+        are rebuilt on demand."""
+        self.queue, self.demand_gpus = queue, demand_gpus
+        self._seen = (id(view), num_arrived, num_active)
+        self._gather = self._by_job = self._jobs_by_id = None
+
     def gather_index(self) -> np.ndarray:
         """(max_jobs,) int64: each slot's job id, ``num_jobs`` for an empty slot (an index
         into per-job arrays padded with one trailing entry). Read-only; cached until the

@@ -14,7 +14,7 @@ from shockwave_gym.env.vector.slots import BatchSlotMap
 from shockwave_gym.errors import InvalidActionError
 
 
-def _rows_error(rows: np.ndarray, what: str) -> InvalidActionError:
+def rows_error(rows: np.ndarray, what: str) -> InvalidActionError:
     return InvalidActionError(f"sub-env(s) {np.flatnonzero(rows)[:5].tolist()}: {what}")
 
 
@@ -97,7 +97,7 @@ class BatchPriority(_ModeBase):
             valid = slots.valid & rows[:, None]
             bad = rows & ~np.isfinite(np.where(valid, scores, 0.0).sum(axis=1))
             if bad.any():
-                raise _rows_error(bad, "priority scores must be finite")
+                raise rows_error(bad, "priority scores must be finite")
         return scores
 
     def choose(self, action, slots: BatchSlotMap, gang: np.ndarray, gpus: np.ndarray, rows: np.ndarray):
@@ -157,7 +157,7 @@ class BatchSequential(_ModeBase):
             raise InvalidActionError(f"sequential actions must be {rows.size} integers, got {action!r}")
         out_of_range = rows & ((value < 0) | (value > self.max_jobs))
         if out_of_range.any():
-            raise _rows_error(out_of_range, f"sequential action must be in 0..{self.max_jobs}")
+            raise rows_error(out_of_range, f"sequential action must be in 0..{self.max_jobs}")
         return value.astype(np.int64)
 
     def choose(self, action, slots: BatchSlotMap, gang: np.ndarray, gpus: np.ndarray, rows: np.ndarray):

@@ -20,12 +20,12 @@ from shockwave_gym.batch import BatchSimulator
 from shockwave_gym.cluster import TYPE_ORDER
 from shockwave_gym.errors import InputError
 from shockwave_gym.interface.observation import (
-    _LOG_SCALE_IN,
-    _LOG_SCALE_OUT,
-    _LOG_TIME,
     CLUSTER_FEATURES,
     JOB_FEATURES,
     JOB_FEATURES_V2,
+    LOG_SCALE_IN,
+    LOG_SCALE_OUT,
+    LOG_TIME,
     TIME_SCALE_S,
     TIME_UNIT_S,
     V2_CLUSTER_HIGH,
@@ -212,8 +212,8 @@ def take_logarithms(raw: np.ndarray) -> np.ndarray:
 
 
 #: Per-feature constants of the compiled path, as flat arrays.
-SCALE_IN = np.ascontiguousarray(_LOG_SCALE_IN[:, 0])
-SCALE_OUT = np.ascontiguousarray(_LOG_SCALE_OUT[:, 0])
+SCALE_IN = np.ascontiguousarray(LOG_SCALE_IN[:, 0])
+SCALE_OUT = np.ascontiguousarray(LOG_SCALE_OUT[:, 0])
 JOB_LOW = np.ascontiguousarray(_JOB_LOW[:, 0, 0])
 JOB_HIGH = np.ascontiguousarray(_JOB_HIGH[:, 0, 0])
 
@@ -263,7 +263,7 @@ def cluster_features_v2(sim: BatchSimulator, num_active, slots, free_gpus) -> np
     values[:, types] = (sim.gang * sim.ran_last_round).sum(axis=1) / gpus
     for column, counts in ((1, num_active), (2, slots.queue_length), (3, slots.demand_gpus)):
         values[:, types + column] = [math.log2(1.0 + x) for x in (counts / gpus).tolist()]
-    values[:, types + 4] = [math.log1p(t) / _LOG_TIME for t in (sim.time_s / TIME_UNIT_S).tolist()]
+    values[:, types + 4] = [math.log1p(t) / LOG_TIME for t in (sim.time_s / TIME_UNIT_S).tolist()]
     return np.minimum(np.maximum(values, V2_CLUSTER_LOW), V2_CLUSTER_HIGH).astype(np.float32)
 
 

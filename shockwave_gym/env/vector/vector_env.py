@@ -28,46 +28,35 @@ from shockwave_gym.batch import BatchSimulator
 from shockwave_gym.batch import jit as core_jit
 from shockwave_gym.env.cluster_env import ClusterEnv
 from shockwave_gym.env.vector import fused, jit, numpy_loops
-from shockwave_gym.env.vector.actions import BATCH_MODES, _rows_error
+from shockwave_gym.env.vector.actions import BATCH_MODES, rows_error
 from shockwave_gym.env.vector.estimates import (
-    JOB_HIGH,
-    JOB_LOW,
-    SCALE_IN,
-    SCALE_OUT,
-    V2_FEATURES,
-    V2_HIGH,
-    V2_IN,
-    V2_LOW,
-    V2_OUT,
     BatchPredictor,
     BatchTypeTable,
     TraceJobTables,
     active_mask,
-    cluster_features,
-    cluster_features_v2,
-    take_logarithms,
-    take_logarithms_v2,
 )
+from shockwave_gym.env.vector.outputs import VectorOutputs, merge_rows, rows_only
 from shockwave_gym.env.vector.prefetch import Prefetcher, prefetchable, trace_tables, want_worker
-from shockwave_gym.env.vector.rewards import BatchReward, BatchTransition, term_codes
+from shockwave_gym.env.vector.rewards import BatchTransition
 from shockwave_gym.env.vector.slots import BatchSlotMap
 from shockwave_gym.env.vector.state import (
     ClusterState,
     Estimates,
-    KeptFeatures,
     RewardTables,
     StepIO,
 )
-from shockwave_gym.errors import InputError, InvalidActionError
-from shockwave_gym.interface.observation import (
-    V2_CLUSTER_LOW,
+from shockwave_gym.env.vector.templates import (
+    EstimateState,
+    make_templates,
+    reward_tables_of,
+    same_table,
+    widened,
 )
+from shockwave_gym.errors import InputError, InvalidActionError
 from shockwave_gym.metrics import compute_metrics
 
-_SHARED = ("action_mode", "max_jobs", "obs_version", "skip_trivial", "idle_allowed")
 
-
-class ClusterVectorEnv(VectorEnv):
+class ClusterVectorEnv(VectorOutputs, VectorEnv):
     """K clusters, each configured like :class:`~shockwave_gym.env.cluster_env.ClusterEnv`.
 
     ``ClusterVectorEnv(num_envs, **kwargs)`` gives every cluster the same arguments;
@@ -101,9 +90,9 @@ class ClusterVectorEnv(VectorEnv):
     def _setup(self, env_kwargs: list[dict], max_episode_steps, autoreset_mode, compiled, prefetch=False) -> None:
         if any(kw.get("render_mode") is not None for kw in env_kwargs):
             raise InputError("the vector env does not render; render a single env (gym.make) instead")
-        self.templates = _templates(env_kwargs)
+        self.templates = make_templates(env_kwargs)
         first = self.templates[0]
-        self._rewards, term_code, term_weight = _reward_tables(self.templates)
+        self._rewards, term_code, term_weight = reward_tables_of(self.templates)
         self.num_envs = k = len(self.templates)
         self.action_mode = first.action_mode
         self.max_jobs = first.max_jobs
@@ -246,7 +235,7 @@ class ClusterVectorEnv(VectorEnv):
             final_obs = np.full(k, None, dtype=object)
             for i in np.flatnonzero(ended).tolist():
                 final_obs[i] = {key: value[i] for key, value in obs.items()}
-            final_info = _rows_only(infos, ended)
+            final_info = rows_only(infos, ended)
             for i in np.flatnonzero(ended).tolist():
                 self._reset_cluster(i, None)
             self._begin_decision(ended)
@@ -254,7 +243,7 @@ class ClusterVectorEnv(VectorEnv):
             zero = np.zeros(k, np.int64)
             fresh = self._infos(np.zeros(k, bool), zero, zero, np.zeros(k))  # what reset() says
             infos = {"final_obs": final_obs, "_final_obs": ended.copy(), "final_info": final_info,
-                     "_final_info": ended.copy(), **_merge_rows(infos, fresh, ended)}
+                     "_final_info": ended.copy(), **merge_rows(infos, fresh, ended)}
         return self._observations(), rewards, terminated, truncated, infos
 
     def _advance_fused(self, actions):
@@ -285,7 +274,7 @@ class ClusterVectorEnv(VectorEnv):
         while True:
             fused.advance(self._kernel_state(), io, resume, self.skip_trivial, select)
             if io.bad.any():
-                raise InvalidActionError(_SELECT_VALUES) if select else _rows_error(io.bad, "priority scores must be finite")
+                raise InvalidActionError(_SELECT_VALUES) if select else rows_error(io.bad, "priority scores must be finite")
             if not io.pending.any():
                 break
             sim.reserve_rounds(sim.round_start_s.shape[1] + 1)  # the skipped rounds outgrew the records
@@ -316,11 +305,11 @@ class ClusterVectorEnv(VectorEnv):
         some may just have been reset), start their next decisions; the rewards of every
         cluster (meaningful in ``rows``)."""
         sim, state = self.sim, self._state
-        state = _State(state.progress, state.active, state.num_active, state.remaining, state.rho, state.extra)
+        state = EstimateState(state.progress, state.active, state.num_active, state.remaining, state.rho, state.extra)
         start_s = sim.time_s.copy()
         active_before = state.active
         if active_before.shape != sim.status.shape:  # an autoreset this step loaded a wider trace
-            active_before = _widened(active_before, sim.status.shape[1])
+            active_before = widened(active_before, sim.status.shape[1])
         if rows.any():
             sim.step(sel & rows[:, None], rows)
         self._refresh(None if refresh_all else rows)
@@ -424,7 +413,7 @@ class ClusterVectorEnv(VectorEnv):
     def _tables_for(self, trace, template: ClusterEnv) -> tuple:
         for tables in self._tables:  # clusters running the same trace share its tables
             if (tables is not None and tables[0] is trace and tables[1].config == template.sim_config
-                    and _same_table(tables[1].throughputs, template.throughputs)):
+                    and same_table(tables[1].throughputs, template.throughputs)):
                 return tables
         return trace_tables(trace, template.sim_config, template.throughputs, self.obs_version)
 
@@ -449,14 +438,14 @@ class ClusterVectorEnv(VectorEnv):
             return
         est = Estimates.zeros(shape)  # fresh arrays: the numpy path keeps no state between steps
         numpy_loops.derive_rows(sim.arrays, self.predictor.prior, self.predictor.duration_at_s, est)
-        self._state = _State(est.progress, active_mask(sim), est.num_active, est.remaining, est.rho,
+        self._state = EstimateState(est.progress, active_mask(sim), est.num_active, est.remaining, est.rho,
                              (est.mean, est.batch, est.rate))
         self._state.est = est
 
-    def _new_state(self) -> _State:
+    def _new_state(self) -> EstimateState:
         """The compiled path's state arrays (nothing derived yet), installed as the state."""
         est = Estimates.zeros(self.sim.pos.shape)
-        self._state = state = _State(est.progress, None, est.num_active, est.remaining, est.rho,
+        self._state = state = EstimateState(est.progress, None, est.num_active, est.remaining, est.rho,
                                      (est.mean, est.batch, est.rate))
         state.est, state.derived = est, est.derived
         return state
@@ -467,191 +456,7 @@ class ClusterVectorEnv(VectorEnv):
             self.slots.update(self.sim, rows)
             self.mode.start_round(self.slots, self.sim.gang, self.sim.gpus, rows)
 
-    def _observations(self) -> dict[str, np.ndarray]:
-        sim, state, slots = self.sim, self._state, self.slots
-        mean, batch, rate = state.extra
-        sequential = self.action_mode == "sequential"
-        free = self.mode.free_gpus if sequential else sim.gpus
-        if self.obs_version == 2 and self.compiled:
-            jobs, cluster = self._jobs_v2(free)
-            return {
-                "jobs": jobs,
-                "job_valid": (slots.slot_job >= 0).view(np.int8),
-                "picked": self.mode.picked.astype(np.int8) if sequential else np.zeros(slots.slot_job.shape, np.int8),
-                "cluster": cluster,
-            }
-        occupied = int(np.count_nonzero(slots.slot_job >= 0))
-        if self.obs_version == 2:
-            raw = np.empty((V2_FEATURES, occupied))
-            numpy_loops.slot_raw_features_v2(sim.arrays, state.est, slots.slot_job, self.type_table, V2_IN, raw)
-            jobs = np.empty((self.num_envs, self.max_jobs, V2_FEATURES), np.float32)
-            self._loops.scatter_scaled(slots.slot_job, take_logarithms_v2(raw), V2_OUT, V2_LOW, V2_HIGH, jobs)
-            cluster = cluster_features_v2(sim, state.num_active, slots, free)
-        else:
-            raw = np.empty((10, occupied))
-            if self.compiled:
-                jit.slot_raw_features(self._kernel_state(), SCALE_IN, raw)
-            else:
-                numpy_loops.slot_raw_features(sim.arrays, state.est, slots.slot_job, SCALE_IN, raw)
-            jobs = np.empty((self.num_envs, self.max_jobs, 10), np.float32)
-            self._loops.scatter_slot_features(slots.slot_job, take_logarithms(raw), SCALE_OUT, JOB_LOW, JOB_HIGH, jobs)
-            if self.compiled:
-                cluster = np.empty((self.num_envs, 8), np.float32)
-                jit.cluster_rows(self._kernel_state(), np.asarray(free, np.int64), self.max_jobs, cluster)
-            else:
-                cluster = cluster_features(sim, state.num_active, slots, free, self.max_jobs)
-        return {
-            "jobs": jobs,
-            "job_valid": slots.valid.view(np.int8).copy(),
-            "picked": self.mode.picked.astype(np.int8) if sequential else np.zeros(slots.slot_job.shape, np.int8),
-            "cluster": cluster,
-        }
 
-    def _jobs_v2(self, free) -> tuple[np.ndarray, np.ndarray]:
-        """(K, max_jobs, features) float32 version 2 job features, recomputing only the jobs
-        that ran since they were computed (fused.job_rows_v2), and the cluster features."""
-        store = self._features
-        if store is None:
-            self._features = store = KeptFeatures.zeros(self.num_envs, self.max_jobs, V2_FEATURES)
-        cluster = np.empty((self.num_envs, V2_CLUSTER_LOW.size), np.float32)
-        full, dynamic, plan = fused.job_rows_v2(self._kernel_state(), store, np.asarray(free, np.int64), cluster)
-        take_logarithms_v2(full)
-        np.log1p(dynamic, out=dynamic)
-        fused.scatter_v2(plan, full, dynamic, V2_OUT, V2_LOW, V2_HIGH, store.values)
-        jobs = store.values.copy()
-        return jobs, cluster
-
-    def _infos(self, closed: np.ndarray, repairs: np.ndarray, rounds: np.ndarray, elapsed_s: np.ndarray) -> dict:
-        sim, slots, k = self.sim, self.slots, self.num_envs
-        queued = self._no_queues.copy()
-        queue_length = slots.queue_length
-        if queue_length.any():
-            for i in np.flatnonzero(queue_length).tolist():
-                queued[i] = tuple(np.flatnonzero(slots.queued[i]).tolist())
-        infos = {
-            "round_index": sim.round_index.copy(),
-            "time_s": sim.time_s.copy(),
-            "num_active": self._state.num_active.copy(),
-            "queue_length": queue_length,
-            "queued_job_ids": queued,
-            "slot_job_ids": slots.slot_job.copy(),
-            "round_closed": closed.copy(),
-            "action_repairs": np.asarray(repairs, np.int64).copy(),
-            "action_repairs_total": self._repairs_total.copy(),
-            "rounds_repaired": self._rounds_repaired.copy(),
-            "rounds_elapsed": np.asarray(rounds, np.int64).copy(),
-            "elapsed_s": np.asarray(elapsed_s, np.float64).copy(),
-            "rounds_skipped_total": self._rounds_skipped_total.copy(),
-        }
-        every = np.ones(k, bool)
-        for key in _INFO_KEYS:
-            infos[key] = every.copy()
-        return infos
-
-
-def _templates(env_kwargs: list[dict]) -> list[ClusterEnv]:
-    """One ClusterEnv per cluster (one per distinct dict: equal sources share traces), checked
-    to agree on what the spaces depend on."""
-    templates: dict[int, ClusterEnv] = {}
-    for kw in env_kwargs:
-        if id(kw) not in templates:
-            templates[id(kw)] = ClusterEnv(**kw)
-    out = [templates[id(kw)] for kw in env_kwargs]
-    for name in _SHARED:
-        values = {getattr(t, name) for t in out}
-        if len(values) > 1:
-            raise InputError(f"every sub-env needs the same {name} (the spaces must agree), got {sorted(values)}")
-    return out
-
-
-def _reward_tables(templates: list[ClusterEnv]) -> tuple[list, np.ndarray, np.ndarray]:
-    """([(BatchReward, clusters mask)], term codes (K, terms), weights (K, terms)): clusters
-    with the same reward terms (the exact terms, not their rounded repr) are computed together;
-    the codes and weights are the fused step's reward tables."""
-    groups: dict[tuple, list[int]] = {}
-    for i, t in enumerate(templates):
-        groups.setdefault(tuple((name, weight) for name, _, weight in t.reward_fn.terms), []).append(i)
-    rewards = []
-    terms = max(len(t.reward_fn.terms) for t in templates)
-    term_code = np.full((len(templates), terms), -1, np.int64)
-    term_weight = np.zeros((len(templates), terms))
-    for rows in groups.values():
-        mask = np.zeros(len(templates), bool)
-        mask[rows] = True
-        reward = BatchReward(templates[rows[0]].reward_fn)
-        rewards.append((reward, mask))
-        codes, weights = term_codes(reward)
-        term_code[rows, : len(codes)] = codes
-        term_weight[rows, : len(codes)] = weights
-    return rewards, term_code, term_weight
-
-
-class _State:
-    """One state's per-job estimates; ``extra`` holds (mean epoch duration, batch size,
-    throughput), which only the observation reads."""
-
-    __slots__ = ("progress", "active", "num_active", "remaining", "rho", "extra", "est", "derived")
-
-    def __init__(self, progress, active, num_active, remaining, rho, extra):
-        self.progress, self.active, self.num_active = progress, active, num_active
-        self.remaining, self.rho, self.extra = remaining, rho, extra
-        #: compiled path: the same arrays as the kernels' Estimates (state.py), and its
-        #: ``derived`` flags (cleared for a cluster that resets)
-        self.est = self.derived = None
-
-
-#: The masks of the per-step info keys (all True: every sub-env reports every key).
-_INFO_KEYS = tuple(f"_{key}" for key in (
-    "round_index", "time_s", "num_active", "queue_length", "queued_job_ids", "slot_job_ids", "round_closed",
-    "action_repairs", "action_repairs_total", "rounds_repaired", "rounds_elapsed", "elapsed_s", "rounds_skipped_total"))
 _SELECT_VALUES = "select actions must hold only 0 and 1 (bool, integer or float)"
 _NO_SCORES = np.zeros((1, 1))
 _NO_WANTED = np.zeros((1, 1), bool)
-
-
-def _rows_only(info: dict, rows: np.ndarray) -> dict:
-    """``info`` as Gymnasium's ``_add_info`` builds it from the clusters in ``rows`` alone:
-    other rows zero (None in object arrays), their masks False."""
-    out = {}
-    for key, value in info.items():
-        if key.startswith("_"):
-            out[key] = value & rows
-        elif isinstance(value, dict):
-            out[key] = _rows_only(value, rows)
-        elif value.dtype == object:
-            kept = np.full(value.shape[0], None, dtype=object)
-            for i in np.flatnonzero(rows).tolist():
-                kept[i] = value[i]
-            out[key] = kept
-        else:
-            out[key] = np.where(rows.reshape(-1, *([1] * (value.ndim - 1))), value, np.zeros((), value.dtype))
-    return out
-
-
-def _merge_rows(step_info: dict, reset_info: dict, rows: np.ndarray) -> dict:
-    """Each cluster's info: ``reset_info``'s in ``rows`` (reset this step), ``step_info``'s
-    elsewhere (keys of ``reset_info``; the ended clusters' metrics are in ``final_info``)."""
-    out = {}
-    for key, fresh in reset_info.items():
-        old = step_info[key]
-        if key.startswith("_") or fresh.dtype != object:
-            out[key] = np.where(rows.reshape(-1, *([1] * (fresh.ndim - 1))), fresh, old)
-        else:
-            out[key] = old.copy()
-            for i in np.flatnonzero(rows).tolist():
-                out[key][i] = fresh[i]
-    return out
-
-
-def _widened(active: np.ndarray, width: int) -> np.ndarray:
-    """``active`` (K, jobs) with False columns up to ``width`` jobs (the jobs a narrower trace
-    does not have were not active)."""
-    out = np.zeros((active.shape[0], width), bool)
-    out[:, : active.shape[1]] = active
-    return out
-
-
-def _same_table(a, b) -> bool:
-    """Whether two throughput tables give the same rates (the simulator's per-epoch arrays
-    come from them, so clusters share those only when they agree)."""
-    return a is b or dict(a.items()) == dict(b.items())
