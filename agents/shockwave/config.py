@@ -36,8 +36,6 @@ TYPED_SHARES = ("water_filling", "per_job")
 RATIO_BASES = ("finish_time", "jct")
 #: ``typed_rank``: how a typed relaxed plan's rounds are ordered (docs/SHOCKWAVE_HETERO.md).
 TYPED_RANKS = ("per_type", "list")
-#: ``typed_priority``: which jobs' lateness ratios weigh a typed relaxed plan.
-TYPED_PRIORITIES = ("late", "all")
 
 
 @dataclass(frozen=True)
@@ -119,9 +117,7 @@ class ShockwaveConfig:
     (:data:`TYPED_RANKS`) orders a typed relaxed plan's rounds: ``"per_type"`` re-ranks each
     type's jobs planned on it alone (jobs planned on several types keep their rounds);
     ``"list"`` rebuilds the plan round by round from its counts, highest priority first
-    (:func:`.typed_rank.list_rank_typed`). ``typed_priority``: ``"late"`` weighs only jobs
-    whose ratio exceeds ``rho_max`` (``ratio^lam``, the authors' rule), ``"all"`` weighs every
-    job by ``ratio^lam``, so a job ahead of its target counts less than one on time.
+    (:func:`.typed_rank.list_rank_typed`).
     ``typed_makespan_scale`` multiplies the makespan term's coefficient on a typed cluster
     (either objective; 1: as on one type, 0: no makespan term).
 
@@ -170,7 +166,6 @@ class ShockwaveConfig:
     typed_share: str = "per_job"
     typed_ratio_basis: str | None = None
     typed_rank: str = "per_type"
-    typed_priority: str = "late"
     typed_makespan_scale: float = 1.0
     threads: int = 1
     noise: float = 0.0
@@ -229,8 +224,6 @@ class ShockwaveConfig:
             raise InputError(f"rank_mip_max_columns must be an integer >= 0, got {self.rank_mip_max_columns!r}")
         if self.typed_share not in TYPED_SHARES:
             raise InputError(f"typed_share must be one of {TYPED_SHARES}, got {self.typed_share!r}")
-        if self.typed_priority not in TYPED_PRIORITIES:
-            raise InputError(f"typed_priority must be one of {TYPED_PRIORITIES}, got {self.typed_priority!r}")
         if self.typed_rank not in TYPED_RANKS:
             raise InputError(f"typed_rank must be one of {TYPED_RANKS}, got {self.typed_rank!r}")
         if self.counts_method not in COUNTS_METHODS:

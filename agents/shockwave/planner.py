@@ -82,8 +82,6 @@ def priority_log_weights(config: ShockwaveConfig, instance: PlanningInstance) ->
         projected, target = projected - instance.arrival_s, target - instance.arrival_s
     ratio = projected / np.maximum(target, 1e-9)
     late = ratio > config.rho_max
-    if instance.typed and config.typed_priority == "all":
-        late = np.ones_like(late)
     exponent = np.where(instance.remaining_s < instance.round_s, config.lam_urgent, config.lam)
     log_w = np.where(late, exponent * portable_math.log(np.maximum(ratio, 1e-300)), 0.0)
     return np.minimum(log_w, config.priority_log_cap), ratio
