@@ -217,6 +217,8 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, dict]:
     parser.add_argument("--render", nargs="+", default=None, metavar="JSON",
                         help="print the before/after markdown table of saved outputs (no runs)")
     parser.add_argument("--against", default="gavel", help="--render: the reference variant's label")
+    parser.add_argument("--rows", action="store_true", help="--render: one row per cell, with per-class rho")
+    parser.add_argument("--rows-of", action="store_true", help="--render --rows: only the cells of --traces")
     args = parser.parse_args(argv)
     if args.workers != 1:
         parser.error("--workers: only 1 is supported")
@@ -264,10 +266,29 @@ def render(paths: list[str], against: str) -> str:
     return "\n".join(lines)
 
 
+def render_rows(paths: list[str], traces: list[str] | None = None) -> str:
+    """One markdown row per saved cell (trace, variant): makespan, mean rho, p95 rho,
+    rho > 1.05 (the fair-share measure), the paper's static worst FTF and unfair share, and
+    each class's mean rho (gang x short/long)."""
+    cells = [c for path in paths for c in json.load(open(path, encoding="utf-8"))["cells"]]
+    lines = ["| trace | variant | makespan (s) | mean rho | rho p95 | rho > 1.05 | worst FTF (paper) "
+             "| unfair (paper) | mean rho per class |", "|---" * 9 + "|"]
+    for c in cells:
+        if traces and c["trace"] not in traces:
+            continue
+        m = c["metrics"]
+        classes = ", ".join(f"{k.replace('gang', 'g')} {v['rho_mean']:.2f}" for k, v in c["classes"].items())
+        lines.append(f"| `{c['trace']}` | {c['variant']} | {m['makespan_s']:,.0f} | {m['rho_mean']:.3f} | "
+                     f"{m['rho_p95']:.3f} | {100 * m['rho_over_1_05']:.1f}% | {m['worst_ftf']:.2f} | "
+                     f"{100 * m['unfair_fraction']:.1f}% | {classes} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     args, common = parse_args(argv)
     if args.render is not None:
-        print(render(args.render, args.against))
+        print(render_rows(args.render, args.traces if args.rows_of else None) if args.rows
+              else render(args.render, args.against))
         return 0
     spec = ClusterSpec.parse(CLUSTER)
     out = {"cluster": CLUSTER, "common_options": common, "cells": []}

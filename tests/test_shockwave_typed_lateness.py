@@ -5,8 +5,9 @@ against Gavel").
   waited is late by a factor 2 in fair-share rho terms but only 3% in absolute finish
   times: with the finish-time basis the makespan term keeps every GPU on four long jobs and
   the short job gets no round; with the JCT basis it runs from the first round and finishes.
-- The option concerns typed clusters only: homogeneous Shockwave (V100-only clusters
-  included) gives the same metrics bit for bit whatever it says.
+- The typed options concern typed clusters only: homogeneous Shockwave (V100-only clusters
+  included) gives the same metrics bit for bit whatever they say.
+- On a small typed cluster the fairness knob lowers the single-GPU jobs' mean fair-share rho.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from shockwave_agents.shockwave.typed_rank import list_rank_typed
 from shockwave_gym.cluster import ClusterSpec
 from shockwave_gym.config import SimConfig
 from shockwave_gym.errors import InputError
+from shockwave_gym.metrics import per_job_rho
 from shockwave_gym.runner import run_episode
 from shockwave_gym.traces import load_trace
 
@@ -81,17 +83,36 @@ def test_a_waiting_short_job_is_starved_on_finish_times_and_served_on_jct():
     assert work_s >= 360.0  # and its plan covers its remaining work
 
 
-def test_unknown_basis_is_refused():
-    with pytest.raises(InputError, match="typed_ratio_basis"):
-        make_shockwave(typed_ratio_basis="arrival")
+@pytest.mark.parametrize(("option", "value"), [("typed_ratio_basis", "arrival"), ("typed_rank", "random"),
+                                               ("typed_makespan_scale", -1.0)])
+def test_bad_typed_options_are_refused(option, value):
+    with pytest.raises(InputError, match=option):
+        make_shockwave(**{option: value})
+
+
+def test_the_knob_serves_single_gpu_jobs_on_a_small_typed_cluster():
+    # teaching-12 on 2 GPUs of each type: the fairness knob (water-filled share, lateness in
+    # rho terms, no makespan term) gives the single-GPU jobs a lower mean fair-share rho than
+    # the default, at no worse mean rho overall
+    trace = load_trace("teaching-12", gpus=6)
+    spec = SimConfig(cluster=ClusterSpec.parse("v100=2,p100=2,k80=2"))
+    runs = {name: run_episode(trace, make_shockwave(**options, **UNLIMITED), spec, seed=0, progress=False)
+            for name, options in (("default", {}), ("knob", KNOB))}
+    single = np.array([job.gang == 1 for job in trace.jobs])
+    rho = {name: per_job_rho(run.result)[0] for name, run in runs.items()}
+    assert rho["knob"][single].mean() < rho["default"][single].mean()
+    assert runs["knob"].metrics["rho_mean"] <= runs["default"].metrics["rho_mean"]
+
+
+KNOB = {"typed_share": "water_filling", "typed_ratio_basis": "jct", "typed_makespan_scale": 0.0}
 
 
 @pytest.mark.parametrize("cluster", [None, "v100=32"])
-def test_homogeneous_shockwave_does_not_depend_on_the_typed_basis(cluster):
+def test_homogeneous_shockwave_does_not_read_the_typed_options(cluster):
     trace = load_trace("teaching-12", gpus=32)
     config = SimConfig(gpus=32) if cluster is None else SimConfig(cluster=ClusterSpec.parse(cluster))
-    runs = [run_episode(trace, make_shockwave(typed_ratio_basis=basis, **UNLIMITED), config, seed=0, progress=False)
-            for basis in ("jct", "finish_time")]
+    runs = [run_episode(trace, make_shockwave(**options, **UNLIMITED), config, seed=0, progress=False)
+            for options in ({**KNOB, "typed_rank": "list"}, {})]
     assert runs[0].metrics == runs[1].metrics
     np.testing.assert_array_equal(runs[0].result.completion_s, runs[1].result.completion_s)
 
