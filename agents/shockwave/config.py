@@ -204,8 +204,6 @@ class ShockwaveConfig:
             raise InputError(f"objective must be one of {OBJECTIVES}, got {self.objective!r}")
         if self.ratio_basis not in RATIO_BASES:
             raise InputError(f"ratio_basis must be 'finish_time' or 'jct', got {self.ratio_basis!r}")
-        if self.typed_ratio_basis is not None and self.typed_ratio_basis not in RATIO_BASES:
-            raise InputError(f"typed_ratio_basis must be None, 'finish_time' or 'jct', got {self.typed_ratio_basis!r}")
         if self.horizon_clock not in ("rounds", "time"):
             raise InputError(f"horizon_clock must be 'rounds' or 'time', got {self.horizon_clock!r}")
         for name in ("authors_clock_calibration", "authors_profile_rounding"):
@@ -222,10 +220,7 @@ class ShockwaveConfig:
         if isinstance(self.rank_mip_max_columns, bool) or not isinstance(self.rank_mip_max_columns, int) \
                 or self.rank_mip_max_columns < 0:
             raise InputError(f"rank_mip_max_columns must be an integer >= 0, got {self.rank_mip_max_columns!r}")
-        if self.typed_share not in TYPED_SHARES:
-            raise InputError(f"typed_share must be one of {TYPED_SHARES}, got {self.typed_share!r}")
-        if self.typed_rank not in TYPED_RANKS:
-            raise InputError(f"typed_rank must be one of {TYPED_RANKS}, got {self.typed_rank!r}")
+        self._check_typed_options()
         if self.counts_method not in COUNTS_METHODS:
             raise InputError(f"counts_method must be one of {COUNTS_METHODS}, got {self.counts_method!r}")
         if isinstance(self.exact_counts_min_jobs, bool) or not isinstance(self.exact_counts_min_jobs, int) \
@@ -235,6 +230,15 @@ class ShockwaveConfig:
             raise InputError(f"threads must be an integer >= 1, got {self.threads!r}")
         if not (self.priority_log_cap > 0):
             raise InputError(f"priority_log_cap must be > 0, got {self.priority_log_cap!r}")
+
+    def _check_typed_options(self) -> None:
+        """The options read only on a typed cluster (docs/SHOCKWAVE_HETERO.md)."""
+        if self.typed_share not in TYPED_SHARES:
+            raise InputError(f"typed_share must be one of {TYPED_SHARES}, got {self.typed_share!r}")
+        if self.typed_ratio_basis is not None and self.typed_ratio_basis not in RATIO_BASES:
+            raise InputError(f"typed_ratio_basis must be None, 'finish_time' or 'jct', got {self.typed_ratio_basis!r}")
+        if self.typed_rank not in TYPED_RANKS:
+            raise InputError(f"typed_rank must be one of {TYPED_RANKS}, got {self.typed_rank!r}")
 
     @classmethod
     def authors(cls, **overrides) -> ShockwaveConfig:
