@@ -28,8 +28,11 @@ Prints one JSON object with, per trace and variant:
 round ``ROUND`` (one state for every variant), then each Shockwave variant plans once from
 that state, and per job class (gang x ``short``/``long`` predicted remaining time, split at
 the median) the JSON gives the planned rounds per job, the share of those rounds on each type,
-the share of the class's jobs with no planned round, and the mean projected finish-time ratio
-(``ratio`` > 1: late, so prioritised). Two ablations exist only here, as options of a variant:
+the share of the class's jobs with no planned round, the mean projected finish-time ratio
+(``ratio`` > 1: late, so prioritised), the share of its jobs running in the plan's first round
+(``in_round0``: the only round sure to run before the next re-plan), its planned jobs' mean
+first round (``first_round``) and the share of its jobs planned in every round
+(``every_round``). Two ablations exist only here, as options of a variant:
 ``ablate=speeds`` (the program sees speed 1 on every type a job can run on: no per-type
 utilities) and ``ablate=polish`` (the plan is not polished: no upgrade, trim or top-up).
 """
@@ -134,6 +137,17 @@ def job_speeds(trace, spec: ClusterSpec) -> tuple[np.ndarray, np.ndarray]:
     return rate / np.maximum(rate.max(axis=1, keepdims=True), 1e-12), runnable
 
 
+def _timing(x: np.ndarray) -> dict:
+    """When a class's planned jobs run in the plan ``x`` (jobs, K, T): the share of its jobs
+    running in round 0 and, among its planned jobs, the mean first planned round."""
+    running = x.any(axis=1)
+    planned = running.any(axis=1)
+    first = np.argmax(running[planned], axis=1) if planned.any() else np.zeros(0)
+    return {"in_round0": round(float(running[:, 0].mean()), 2) if running.size else 0.0,
+            "first_round": round(float(first.mean()), 2) if first.size else None,
+            "every_round": round(float(running.all(axis=1).mean()), 2) if running.size else 0.0}
+
+
 def plan_probe(trace, spec: ClusterSpec, round_index: int, label: str, options: dict) -> dict:
     """One plan of a Shockwave variant from the state ``gavel`` reaches at ``round_index``."""
     from dataclasses import replace
@@ -182,6 +196,7 @@ def plan_probe(trace, spec: ClusterSpec, round_index: int, label: str, options: 
                 "type_share": dict(zip(types, np.round(per_type / max(per_type.sum(), 1.0), 2).tolist(), strict=True)),
                 "no_round": round(float(np.mean(x[jobs].sum(axis=(1, 2)) == 0)), 2),
                 "ratio": round(float(ratio[jobs].mean()), 3),
+                **_timing(x[jobs]),
             }
     gpu_rounds = x.sum(axis=(1, 2)) * inst.gang
     return {"trace": trace.name, "round": int(sim.round_index), "variant": label, "options": options,
@@ -190,7 +205,7 @@ def plan_probe(trace, spec: ClusterSpec, round_index: int, label: str, options: 
             "classes": classes}
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, dict]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--traces", nargs="+", default=["hetero-120", "canonical-analogue-120", "1201"])
     parser.add_argument("--variants", nargs="+", default=["shockwave", "gavel"])
@@ -198,6 +213,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plans", type=int, default=None, metavar="ROUND",
                         help="single plans from the state gavel reaches at this round, instead of episodes")
     parser.add_argument("--workers", type=int, default=1, help="cells run one after another (only 1 is supported)")
+    parser.add_argument("--out", default=None, help="also write the JSON object here after every cell")
+    parser.add_argument("--render", nargs="+", default=None, metavar="JSON",
+                        help="print the before/after markdown table of saved outputs (no runs)")
+    parser.add_argument("--against", default="gavel", help="--render: the reference variant's label")
+    parser.add_argument("--rows", action="store_true", help="--render: one row per cell, with per-class rho")
+    parser.add_argument("--rows-of", action="store_true", help="--render --rows: only the cells of --traces")
     args = parser.parse_args(argv)
     if args.workers != 1:
         parser.error("--workers: only 1 is supported")
@@ -207,6 +228,68 @@ def main(argv: list[str] | None = None) -> int:
         if not sep:
             parser.error(f"--opt {item!r}: expected key=value")
         common[key] = _value(value)
+    return args, common
+
+
+def _save(out: dict, path: str | None) -> None:
+    if path is not None:
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(out, handle, indent=1)
+            handle.write("\n")
+
+
+def _cell_row(cell: dict) -> str:
+    m = cell["metrics"]
+    return (f"{m['makespan_s']:,.0f} / {m['rho_mean']:.3f} / {100 * m['rho_over_1_05']:.1f}% / "
+            f"{100 * m['unfair_fraction']:.1f}%")
+
+
+def render(paths: list[str], against: str) -> str:
+    """One markdown row per trace: the reference variant, then every other variant of the
+    saved outputs, each as makespan / mean rho / rho > 1.05 / the paper's static unfair share
+    (a variant that beats the reference on mean rho at no longer makespan is in bold)."""
+    cells = [c for path in paths for c in json.load(open(path, encoding="utf-8"))["cells"]]
+    labels = list(dict.fromkeys(c["variant"] for c in cells if c["variant"] != against))
+    by = {(c["trace"], c["variant"]): c for c in cells}
+    lines = ["| trace | " + " | ".join([against, *labels]) + " |", "|---" * (len(labels) + 2) + "|"]
+    for trace in dict.fromkeys(c["trace"] for c in cells):
+        ref = by.get((trace, against))
+        row = [_cell_row(ref) if ref else "not run"]
+        for label in labels:
+            cell = by.get((trace, label))
+            text = _cell_row(cell) if cell else "not run"
+            if cell and ref and cell["metrics"]["rho_mean"] <= ref["metrics"]["rho_mean"] \
+                    and cell["metrics"]["makespan_s"] <= ref["metrics"]["makespan_s"]:
+                text = f"**{text}**"
+            row.append(text)
+        lines.append(f"| `{trace}` | " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
+def render_rows(paths: list[str], traces: list[str] | None = None) -> str:
+    """One markdown row per saved cell (trace, variant): makespan, mean rho, p95 rho,
+    rho > 1.05 (the fair-share measure), the paper's static worst FTF and unfair share, and
+    each class's mean rho (gang x short/long)."""
+    cells = [c for path in paths for c in json.load(open(path, encoding="utf-8"))["cells"]]
+    lines = ["| trace | variant | makespan (s) | mean rho | rho p95 | rho > 1.05 | worst FTF (paper) "
+             "| unfair (paper) | mean rho per class |", "|---" * 9 + "|"]
+    for c in cells:
+        if traces and c["trace"] not in traces:
+            continue
+        m = c["metrics"]
+        classes = ", ".join(f"{k.replace('gang', 'g')} {v['rho_mean']:.2f}" for k, v in c["classes"].items())
+        lines.append(f"| `{c['trace']}` | {c['variant']} | {m['makespan_s']:,.0f} | {m['rho_mean']:.3f} | "
+                     f"{m['rho_p95']:.3f} | {100 * m['rho_over_1_05']:.1f}% | {m['worst_ftf']:.2f} | "
+                     f"{100 * m['unfair_fraction']:.1f}% | {classes} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args, common = parse_args(argv)
+    if args.render is not None:
+        print(render_rows(args.render, args.traces if args.rows_of else None) if args.rows
+              else render(args.render, args.against))
+        return 0
     spec = ClusterSpec.parse(CLUSTER)
     out = {"cluster": CLUSTER, "common_options": common, "cells": []}
     for name in args.traces:
@@ -216,12 +299,15 @@ def main(argv: list[str] | None = None) -> int:
             label, agent, options = parse_variant(text, common)
             if args.plans is not None:
                 out["cells"].append(plan_probe(trace, spec, args.plans, label, options))
+                _save(out, args.out)
                 continue
             outcome = run_episode(trace, make_agent(agent, **options), SimConfig(cluster=spec), progress=False)
             cell = {"trace": trace.name, "variant": label, "agent": agent, "options": options,
                     **analyse(outcome.result, outcome.metrics, speed, eligible), "wall_s": round(outcome.wall_s, 1)}
             out["cells"].append(cell)
-            print(json.dumps({"done": trace.name, "variant": label, **cell["metrics"]}), file=sys.stderr, flush=True)
+            _save(out, args.out)
+            print(json.dumps({"done": trace.name, "variant": label, **cell["metrics"], "wall_s": cell["wall_s"]}),
+                  file=sys.stderr, flush=True)
     print(json.dumps(out, indent=1))
     return 0
 

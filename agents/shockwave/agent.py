@@ -187,6 +187,7 @@ class ShockwaveAgent(Agent):
         targets = self.fair_share.targets(view.round_index, active, cfg.share_momentum)
         overhead = float(view.restart_overhead_s) if view.round_index >= 1 else 0.0
         nsw_coef, makespan_coef = objective_coefficients(cfg, gang, remaining, view.round_s)
+        makespan_coef *= cfg.typed_makespan_scale
         instance = PlanningInstance(
             job_ids=active, gang=gang, epochs_total=view.num_epochs[active].astype(np.float64),
             epochs_done=planner_epochs_done(view, active, cfg.numerics),

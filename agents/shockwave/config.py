@@ -32,6 +32,10 @@ RANK_NODE_LIMIT = 500
 LP_ITERATION_LIMIT = 200_000
 #: ``typed_share``: the fair share behind F_j on a typed cluster (:func:`.fair_share.typed_share_rate`).
 TYPED_SHARES = ("water_filling", "per_job")
+#: ``typed_ratio_basis``: the lateness ratio's basis on a typed cluster (None: ``ratio_basis``).
+RATIO_BASES = ("finish_time", "jct")
+#: ``typed_rank``: how a typed relaxed plan's rounds are ordered (docs/SHOCKWAVE_HETERO.md).
+TYPED_RANKS = ("per_type", "list")
 
 
 @dataclass(frozen=True)
@@ -107,6 +111,15 @@ class ShockwaveConfig:
     level ``lam`` runs ``min(g, lam) / g`` of the time), ``"per_job"`` an equal share of
     rounds per job whatever its gang, which makes multi-GPU jobs look late and prioritises
     them over single-GPU jobs (docs/SHOCKWAVE_HETERO.md, "Fairness against Gavel").
+    ``typed_ratio_basis`` replaces ``ratio_basis`` on a typed cluster (None: the same basis):
+    ``"jct"`` measures lateness as the projected fair-share rho, so a short job that waits
+    becomes late as fast as the fairness measure says it does. ``typed_rank``
+    (:data:`TYPED_RANKS`) orders a typed relaxed plan's rounds: ``"per_type"`` re-ranks each
+    type's jobs planned on it alone (jobs planned on several types keep their rounds);
+    ``"list"`` rebuilds the plan round by round from its counts, highest priority first
+    (:func:`.typed_rank.list_rank_typed`).
+    ``typed_makespan_scale`` multiplies the makespan term's coefficient on a typed cluster
+    (either objective; 1: as on one type, 0: no makespan term).
 
     Prediction: ``noise`` is the multiplicative error of the remaining-time predictions
     (0.2 = +-20%); ``noise_mode="sign"`` multiplies by 1 +- noise with a fresh random sign at
@@ -151,6 +164,9 @@ class ShockwaveConfig:
     exact_counts_min_jobs: int = 200
     warm_from_previous: bool = False
     typed_share: str = "per_job"
+    typed_ratio_basis: str | None = None
+    typed_rank: str = "per_type"
+    typed_makespan_scale: float = 1.0
     threads: int = 1
     noise: float = 0.0
     noise_mode: str = "sign"
@@ -163,7 +179,7 @@ class ShockwaveConfig:
         if not isinstance(self.replan_every_rounds, int) or self.replan_every_rounds < 1:
             raise InputError(f"replan_every_rounds must be an integer >= 1, got {self.replan_every_rounds!r}")
         for name in ("k", "lam", "lam_urgent", "rho_max", "mip_abs_gap",
-                     "noise", "drift_threshold", "makespan_weight", "authors_rel_gap"):
+                     "noise", "drift_threshold", "makespan_weight", "authors_rel_gap", "typed_makespan_scale"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
                 raise InputError(f"{name} must be a finite number >= 0, got {value!r}")
@@ -186,7 +202,7 @@ class ShockwaveConfig:
         object.__setattr__(self, "log_breakpoints", points)
         if self.objective not in OBJECTIVES:
             raise InputError(f"objective must be one of {OBJECTIVES}, got {self.objective!r}")
-        if self.ratio_basis not in ("finish_time", "jct"):
+        if self.ratio_basis not in RATIO_BASES:
             raise InputError(f"ratio_basis must be 'finish_time' or 'jct', got {self.ratio_basis!r}")
         if self.horizon_clock not in ("rounds", "time"):
             raise InputError(f"horizon_clock must be 'rounds' or 'time', got {self.horizon_clock!r}")
@@ -204,8 +220,7 @@ class ShockwaveConfig:
         if isinstance(self.rank_mip_max_columns, bool) or not isinstance(self.rank_mip_max_columns, int) \
                 or self.rank_mip_max_columns < 0:
             raise InputError(f"rank_mip_max_columns must be an integer >= 0, got {self.rank_mip_max_columns!r}")
-        if self.typed_share not in TYPED_SHARES:
-            raise InputError(f"typed_share must be one of {TYPED_SHARES}, got {self.typed_share!r}")
+        self._check_typed_options()
         if self.counts_method not in COUNTS_METHODS:
             raise InputError(f"counts_method must be one of {COUNTS_METHODS}, got {self.counts_method!r}")
         if isinstance(self.exact_counts_min_jobs, bool) or not isinstance(self.exact_counts_min_jobs, int) \
@@ -215,6 +230,15 @@ class ShockwaveConfig:
             raise InputError(f"threads must be an integer >= 1, got {self.threads!r}")
         if not (self.priority_log_cap > 0):
             raise InputError(f"priority_log_cap must be > 0, got {self.priority_log_cap!r}")
+
+    def _check_typed_options(self) -> None:
+        """The options read only on a typed cluster (docs/SHOCKWAVE_HETERO.md)."""
+        if self.typed_share not in TYPED_SHARES:
+            raise InputError(f"typed_share must be one of {TYPED_SHARES}, got {self.typed_share!r}")
+        if self.typed_ratio_basis is not None and self.typed_ratio_basis not in RATIO_BASES:
+            raise InputError(f"typed_ratio_basis must be None, 'finish_time' or 'jct', got {self.typed_ratio_basis!r}")
+        if self.typed_rank not in TYPED_RANKS:
+            raise InputError(f"typed_rank must be one of {TYPED_RANKS}, got {self.typed_rank!r}")
 
     @classmethod
     def authors(cls, **overrides) -> ShockwaveConfig:

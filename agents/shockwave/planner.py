@@ -50,6 +50,7 @@ from shockwave_agents.shockwave.record import PlanOutcome, PlanPath, PlanRecord
 from shockwave_agents.shockwave.reranker import Reranker
 from shockwave_agents.shockwave.results import SolveResult, SolveStatus
 from shockwave_agents.shockwave.typed_polish import polish_typed_plan
+from shockwave_agents.shockwave.typed_rank import list_rank_typed
 from shockwave_gym import portable_math
 
 #: Typed schedule programs up to this many x[j, k, t] columns are solved (warm-started from
@@ -58,6 +59,14 @@ from shockwave_gym import portable_math
 TYPED_SCHEDULE_MAX_COLUMNS = 600
 #: Statuses after which the constrained program is relaxed without a warning.
 _EXPECTED_FAILURES = (SolveStatus.INFEASIBLE, SolveStatus.NO_SOLUTION)
+
+
+def ratio_basis(config: ShockwaveConfig, instance: PlanningInstance) -> str:
+    """The lateness ratio's basis: ``typed_ratio_basis`` on a typed instance when set, else
+    ``ratio_basis`` (so one-type planning never reads the typed option)."""
+    if instance.typed and config.typed_ratio_basis is not None:
+        return config.typed_ratio_basis
+    return config.ratio_basis
 
 
 def priority_log_weights(config: ShockwaveConfig, instance: PlanningInstance) -> tuple[np.ndarray, np.ndarray]:
@@ -69,7 +78,7 @@ def priority_log_weights(config: ShockwaveConfig, instance: PlanningInstance) ->
     """
     projected = instance.now_s + instance.remaining_s / instance.share
     target = instance.finish_target_s
-    if config.ratio_basis == "jct":
+    if ratio_basis(config, instance) == "jct":
         projected, target = projected - instance.arrival_s, target - instance.arrival_s
     ratio = projected / np.maximum(target, 1e-9)
     late = ratio > config.rho_max
@@ -183,6 +192,11 @@ class Planner:
         record.relaxed_status = attempt.status
         if attempt.schedule is not None:
             record.path = PlanPath.RELAXED
+            if variant.typed and self.config.typed_rank == "list":
+                speed = np.where(variant.runnable, variant.speed, 0.0)
+                x = list_rank_typed(attempt.schedule, variant.gang, variant.type_capacity, log_weights, speed,
+                                    variant.last_type)
+                return x, variant, attempt
             return self.reranker.rank(variant, attempt.schedule, log_weights, record), variant, attempt
         message = attempt.result.message if attempt.result is not None else "program build failed"
         record.warnings.append(f"relaxed solve gave no plan ({message}); using the greedy plan")
