@@ -298,6 +298,6 @@ def test_compare_runs_every_agent_in_the_regime_and_names_the_one_that_cannot(tm
                          regime=Regime("unknown", early_endings=0.2, seed=1), progress=False)
     assert rows["gittins"] == direct.metrics["avg_jct_s"]
     capsys.readouterr()
-    assert main([*argv[:2], "shockwave", *argv[3:], "--out", str(tmp_path / "bad")]) == 1
+    assert main([*argv[:2], "ppo", *argv[3:], "--out", str(tmp_path / "bad")]) == 1
     err = capsys.readouterr().err
-    assert "agent 'shockwave' cannot run in the 'unknown' regime" in err and "Traceback" not in err
+    assert "agent 'ppo' cannot run in the 'unknown' regime" in err and "Traceback" not in err

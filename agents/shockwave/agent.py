@@ -19,6 +19,13 @@ round, and the agent returns an explicit placement (planned jobs on their planne
 left-over GPUs of each type filled the same way, each job on the type where it does most
 work this round, restart overhead counted). A one-type cluster takes the homogeneous path.
 
+Job lengths come from the information regime (docs/SEMANTICS.md, "Information regimes"):
+every length the planner, the predictor and the typed speeds read is
+:func:`shockwave_gym.interface.believed_total_epochs`: the trace's epochs in the ``exact``
+regime (the paper's setting, unchanged), otherwise the belief's ``E[T | T > k]`` given the
+``k`` completed epochs, so Shockwave runs in ``estimate`` and ``unknown``, with or without
+early endings.
+
 It reads only the view. ``stats()`` returns ``{"planner_stats": {...}}``, a summary of every
 plan (jobs, variables, solve times, gaps, paths taken), which ``shockwave-gym run --json``
 merges into its output.
@@ -51,7 +58,7 @@ from shockwave_agents.shockwave.solvers import select_backend
 from shockwave_agents.shockwave.stats import summarise_plans
 from shockwave_agents.shockwave.type_speeds import TypeSpeeds
 from shockwave_gym.errors import InputError
-from shockwave_gym.interface import predictor_for
+from shockwave_gym.interface import believed_total_epochs, predictor_for
 from shockwave_gym.placement import Placement
 
 #: Smallest fair-share rate on a typed cluster (reference seconds per second).
@@ -158,7 +165,7 @@ class ShockwaveAgent(Agent):
             loss = np.where(view.ran_last_round[active], 0.0, float(view.restart_overhead_s))
         nsw_coef, makespan_coef = objective_coefficients(cfg, gang, estimates.remaining_s, view.round_s)
         return PlanningInstance(
-            job_ids=active, gang=gang, epochs_total=view.num_epochs[active].astype(np.float64),
+            job_ids=active, gang=gang, epochs_total=believed_total_epochs(view)[active].astype(np.float64),
             epochs_done=planner_epochs_done(view, active, cfg.numerics),
             mean_epoch_s=estimates.mean_epoch_s, remaining_s=estimates.remaining_s, gpus=view.gpus,
             rounds=cfg.planning_rounds, round_s=view.round_s, nsw_coef=nsw_coef, makespan_coef_per_s=makespan_coef,
@@ -189,7 +196,7 @@ class ShockwaveAgent(Agent):
         nsw_coef, makespan_coef = objective_coefficients(cfg, gang, remaining, view.round_s)
         makespan_coef *= cfg.typed_makespan_scale
         instance = PlanningInstance(
-            job_ids=active, gang=gang, epochs_total=view.num_epochs[active].astype(np.float64),
+            job_ids=active, gang=gang, epochs_total=believed_total_epochs(view)[active].astype(np.float64),
             epochs_done=planner_epochs_done(view, active, cfg.numerics),
             mean_epoch_s=est.mean_epoch_s, remaining_s=remaining, gpus=view.gpus,
             rounds=cfg.planning_rounds, round_s=view.round_s, nsw_coef=nsw_coef, makespan_coef_per_s=makespan_coef,

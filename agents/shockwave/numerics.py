@@ -53,13 +53,14 @@ from dataclasses import replace
 import numpy as np
 
 from shockwave_agents.shockwave.instance import PlanningInstance
+from shockwave_gym.interface.lengths import believed_total_epochs
 
 
 def planner_epochs_done(view, job_ids: np.ndarray, numerics: str) -> np.ndarray:
     """Epochs done as the planner's utility sees them: fractional progress (faithful) or
     completed epochs only (authors)."""
     progress = view.epochs_done if numerics == "authors" else view.epoch_progress
-    return np.minimum(progress[job_ids], view.num_epochs[job_ids]).astype(np.float64)
+    return np.minimum(progress[job_ids], believed_total_epochs(view)[job_ids]).astype(np.float64)
 
 
 def profile_durations_s(view) -> np.ndarray:
@@ -90,14 +91,14 @@ def whole_epoch_estimates(
     elif durations_s is not None:
         weights = predictor_for(view).prior[job_ids] + view.observed_batch_size_counts[job_ids]
         expected = (weights * durations_s[job_ids]).sum(axis=1) / weights.sum(axis=1)
-        epochs = view.num_epochs[job_ids]
+        epochs = believed_total_epochs(view)[job_ids]
         future_epochs = np.maximum(epochs - done[job_ids] - 1, 0)
         remaining = np.where(done[job_ids] >= epochs, 0.0, future_epochs * expected) * duration_scale
     else:
         full_scale = np.ones(view.num_jobs)
         full_scale[job_ids] = duration_scale
         remaining = predictor_for(view).predict(
-            done, np.zeros(view.num_jobs), view.current_epoch_duration_s, view.num_epochs,
+            done, np.zeros(view.num_jobs), view.current_epoch_duration_s, believed_total_epochs(view),
             view.observed_batch_size_counts, duration_scale=full_scale,
         )[job_ids]
     if durations_s is not None:
@@ -213,7 +214,7 @@ class RoundClockCalibration:
         current_s = d[np.arange(job_ids.size), slot]
         fraction = np.asarray(view.current_epoch_fraction_done)[job_ids]
         progress = np.asarray(view.epoch_progress, dtype=np.float64)[job_ids]
-        left = np.asarray(view.num_epochs, dtype=np.float64)[job_ids] - progress
+        left = np.asarray(believed_total_epochs(view), dtype=np.float64)[job_ids] - progress
         done_s = (counts * d).sum(axis=1) + fraction * current_s
         span_s = self.key_round[job_ids] * float(view.round_s)
         ahead_s = span_s - done_s

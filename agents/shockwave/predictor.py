@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from shockwave_agents.shockwave.numerics import whole_epoch_estimates, whole_epoch_mean_s
-from shockwave_gym.interface import predicted_remaining_s, predictor_for
+from shockwave_gym.interface import believed_total_epochs, predicted_remaining_s, predictor_for
 from shockwave_gym.view import ClusterView
 
 #: Smallest prediction kept when noise is on (the authors clip at 1 s).
@@ -147,6 +147,6 @@ def _faithful_remaining_s(view: ClusterView, job_ids: np.ndarray, scale: np.ndar
     full_scale[job_ids] = scale
     done = view.epochs_done.astype(np.float64)
     return predictor_for(view).predict(
-        view.epochs_done, 1.0 - (view.epoch_progress - done), view.current_epoch_duration_s, view.num_epochs,
+        view.epochs_done, 1.0 - (view.epoch_progress - done), view.current_epoch_duration_s, believed_total_epochs(view),
         view.observed_batch_size_counts, duration_scale=full_scale,
     )[job_ids]

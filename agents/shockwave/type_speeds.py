@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from shockwave_gym.interface import predictor_for
+from shockwave_gym.interface import believed_total_epochs, predictor_for
 from shockwave_gym.jobs import DATASET_SIZES
 
 
@@ -78,7 +78,7 @@ class TypeSpeeds:
         slot = np.argmax(sizes == view.current_batch_size[job_ids][:, None], axis=1)
         current = dur[:, np.arange(job_ids.size), slot]  # (K, n), 0 = cannot run now
         done = view.epochs_done[job_ids].astype(np.float64)
-        epochs = view.num_epochs[job_ids].astype(np.float64)
+        epochs = believed_total_epochs(view)[job_ids].astype(np.float64)
         future = np.maximum(epochs - done - 1.0, 0.0)
         left_in_current = 0.0 if whole_epochs else 1.0 - view.current_epoch_fraction_done[job_ids]
         with np.errstate(invalid="ignore"):

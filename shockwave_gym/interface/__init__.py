@@ -18,6 +18,7 @@ Nothing here imports gymnasium at module level (spaces are built on request).
 from shockwave_gym.interface.ftf import contention, ftf_estimate
 from shockwave_gym.interface.lengths import (
     LengthBelief,
+    believed_total_epochs,
     expected_epochs_left,
     expected_future_epochs,
     expected_total_epochs,
@@ -41,6 +42,7 @@ from shockwave_gym.placement import Placement
 
 __all__ = [
     "LengthBelief",
+    "believed_total_epochs",
     "expected_epochs_left",
     "expected_future_epochs",
     "expected_total_epochs",

@@ -17,6 +17,12 @@ job's public spec and the throughput table):
 With an early-ending share ``p``, each point ``N`` keeps ``1 - p`` of its weight and spreads
 ``p`` over :data:`EARLY_POINTS` points ``ceil((i + 1/2) / EARLY_POINTS * N)``: the uniform
 early end of :mod:`shockwave_gym.regimes`, discretised.
+
+From observed progress (``k`` completed epochs), a job still running is believed to run
+``E[T | T > k]`` epochs in all (:func:`believed_total_epochs`, the length a planner such as
+Shockwave's uses) and to need ``E[T - k - 1 | T > k]`` epochs after the current one
+(:func:`expected_future_epochs`, the remaining-time predictor's); in the ``exact`` regime both
+are the trace's ``N``, as before.
 """
 
 from __future__ import annotations
@@ -112,6 +118,19 @@ def expected_future_epochs(view: ClusterView) -> np.ndarray:
     future = (alive * (belief.support - done - 1.0)).sum(axis=1)
     expected = np.divide(future, mass, out=done[:, 0].copy(), where=mass > 0)
     return np.where(view.is_done, 0.0, expected)
+
+
+def believed_total_epochs(view: ClusterView) -> np.ndarray:
+    """Each job's believed total epochs given its progress: ``view.num_epochs`` itself in the
+    ``exact`` regime; otherwise the belief's ``E[T | T > k]`` given the ``k`` completed epochs
+    (the belief's points are whole epochs, so for a job still running ``T > epoch_progress``
+    is ``T > k``), that is ``k + 1 +`` :func:`expected_future_epochs`; ``k`` for a finished
+    job. A job past every point of its belief is believed to run ``2k + 1`` epochs. Minus
+    ``epoch_progress``, it is :func:`expected_epochs_left`."""
+    if view.length_regime == "exact":
+        return view.num_epochs
+    done = np.asarray(view.epochs_done, dtype=np.float64)
+    return np.where(view.is_done, done, done + 1.0 + expected_future_epochs(view))
 
 
 def expected_epochs_left(view: ClusterView) -> np.ndarray:
