@@ -131,12 +131,11 @@ if AVAILABLE:
         return True
 
     @_inline
-    def _one_round(k, st, scratch):
+    def _one_round(k, st, paid, completed, buffer, excess):
         """The round of ``st.sel[k]`` and what the env does after a round: record it, admit
         arrivals, pay the reward, seat jobs (the estimates are derived once the rounds are
         over: nothing in between reads them). Returns the reward."""
         sim = st.sim
-        paid, completed, buffer, excess = scratch
         at = sim.round_index[k]
         start, end, busy, finished = _step_one(k, st.sel, sim, paid, completed)
         sim.round_start_s[k, at] = start
@@ -148,45 +147,6 @@ if AVAILABLE:
         _slots_one(k, sim, st.slots)
         return value
 
-    @_inline
-    def _decide(k, st, io, select, decoders):
-        """The agent's round of cluster ``k``: ``st.sel[k]`` from its scores or select bits."""
-        keys, ids, waiting, order = decoders
-        sel = st.sel
-        for j in range(sel.shape[1]):
-            sel[k, j] = False
-        if select:
-            io.repairs[k] = _select_one(k, io.wanted, st.sim, st.slots, st.sel, order)
-        else:
-            _priority_one(k, io.scores, st.sim, st.slots, st.sel, keys, ids, waiting)
-
-    @_inline
-    def _act(k, st, io, resume, skip, select, decoders, scratch):
-        """Cluster ``k``'s step: the agent's round (unless resuming), then with ``skip`` the
-        rounds no action could change, until one needs a decision or the round records are
-        full (``io.pending``); then derive its estimates."""
-        first = not resume
-        if first:
-            _decide(k, st, io, select, decoders)
-        while True:
-            if not first:
-                if not _skips(k, st, select):
-                    break
-                if st.sim.round_index[k] >= st.sim.round_start_s.shape[1]:
-                    io.pending[k] = True
-                    break
-            value = _one_round(k, st, scratch)
-            if first:
-                io.reward[k] = value
-                io.rounds[k] = 1
-            else:
-                io.reward[k] = io.reward[k] + value
-                io.rounds[k] += 1
-            first = False
-            if not skip:
-                break
-        _derive_one(k, st.sim, st.tables, st.est)
-
     @_jit
     def advance(boxed, io, resume, skip, select):
         """One env step of the ``priority`` (``io.scores``) or ``select`` (``io.wanted``)
@@ -196,22 +156,48 @@ if AVAILABLE:
         reset) are only derived and seated. With ``resume``, only the skipping continues
         (after the caller grew the round records: a cluster that would need more stops and is
         flagged in ``io.pending``). A refused action (:func:`_refused`) flags its cluster in
-        ``io.bad`` and nothing is run (``io.wanted`` may be bool, integer or float)."""
+        ``io.bad`` and nothing is run (``io.wanted`` may be bool, integer or float).
+
+        The per-cluster body is written out here and the scratch arrays are separate
+        locals: passing ``io`` and tuples of scratch arrays to per-cluster helpers copied
+        them with an atomic reference count per array at every call (some 30 per cluster),
+        which cost 5-10% of the vector step at K = 64 and 256 (issue 32)."""
         st = boxed  # the vector env's ClusterState (state.py), as a struct
         if not resume and _refused(st, io, select):
             return
-        width = st.sel.shape[1]
-        slots = st.slots.slot_job.shape[1]
-        decoders = (np.empty(slots), np.empty(slots, np.int64), np.zeros(st.sim.gpus.max() + 2, np.int64),
-                    np.empty(width, np.int64))
-        scratch = (np.empty(width), np.empty(width, np.int64), np.empty(width), np.empty(width))
-        acting, fresh = io.acting, io.fresh
+        sim, slots, tables, est, sel = st.sim, st.slots, st.tables, st.est, st.sel
+        width, capacity = sel.shape[1], sim.round_start_s.shape[1]
+        keys, ids = np.empty(slots.slot_job.shape[1]), np.empty(slots.slot_job.shape[1], np.int64)
+        waiting, order = np.zeros(sim.gpus.max() + 2, np.int64), np.empty(width, np.int64)
+        paid, completed, buffer, excess = np.empty(width), np.empty(width, np.int64), np.empty(width), np.empty(width)
+        acting, fresh, reward, rounds, pending = io.acting, io.fresh, io.reward, io.rounds, io.pending
         for k in range(acting.size):
             if acting[k]:
-                _act(k, st, io, resume, skip, select, decoders, scratch)
+                first = not resume
+                if first:  # the agent's round: sel[k] from its scores or select bits
+                    for j in range(width):
+                        sel[k, j] = False
+                    if select:
+                        io.repairs[k] = _select_one(k, io.wanted, sim, slots, sel, order)
+                    else:
+                        _priority_one(k, io.scores, sim, slots, sel, keys, ids, waiting)
+                while True:  # then with skip the rounds no action could change
+                    if not first:
+                        if not _skips(k, st, select):
+                            break
+                        if sim.round_index[k] >= capacity:
+                            pending[k] = True
+                            break
+                    value = _one_round(k, st, paid, completed, buffer, excess)
+                    reward[k] = value if first else reward[k] + value
+                    rounds[k] = 1 if first else rounds[k] + 1
+                    first = False
+                    if not skip:
+                        break
+                _derive_one(k, sim, tables, est)
             elif fresh[k]:
-                _derive_one(k, st.sim, st.tables, st.est)
-                _slots_one(k, st.sim, st.slots)
+                _derive_one(k, sim, tables, est)
+                _slots_one(k, sim, slots)
 
     @_inline
     def _kept_plan(k, st, kept, plan, whole, partial):
