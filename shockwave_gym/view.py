@@ -48,7 +48,8 @@ class ClusterView:
     """Read-only window on a :class:`~shockwave_gym.simulator.Simulator`."""
 
     __slots__ = ("_sim", "_oracle", "_cache", "_cache_version", "_static_ro", "_public_specs",
-                 "_typed_cache", "_typed_version", "_typed_static", "_lengths", "_estimated", "__weakref__")
+                 "_typed_cache", "_typed_version", "_typed_static", "_lengths", "_length_hidden", "_estimated",
+                 "__weakref__")
 
     def __init__(self, simulator, *, oracle: bool = False):
         self._sim = simulator
@@ -57,6 +58,9 @@ class ClusterView:
         self._cache_version = -1
         s = simulator.static
         self._lengths = length_model_of(s.specs)
+        #: num_epochs refused: a regime other than exact, on a non-oracle view (set once, as
+        #: num_epochs is read on the env's and the planner's hot paths)
+        self._length_hidden = self._lengths is not None and self._lengths.knowledge != "exact" and not oracle
         self._estimated: np.ndarray | None = None
         # the trace's epochs; the simulated ones differ for jobs that end early (hidden)
         nominal = s.num_epochs if self._lengths is None else np.array([j.num_epochs for j in s.specs], dtype=np.int64)
@@ -147,7 +151,7 @@ class ClusterView:
     def num_epochs(self) -> np.ndarray:
         """The trace's epochs per job (nominal: a job may end early, hidden). Only in the
         ``exact`` regime (or with ``oracle=True``); see :attr:`length_regime`."""
-        if self.length_regime != "exact" and not self._oracle:
+        if self._length_hidden:
             raise HiddenLengthError(
                 f"num_epochs is hidden in the {self.length_regime!r} information regime "
                 "(docs/SEMANTICS.md, \"Information regimes\"); use "
