@@ -126,10 +126,10 @@ def _frontier(out: dict) -> tuple[list, list]:
     for trace in out["traces"]:
         points = trace["points"]
 
-        def sweep(numerics: str, k: float) -> dict:
+        def sweep(numerics: str, k: float, points=points) -> dict:
             return next(p["ours"] for p in points if p["agent"] == "shockwave" and p["numerics"] == numerics and p["k"] == k)
 
-        def agent(name: str) -> dict:
+        def agent(name: str, points=points) -> dict:
             return next(p["ours"] for p in points if p["agent"] == name and p.get("k") is None)
 
         named = [("`shockwave` k=1e-3 (default)", sweep("faithful", 1e-3)), ("`shockwave` k=1e-4", sweep("faithful", 1e-4)),

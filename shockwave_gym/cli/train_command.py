@@ -20,6 +20,8 @@ from shockwave_gym.ascii_numbers import parse_float, parse_int
 from shockwave_gym.cli.guard import ascii_float, ascii_int
 from shockwave_gym.cli.run_command import seed_int
 from shockwave_gym.errors import InputError, install_hint
+from shockwave_gym.tasks import TASKS
+from shockwave_gym.training.selection import OBJECTIVES
 
 ALGO_CHOICES = ("ppo", "maskable_ppo", "bc")
 
@@ -81,6 +83,9 @@ def add_parsers(subparsers) -> None:
     parser.add_argument("--reward", default=None,
                         help="reward name or weights, e.g. jct or jct=1,ftf=0.1 (default: jct=0.1, the JCT term scaled "
                         "to about unit size per round)")
+    parser.add_argument("--task", choices=tuple(TASKS), default=None,
+                        help="a scored task (docs/TASKS.md): the reward is its weights x 0.1 and the checkpoint is "
+                        "selected on its cost; not with --reward")
     parser.add_argument("--timesteps", type=ascii_int, default=100_000, help="RL env steps (for bc: PPO fine-tuning steps if --finetune)")
     parser.add_argument("--envs", type=ascii_int, default=None,
                         help="training envs: clusters batched in this process with --vec native (default 1), "
@@ -140,9 +145,11 @@ def _add_network_arguments(group) -> None:
 def _add_evaluation_arguments(group) -> None:
     """Validation, checkpoint selection and progress options."""
     group.add_argument("--eval-every", type=ascii_int, default=10_000, help="evaluate on the validation traces every N steps")
-    group.add_argument("--select", choices=("jct", "fair"), default="jct",
-                       help="checkpoint selection on the validation traces: jct (avg JCT / FIFO's) or fair "
-                       "(worst FTF / FIFO's + unfair fraction, both with the contention-based rho of the Shockwave paper's code, JCT above FIFO's penalised); OUT/policy.* is the best")
+    group.add_argument("--select", choices=OBJECTIVES, default=None,
+                       help="checkpoint selection on the validation traces: jct (avg JCT / FIFO's), fair "
+                       "(worst FTF / FIFO's + unfair fraction, both with the contention-based rho of the Shockwave paper's code, "
+                       "JCT above FIFO's penalised), or a scored task's cost / FIFO's (fairness, balanced); default: the "
+                       "--task's, else jct; OUT/policy.* is the best")
     group.add_argument("--eval-seeds", type=ascii_int, nargs="+", default=[1001, 1002, 1003], help="held-out trace seeds (< 2**32)")
     group.add_argument("--checkpoint-every", type=ascii_int, default=50_000, help="checkpoint every N steps")
     group.add_argument("--progress-every-s", type=ascii_float, default=15.0, help="seconds between progress lines")
@@ -196,6 +203,9 @@ def train_command(args) -> int:
         if args.prior is not None:
             raise InputError(f"--prior {args.prior}: the prior starts an RL run (--algo ppo or maskable_ppo); "
                              "behaviour cloning (--algo bc) fits its own network from scratch")
+        if args.task is not None:
+            raise InputError(f"--task {args.task}: behaviour cloning (--algo bc) copies a teacher and has no reward; "
+                             "use --reward for its --finetune stage")
         return _imitate(args, workload, reward, command)
     print("[train] loading torch and stable-baselines3", file=sys.stderr, flush=True)
     from shockwave_gym.training.train import TrainConfig, train
@@ -209,7 +219,7 @@ def train_command(args) -> int:
         gamma=args.gamma, ent_coef=args.ent_coef, log_std_init=args.log_std_init, eval_every=args.eval_every,
         eval_seeds=tuple(args.eval_seeds), select=args.select, checkpoint_every=args.checkpoint_every,
         init_from=args.init_from, trust_init=args.trust, progress_every_s=args.progress_every_s, command=command,
-        prior=args.prior,
+        prior=args.prior, task=args.task,
     )
     report = train(config)
     _print_summary(args.out, report["selected"], report["fifo"])

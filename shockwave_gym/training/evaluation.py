@@ -17,7 +17,7 @@ from shockwave_gym.runner import run_episode
 #: Core metrics (:func:`shockwave_gym.metrics.compute_metrics`) kept per trace and averaged.
 EVAL_METRICS = (
     "avg_jct_s", "makespan_s", "worst_ftf", "unfair_fraction", "worst_ftf_themis",
-    "unfair_fraction_themis", "geomean_jct_s", "utilization", "rounds",
+    "unfair_fraction_themis", "geomean_jct_s", "utilization", "rounds", "rho_mean",
 )
 
 
@@ -30,9 +30,13 @@ def evaluate_agent(agent, traces: Sequence, gpus: int | Sequence[int], *, max_ro
         raise ValueError(f"{len(sizes)} cluster sizes for {len(traces)} traces")
     per_trace, decision_s, rounds = {}, 0.0, 0
     for trace, size in zip(traces, sizes, strict=True):
-        outcome = run_episode(trace, agent, SimConfig(gpus=size, **round_options(max_rounds=max_rounds)), progress=False)
+        config = SimConfig(gpus=size, **round_options(max_rounds=max_rounds))
+        outcome = run_episode(trace, agent, config, progress=False)
         per_trace[trace.name] = {key: _plain(outcome.metrics.get(key)) for key in EVAL_METRICS}
-        per_trace[trace.name]["completed_jobs"] = _plain(outcome.metrics.get("completed_jobs"))
+        per_trace[trace.name].update(  # what a scored task's cost needs (shockwave_gym.tasks)
+            completed_jobs=_plain(outcome.metrics.get("completed_jobs")), num_jobs=trace.num_jobs, gpus=size,
+            truncated=bool(outcome.metrics.get("truncated")), first_arrival_s=min(j.arrival_s for j in trace.jobs),
+            round_s=config.round_s)
         decision_s += outcome.decision_wall_s
         rounds += int(outcome.metrics.get("rounds") or 0)
     means = {}

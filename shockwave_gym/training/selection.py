@@ -10,7 +10,10 @@ once, at the start), then averaged over traces:
 * ``fair``: mean of ``worst FTF / FIFO's worst FTF`` plus the mean unfair fraction, both
   with the Themis rho (``worst_ftf_themis``, ``unfair_fraction_themis`` in [0, 1]: the rho of
   the ``ftf`` / ``ftf_excess`` rewards), plus ``10 x`` how far the mean JCT ratio exceeds 1
-  (the fair policy must not pay for fairness with a JCT worse than FIFO's).
+  (the fair policy must not pay for fairness with a JCT worse than FIFO's);
+* a scored task's name (``fairness``, ``balanced``; :mod:`shockwave_gym.tasks`): mean over
+  traces of ``task cost / FIFO's task cost`` (the task's ``jct`` is the ``jct`` score above:
+  its cost is proportional to the avg JCT).
 """
 
 from __future__ import annotations
@@ -20,8 +23,9 @@ import math
 import numpy as np
 
 from shockwave_gym.errors import InputError
+from shockwave_gym.tasks import TASKS, get_task
 
-OBJECTIVES = ("jct", "fair")
+OBJECTIVES = ("jct", "fair", *(name for name in TASKS if name != "jct"))
 #: Weight of the JCT-above-FIFO penalty in the ``fair`` score.
 FAIR_JCT_PENALTY = 10.0
 
@@ -46,6 +50,8 @@ def score(objective: str, per_trace: dict, fifo_per_trace: dict) -> float | None
     """The selection score of one evaluation (``per_trace`` and ``fifo_per_trace`` as in
     :func:`~shockwave_gym.training.evaluation.evaluate_agent`'s result); ``None`` when a
     metric is missing (an episode that did not finish)."""
+    if objective in TASKS and objective != "jct":
+        return _task_score(objective, per_trace, fifo_per_trace)
     jct = _ratios(per_trace, fifo_per_trace, "avg_jct_s")
     if not jct:
         return None
@@ -56,3 +62,23 @@ def score(objective: str, per_trace: dict, fifo_per_trace: dict) -> float | None
     if not ftf or any(u is None or not math.isfinite(u) for u in unfair):
         return None
     return float(np.mean(ftf) + np.mean(unfair) + FAIR_JCT_PENALTY * max(0.0, np.mean(jct) - 1.0))
+
+
+def _task_cost(task, row: dict) -> float:
+    return task.cost(row, first_arrival_s=row["first_arrival_s"], round_s=row["round_s"])
+
+
+def _task_score(name: str, per_trace: dict, fifo_per_trace: dict) -> float | None:
+    """Mean over traces of the task's cost over FIFO's (None if a cost is missing or FIFO's is
+    not positive)."""
+    task = get_task(name)
+    ratios = []
+    for trace, row in per_trace.items():
+        base = fifo_per_trace.get(trace)
+        if base is None:
+            return None
+        cost, fifo = _task_cost(task, row), _task_cost(task, base)
+        if not (math.isfinite(cost) and math.isfinite(fifo) and fifo > 0):
+            return None
+        ratios.append(cost / fifo)
+    return float(np.mean(ratios)) if ratios else None

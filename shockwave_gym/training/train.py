@@ -26,7 +26,8 @@ What :func:`train` does (``shockwave-gym train`` is a thin wrapper):
 The defaults are the settings that measured best (docs/TRAINING.md): 512-step rollouts in
 total (one cluster per suite, or one cluster for a workload), 10 epochs per rollout,
 ``gamma=0.995``, and the JCT reward scaled by 0.1 (``{"jct": 0.1}``), which keeps
-per-round rewards near unit scale.
+per-round rewards near unit scale. ``task=`` (a scored task, :mod:`shockwave_gym.tasks`)
+replaces the reward by the task's weights scaled by 0.1 and selects checkpoints on its cost.
 
 Worker processes start with ``forkserver``, so a script calling :func:`train` with
 ``vec="subproc"`` and ``envs > 1`` needs the usual ``if __name__ == "__main__":`` guard.
@@ -54,6 +55,8 @@ VEC_KINDS = ("native", "subproc")
 DEFAULT_ENVS = {"native": 1, "subproc": 2}
 #: The default reward: the JCT term scaled by 0.1 (docs/TRAINING.md, "Defaults").
 DEFAULT_REWARD = {"jct": 0.1}
+#: A scored task's reward (``task=``) is its weights divided by this, like the default's 0.1.
+TASK_REWARD_DIVISOR = 10
 #: Default rollout length summed over the envs (PPO's ``n_steps`` x ``envs``).
 ROLLOUT_STEPS = 512
 DEFAULT_ACTION_MODE = {"ppo": "priority", "maskable_ppo": "sequential"}
@@ -66,7 +69,11 @@ class TrainConfig:
     out: str
     algo: str = "ppo"
     action_mode: str | None = None  # default: priority for PPO, sequential for MaskablePPO
-    reward: str | dict = field(default_factory=lambda: dict(DEFAULT_REWARD))
+    #: None: DEFAULT_REWARD, or the task's weights x TASK_REWARD_SCALE with ``task``
+    reward: str | dict | None = None
+    #: A scored task (shockwave_gym.tasks: jct, fairness, balanced): sets the reward and the
+    #: checkpoint selection; None: ``reward`` and ``select`` as given.
+    task: str | None = None
     timesteps: int = 100_000
     envs: int | None = None  # default: one per suite, or DEFAULT_ENVS[vec] for a workload
     vec: str = "native"  # "native" (batched, one process) or "subproc" (one worker per env)
@@ -100,7 +107,8 @@ class TrainConfig:
     prior: str | None = None
     eval_every: int = 10_000
     eval_seeds: tuple[int, ...] = (1001, 1002, 1003)
-    select: str = "jct"  # checkpoint selection objective (shockwave_gym.training.selection)
+    #: checkpoint selection objective (shockwave_gym.training.selection); None: the task's, else jct
+    select: str | None = None
     checkpoint_every: int = 50_000
     init_from: str | None = None
     #: Allow ``init_from`` to be an SB3 ``.zip`` (unpickled: it can run code). CLI ``--trust``.
@@ -131,6 +139,7 @@ class TrainConfig:
             raise InputError(f"vec must be one of {', '.join(VEC_KINDS)}, got {self.vec!r}")
         if self.envs is None and self.suites is None:
             self.envs = DEFAULT_ENVS[self.vec]
+        self._resolve_task()
         from shockwave_gym.training.selection import check_objective
 
         check_objective(self.select)
@@ -144,6 +153,29 @@ class TrainConfig:
                 "part of the file, which can run arbitrary code. Start from the weights-only policy.npz/.json "
                 "next to it, or pass --trust for a zip you made yourself"
             )
+
+    def _resolve_task(self) -> None:
+        """Fill in ``reward`` and ``select`` from ``task`` (or their defaults)."""
+        if self.task is None:
+            self.reward = dict(DEFAULT_REWARD) if self.reward is None else self.reward
+            self.select = "jct" if self.select is None else self.select
+            return
+        from shockwave_gym.tasks import get_task
+
+        task = get_task(self.task)
+        if self.reward is not None:
+            raise InputError(f"--task {task.name} sets the reward ({task.reward}); drop --reward or --task")
+        self.reward = {term: weight / TASK_REWARD_DIVISOR for term, weight in task.weights.items()}
+        self.select = task.name if self.select is None else self.select
+        if self.vec == "native":
+            from shockwave_gym.env.rewards import make_reward
+            from shockwave_gym.env.vector.rewards import BatchReward
+
+            try:
+                BatchReward(make_reward(self.reward))
+            except InputError:
+                raise InputError(f"--task {task.name}: the native vector env (--vec native) does not batch every "
+                                 f"term of its reward {self.reward}; train it with --vec subproc") from None
 
     def to_dict(self) -> dict:
         data = dataclasses.asdict(self)
