@@ -41,8 +41,8 @@ from shockwave_gym.interface.typed_actions import TypeContext, unforced_placemen
 from shockwave_gym.metrics import compute_metrics, simulator_fair_time_s
 from shockwave_gym.regimes import Regime, apply_regime
 from shockwave_gym.simulator import Simulator
-from shockwave_gym.throughput import ThroughputTable, TypedThroughputs
 from shockwave_gym.tasks import Task
+from shockwave_gym.throughput import ThroughputTable, TypedThroughputs
 from shockwave_gym.traces import Trace, TraceSource
 
 #: Largest default number of observation slots; longer traces queue the overflow.
@@ -167,7 +167,7 @@ class ClusterEnv(gym.Env):
     | # | feature | bounds | definition |
     |---|---------|--------|------------|
     | 0 | `gang_share` | [0, 1] | as in version 2 |
-    | 1 | `epoch_progress` | [0, 1] | epochs done (with the current epoch's share) / believed total epochs: the trace's epochs in the `exact` regime (the column equals version 2's), else E[T \| T > k] (`believed_total_epochs`) |
+    | 1 | `epoch_progress` | [0, 1] | epochs done (with the current epoch's share) / believed total epochs: the trace's epochs in the `exact` regime (the column equals version 2's), else E[T given T > k] (`believed_total_epochs`) |
     | 2 | `gang` | [0, 2] | as in version 2 |
     | 3 | `batch_size_growth` | [-2, 2] | as in version 2 |
     | 4 | `throughput` | [0, 2] | as in version 2 |
@@ -182,7 +182,7 @@ class ClusterEnv(gym.Env):
     | 13 | `throughput_k80` | [0, 4] | as in version 2 |
     | 14 | `remaining_std` | [0, 2] | T(standard deviation of T - k - 1 given T > k, times the predictor's expected epoch duration): the belief's spread of the remaining run time; 0 when the length is known and no job ends early |
     | 15 | `remaining_cv` | [0, 4] | that standard deviation (in epochs) / the expected remaining epochs (the current epoch's rest included) |
-    | 16 | `end_hazard` | [0, 1] | P(T = k + 1 \| T > k): the probability the current epoch is the job's last |
+    | 16 | `end_hazard` | [0, 1] | P(T = k + 1 given T > k): the probability the current epoch is the job's last |
 
     A job that has outlived every point of its belief is taken to need k more epochs with a
     standard deviation of k (`PAST_BELIEF_CV` = 1) and an `end_hazard` of 0. Finished jobs

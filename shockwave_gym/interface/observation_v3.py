@@ -24,17 +24,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from shockwave_gym.interface.lengths import EARLY_POINTS, ESTIMATE_POINTS, believed_total_epochs, length_belief
+from shockwave_gym.interface.lengths import (
+    EARLY_POINTS,
+    ESTIMATE_POINTS,
+    believed_total_epochs,
+    length_belief,
+)
 from shockwave_gym.interface.observation import (
     CLUSTER_FEATURES_V2,
     JOB_FEATURES_V2,
+    LAYOUTS,
     LOG_TIME,
     TIME_SPAN_S,
     TIME_UNIT_S,
     V2_ROWS,
     V2_SCALE_IN,
     V2_SCALE_OUT,
-    LAYOUTS,
     JobFeaturesV2,
     Layout,
     cluster_features_v2,
