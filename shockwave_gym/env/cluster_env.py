@@ -268,8 +268,8 @@ class ClusterEnv(gym.Env):
       time j was active in the fair-share reference) / T_fair_j over the interval (the
       reference's time after the episode's end is paid on its last interval). The rewards of an
       episode that is not truncated sum to exactly -sum_j (rho_j - 1), rho_j = JCT_j / T_fair_j
-      the metrics' `rho_*` (docs/METRICS.md). Not batched by the vector env (use
-      `vectorization_mode="sync"`).
+      the metrics' `rho_*` (docs/METRICS.md). Not batched by the native vector env:
+      `gym.make_vec` gives K single envs instead (see Information regimes).
 
     **Tasks.** `task=` (a name of `shockwave_gym.tasks.TASKS` or a `Task`) sets the reward to
     the task's fixed weights (`get_task(task).reward`): `jct` (`{"jct": 1.0}`), `fairness`

@@ -27,8 +27,8 @@ A reward function takes a :class:`RoundTransition` and returns a float. Built-in
   of the metrics' ``rho_*`` keys (:mod:`shockwave_gym.fair_reference`; the env reads the hidden
   isolated times to compute it). On the interval that ends the episode the reference's time
   after the end is counted too, so over an episode that is not truncated the rewards sum to
-  exactly ``-sum_j (JCT_j / T_fair_j - 1) = -sum_j (rho_j - 1)``. Single env (and
-  ``vectorization_mode="sync"``) only.
+  exactly ``-sum_j (JCT_j / T_fair_j - 1) = -sum_j (rho_j - 1)``. Single env only: ``gym.make_vec`` gives
+  K single envs for it (``env/vector/fallback.py``).
 
 The default is :data:`DEFAULT_REWARD`, the weights of the declared default task
 (:data:`shockwave_gym.tasks.DEFAULT_TASK`, ``jct``: ``{"jct": 1.0}``), so a default episode
