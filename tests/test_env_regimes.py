@@ -226,7 +226,7 @@ def test_the_return_of_a_full_episode_is_minus_the_tasks_cost(task, regime):
     ({"regime": "unknown", "obs_version": 3}, False),
 ])
 def test_make_vec_falls_back_for_what_the_native_env_does_not_batch(kwargs, native):
-    for env_id in (TEACHING, GENERATED):
+    for env_id in (TEACHING, GENERATED, "shockwave_gym/Suite-small-light-v0"):
         envs = gym.make_vec(env_id, num_envs=2, **kwargs)
         assert isinstance(envs, ClusterVectorEnv if native else SyncClusterVectorEnv)
         envs.close()

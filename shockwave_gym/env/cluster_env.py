@@ -13,7 +13,7 @@ from shockwave_gym.cluster import ClusterSpec
 from shockwave_gym.config import SimConfig, require_positive_int, round_options
 from shockwave_gym.env.options import (
     check_observation_regime,
-    episode_regime,
+    regime_for_episode,
     flag,
     make_source,
     parse_cluster,
@@ -547,7 +547,7 @@ class ClusterEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
         trace = self.source.sample(self.np_random)
-        regime = episode_regime(self.regime, self.source, self.np_random)
+        regime = regime_for_episode(self.regime, self.source, self.np_random)
         if self.simulator is not None and trace is self.trace and regime == self.episode_regime:
             self.simulator.reset()  # same jobs: the feature buffer's static tables still hold
         else:  # the simulator rejects jobs wider than the cluster with an InputError

@@ -107,7 +107,7 @@ def draws_new_traces(source: TraceSource) -> bool:
     return not isinstance(source, FileTraceSource)
 
 
-def episode_regime(regime: Regime, source: TraceSource, rng: np.random.Generator) -> Regime:
+def regime_for_episode(regime: Regime, source: TraceSource, rng: np.random.Generator) -> Regime:
     """The regime of one episode: ``regime`` itself on a fixed trace; on a source that draws
     a new trace per reset, ``regime`` with its seed drawn from the env's RNG (after the
     trace), so each reset seed gives one episode. The default regime draws nothing."""

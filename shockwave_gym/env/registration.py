@@ -10,7 +10,9 @@ simulator core never needs it), so after ``pip install``::
     env = gym.make("shockwave_gym:shockwave_gym/Cluster-v0")   # or let gym import it
 
 Keyword arguments of ``gym.make`` override the registered ones (``trace``, ``gpus``,
-``reward``, ``action_mode``, ``max_jobs``, ...; see :class:`ClusterEnv`).
+``reward`` or ``task``, ``regime``, ``action_mode``, ``max_jobs``, ...; see :class:`ClusterEnv`).
+``regime=`` (a :class:`~shockwave_gym.regimes.Regime` or a name) works on every id,
+the suites' included.
 """
 
 from __future__ import annotations
