@@ -13,10 +13,10 @@ from shockwave_gym.cluster import ClusterSpec
 from shockwave_gym.config import SimConfig, require_positive_int, round_options
 from shockwave_gym.env.options import (
     check_observation_regime,
-    regime_for_episode,
     flag,
     make_source,
     parse_cluster,
+    regime_for_episode,
     resolve_cluster,
     resolve_gpus,
     resolve_regime,
@@ -157,8 +157,8 @@ class ClusterEnv(gym.Env):
     The free capacity per type comes from one function of the view,
     `shockwave_gym.interface.observation.free_capacity_by_type(view, free_gpus)`.
 
-    Version 3 `jobs` columns (`obs_version=3`, signature `7d123bfd4859c4bc`;
-    `shockwave_gym.interface.observation_v3`): version 2's columns 0-13, in order and with
+    Version 3 `jobs` columns (`obs_version=3`, signature `6191a4db26144aa5`;
+    `shockwave_gym.interface.length_features`): version 2's columns 0-13, in order and with
     the same definitions but two, then the length belief. The belief is
     `shockwave_gym.interface.lengths`' (docs/SEMANTICS.md, "Information regimes"): a
     discrete law over the epochs `T` the job runs, from public facts only; `k` is its
@@ -281,7 +281,8 @@ class ClusterEnv(gym.Env):
     `score = (cost_FIFO + return) / (cost_FIFO - cost_reference)` on the same trace.
 
     Default: the declared default task, `shockwave_gym.tasks.DEFAULT_TASK` = `jct`, that is
-    `{"jct": 1.0}`: per episode, -(sum of JCT) / (round_s x GPUs). Weighted mixes are dicts, e.g. `{"jct": 1.0, "ftf": 4.0,
+    `{"jct": 1.0}`: per episode, -(sum of JCT) / (round_s x GPUs). Weighted mixes are
+    dicts, e.g. `{"jct": 1.0, "ftf": 4.0,
     "ftf_excess": 1.0}` for a fairness-weighted objective: the return is the weighted sum of
     the terms' returns above. Removed: `nsw` (its increments of sum log(max(0.01,
     progress)) telescope over an episode to the same constant for every policy) and v1's
@@ -344,11 +345,12 @@ class ClusterEnv(gym.Env):
       `predicted_remaining`), so with `"estimate"` or `"unknown"` they are refused; use
       `obs_version=3`, which works in every regime (in `exact` too). Early endings alone
       (`regime="exact", early_endings=0.2`) keep the length public: every version works, and
-      progress is against the nominal epochs (a job that ends early completes before 1).
+      progress is against the nominal epochs (a job that ends early completes before its
+      progress reaches 1).
     - Nothing public tells the hidden true length or end: not the observation, the masks nor
       `info` (tests/test_env_regimes.py runs two traces that differ only there and compares).
-    - A regime other than the default takes the Python step (the compiled step reads the
-      simulator's true epochs); results are the same by construction, only slower.
+    - A regime other than the default always takes the Python step (the compiled step
+      reads the simulator's true epochs).
     - `gym.make_vec` returns the fallback `SyncClusterVectorEnv` (K single envs, sub-env i
       seeded `seed + i`) for a regime other than the default, for `obs_version=3` and for a
       reward with the `fair_share` term (the `fairness` and `balanced` tasks); the native

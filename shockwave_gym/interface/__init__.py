@@ -7,9 +7,8 @@ It sits on the agents' side of the information boundary (it reads only the read-
 * :mod:`~shockwave_gym.interface.lengths` - length beliefs by information regime, Gittins index;
 * :mod:`~shockwave_gym.interface.ftf` - finish-time-fairness estimates;
 * :mod:`~shockwave_gym.interface.slots` - the slot map of fixed-size observations;
-* :mod:`~shockwave_gym.interface.observation` - observation features and builder;
-  :mod:`~shockwave_gym.interface.observation_v3` - version 3's layout (length beliefs),
-  imported here so that it is registered with the builder;
+* :mod:`~shockwave_gym.interface.observation` - observation features and builder
+  (:mod:`~shockwave_gym.interface.length_features`: version 3's length-belief features);
 * :mod:`~shockwave_gym.interface.actions` - the action modes' decoding;
 * :mod:`~shockwave_gym.interface.packing` - the one packing rule;
 * :mod:`~shockwave_gym.interface.placement` - packing and fair shares on a heterogeneous cluster.
@@ -27,7 +26,6 @@ from shockwave_gym.interface.lengths import (
     gittins_index_per_epoch,
     length_belief,
 )
-from shockwave_gym.interface.observation_v3 import JobFeaturesV3  # registers layout 3
 from shockwave_gym.interface.packing import pack_in_order
 from shockwave_gym.interface.placement import (
     equal_share_fractions,
@@ -44,7 +42,6 @@ from shockwave_gym.interface.slots import SlotMap
 from shockwave_gym.placement import Placement
 
 __all__ = [
-    "JobFeaturesV3",
     "LengthBelief",
     "believed_total_epochs",
     "expected_epochs_left",

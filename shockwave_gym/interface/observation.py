@@ -20,7 +20,7 @@ heterogeneous clusters. Version 1 is kept, frozen, for the weights trained on it
 module-level names :data:`JOB_FEATURES`, :data:`CLUSTER_FEATURES`, ... and the ``version``
 defaults of the functions below stay those of version 1 until the shipped weights are
 retrained (``agents/learned`` calls them without a version); new code passes ``version``.
-Version 3 (:mod:`shockwave_gym.interface.observation_v3`) is version 2 with length beliefs:
+Version 3 is version 2 with length beliefs (:mod:`~shockwave_gym.interface.length_features`):
 progress against the believed total epochs, the belief's spread, and the regime, so it works
 in every information regime; versions 1 and 2 read each job's length and work in ``exact``
 only.
@@ -34,14 +34,20 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
 from shockwave_gym.cluster import TYPE_ORDER
 from shockwave_gym.errors import InputError
 from shockwave_gym.interface.ftf import ftf_estimate
+from shockwave_gym.interface.length_features import (
+    BELIEF_CONSTANTS,
+    BELIEF_JOB_FEATURES,
+    REGIME_CLUSTER_FEATURES,
+    fill_belief_rows,
+    regime_features,
+)
+from shockwave_gym.interface.lengths import believed_total_epochs
 from shockwave_gym.interface.predictor import predicted_remaining_s
 from shockwave_gym.interface.slots import SlotMap
 from shockwave_gym.view import ClusterView
@@ -50,24 +56,6 @@ from shockwave_gym.view import ClusterView
 OBSERVATION_VERSIONS = (1, 2, 3)
 DEFAULT_OBSERVATION_VERSION = 2
 
-
-
-@dataclass(frozen=True)
-class Layout:
-    """A layout declared in a module of its own (version 3 on): its feature tables, what its
-    signature hashes, its job-feature buffer class and its cluster-feature function."""
-
-    job_features: tuple
-    cluster_features: tuple
-    signature_parts: Callable[[], list[str]]
-    job_buffer: type
-    cluster_features_of: Callable
-
-
-#: Version -> :class:`Layout` of the layouts declared in their own modules, each registering
-#: itself on import; the package imports them all (``shockwave_gym/interface/__init__.py``),
-#: so they are here before any module of the package is used.
-LAYOUTS: dict[int, Layout] = {}
 
 #: Time scale of version 1's logarithmic time features (seconds).
 TIME_SCALE_S = 3600.0
@@ -158,6 +146,22 @@ V2_ROWS = len(JOB_FEATURES_V2)
 V2_CLUSTER_LOW = np.array([f[1] for f in CLUSTER_FEATURES_V2])
 V2_CLUSTER_HIGH = np.array([f[2] for f in CLUSTER_FEATURES_V2])
 
+#: Version 3's columns redefined from version 2's (the others keep version 2's meaning).
+_V3_MEANINGS = {
+    "epoch_progress": "epochs done (with the current epoch's share) / believed total epochs (the trace's "
+                      "epochs in the exact regime, else E[T | T > epochs done])",
+    "predicted_remaining": f"{_TIME} of the core predictor's remaining run time, from the regime's belief",
+}
+#: Version 3's per-job features (version 2's, then the length belief's), in column order.
+JOB_FEATURES_V3: tuple[tuple[str, float, float, str], ...] = (
+    *((name, low, high, _V3_MEANINGS.get(name, meaning)) for name, low, high, meaning in JOB_FEATURES_V2),
+    *((name, low, high, meaning.format(T=_TIME)) for name, low, high, meaning in BELIEF_JOB_FEATURES),
+)
+#: Version 3's cluster-wide features: version 2's, then the regime's.
+CLUSTER_FEATURES_V3: tuple[tuple[str, float, float, str], ...] = (*CLUSTER_FEATURES_V2, *REGIME_CLUSTER_FEATURES)
+V3_BELIEF_LOW = np.array([f[1] for f in BELIEF_JOB_FEATURES], dtype=np.float32).astype(np.float64)[:, None]
+V3_BELIEF_HIGH = np.array([f[2] for f in BELIEF_JOB_FEATURES], dtype=np.float32).astype(np.float64)[:, None]
+
 
 def check_version(version) -> int:
     """``version`` if it is one of :data:`OBSERVATION_VERSIONS`, else :class:`InputError`."""
@@ -171,8 +175,8 @@ def feature_tables(version: int = 1) -> tuple[tuple, tuple]:
     version = check_version(version)
     if version == 1:
         return JOB_FEATURES, CLUSTER_FEATURES
-    if version in LAYOUTS:
-        return LAYOUTS[version].job_features, LAYOUTS[version].cluster_features
+    if version == 3:
+        return JOB_FEATURES_V3, CLUSTER_FEATURES_V3
     return JOB_FEATURES_V2, CLUSTER_FEATURES_V2
 
 
@@ -195,11 +199,11 @@ def observation_signature(version: int = 1) -> str:
     if version == 1:
         parts = [repr(JOB_FEATURES), repr(CLUSTER_FEATURES), repr(TIME_SCALE_S),
                  np.asarray(LOG_SCALE_IN).tobytes().hex(), np.asarray(LOG_SCALE_OUT).tobytes().hex()]
-    elif version in LAYOUTS:
-        parts = LAYOUTS[version].signature_parts()
     else:
         parts = ["v2", repr(JOB_FEATURES_V2), repr(CLUSTER_FEATURES_V2), repr(TIME_UNIT_S), repr(TIME_SPAN_S),
                  repr(TYPE_ORDER), V2_SCALE_IN.tobytes().hex(), V2_SCALE_OUT.tobytes().hex()]
+        if version == 3:
+            parts = ["v3", repr(JOB_FEATURES_V3), repr(CLUSTER_FEATURES_V3), repr(BELIEF_CONSTANTS), *parts[3:]]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
@@ -482,11 +486,38 @@ def cluster_features_v2(view: ClusterView, slots: SlotMap, free_gpus: int | None
                     dtype=np.float32)
 
 
+class JobFeaturesV3(JobFeaturesV2):
+    """:class:`JobFeaturesV2` for observation version 3 (:data:`JOB_FEATURES_V3`): version
+    2's rows with progress against the believed total epochs, then the length belief's rows
+    (:mod:`~shockwave_gym.interface.length_features`). A later version extends this one the
+    same way: its rows after these."""
+
+    num_features = len(JOB_FEATURES_V3)
+
+    def total_epochs(self, view: ClusterView) -> np.ndarray:
+        return believed_total_epochs(view)
+
+    def fill(self, view: ClusterView, rho_hat: np.ndarray | None = None) -> np.ndarray:
+        """The features of ``view``'s current state, written into :attr:`buffer` (returned)."""
+        super().fill(view, rho_hat)
+        belief = self.buffer[V2_ROWS:len(JOB_FEATURES_V3), : self._index.size]
+        fill_belief_rows(view, belief, TIME_UNIT_S, LOG_TIME)
+        np.minimum(belief, V3_BELIEF_HIGH, out=belief)
+        np.maximum(belief, V3_BELIEF_LOW, out=belief)
+        return self.buffer
+
+
+def cluster_features_v3(view: ClusterView, slots: SlotMap, free_gpus=None) -> np.ndarray:
+    """(len(CLUSTER_FEATURES_V3),) float32 version-3 cluster features, clipped."""
+    regime = np.clip(np.array(regime_features(view), dtype=np.float32), 0.0, 1.0)
+    return np.concatenate([cluster_features_v2(view, slots, free_gpus), regime])
+
+
 def job_features_for(view: ClusterView, version: int = 1, *, padded: bool = True):
     """The reusable job-feature buffer of ``version`` for ``view``'s trace."""
     version = check_version(version)
-    if version in LAYOUTS:
-        return LAYOUTS[version].job_buffer(view, padded=padded)
+    if version == 3:
+        return JobFeaturesV3(view, padded=padded)
     return JobFeatures(view, padded=padded) if version == 1 else JobFeaturesV2(view, padded=padded)
 
 
@@ -495,8 +526,8 @@ def cluster_features_for(view: ClusterView, slots: SlotMap, free_gpus: int | Non
     version = check_version(version)
     if version == 1:
         return cluster_features(view, slots, free_gpus)
-    if version in LAYOUTS:
-        return LAYOUTS[version].cluster_features_of(view, slots, free_gpus)
+    if version == 3:
+        return cluster_features_v3(view, slots, free_gpus)
     return cluster_features_v2(view, slots, free_gpus)
 
 
