@@ -363,3 +363,15 @@ def test_traces_differing_only_in_hidden_lengths_look_the_same_until_one_of_them
     except AssertionError:
         diverged = True
     assert diverged
+
+
+def test_the_ansi_render_shows_believed_totals_where_the_length_is_hidden():
+    hidden = ClusterEnv(trace="teaching-12", regime="unknown", obs_version=3, render_mode="ansi")
+    exact = ClusterEnv(trace="teaching-12", render_mode="ansi")
+    for env in (hidden, exact):
+        env.reset(seed=0)
+        for _ in range(3):
+            env.step(np.zeros(env.max_jobs, np.float32))
+    assert "/~" in hidden.render() and "/~" not in exact.render()
+    totals = {str(n) for n in exact.view.num_epochs.tolist()}
+    assert any(f"/{n}" in exact.render() for n in totals)
