@@ -11,6 +11,17 @@ import numpy as np
 
 from shockwave_gym.cluster import ClusterSpec
 from shockwave_gym.config import SimConfig, require_positive_int, round_options
+from shockwave_gym.env.options import (
+    check_observation_regime,
+    flag,
+    make_source,
+    parse_cluster,
+    regime_for_episode,
+    resolve_cluster,
+    resolve_gpus,
+    resolve_regime,
+    resolve_reward,
+)
 from shockwave_gym.env.render import ansi_table
 from shockwave_gym.env.rewards import RoundTransition, make_reward, uses_fair_time
 from shockwave_gym.errors import InputError, InvalidActionError
@@ -28,19 +39,14 @@ from shockwave_gym.interface.observation import (
 from shockwave_gym.interface.slots import SlotMap
 from shockwave_gym.interface.typed_actions import TypeContext, unforced_placement
 from shockwave_gym.metrics import compute_metrics, simulator_fair_time_s
+from shockwave_gym.regimes import Regime, apply_regime
 from shockwave_gym.simulator import Simulator
+from shockwave_gym.tasks import Task
 from shockwave_gym.throughput import ThroughputTable, TypedThroughputs
-from shockwave_gym.traces import BUNDLED_GPUS, FileTraceSource, Trace, TraceSource
+from shockwave_gym.traces import Trace, TraceSource
 
 #: Largest default number of observation slots; longer traces queue the overflow.
 MAX_JOBS_CAP = 128
-
-
-def _flag(value, name: str) -> bool:
-    """A boolean constructor option, or one clear error."""
-    if not isinstance(value, bool | np.bool_):
-        raise InputError(f"{name} must be True or False, got {value!r}")
-    return bool(value)
 
 
 class ClusterEnv(gym.Env):
@@ -92,7 +98,7 @@ class ClusterEnv(gym.Env):
     slotted ones. No feature is derived from a job's isolated time or hidden batch-size
     schedule.
 
-    Two layouts, chosen with `obs_version` (saved policies record the layout's
+    Three layouts, chosen with `obs_version` (saved policies record the layout's
     `observation_signature(version)` and refuse another). Version 2, the default, is
     scale-free: counts are relative to the cluster's GPUs (not to `max_jobs`), the gang is
     given both absolutely and relative to the GPUs, times share one logarithmic scale that
@@ -102,14 +108,16 @@ class ClusterEnv(gym.Env):
     v100, p100, k80, in `shockwave_gym.cluster.TYPE_ORDER`) let one layout serve
     heterogeneous clusters; on a homogeneous cluster `free_v100` is the free fraction and
     the other two are 0. Version 1 is kept, unchanged, for the weights trained on it
-    (`agents/pretrained`).
+    (`agents/pretrained`). Version 3 is version 2 with each job's length belief; it is the
+    one layout that works in every information regime (versions 1 and 2 divide progress by
+    the trace's epochs: see Information regimes).
 
     | key | shape | dtype | bounds | content |
     |-----|-------|-------|--------|---------|
-    | `jobs` | (max_jobs, 14) | float32 | per column, below | per-job features (v1: 10) |
+    | `jobs` | (max_jobs, 14) | float32 | per column, below | per-job features of version 2 (v1: 10) and version 3 (v3: 17) |
     | `job_valid` | (max_jobs,) | int8 | {0, 1} | 1 where the slot holds a job |
     | `picked` | (max_jobs,) | int8 | {0, 1} | sequential mode: picked for the round being built (else 0) |
-    | `cluster` | (8,) | float32 | per entry, below | cluster features (v1: 8) |
+    | `cluster` | (8,) | float32 | per entry, below | cluster features of version 2 (v1: 8) and version 3 (v3: 12) |
 
     Version 2 `jobs` columns (signature `a3f29482f1f6014f`):
 
@@ -148,6 +156,57 @@ class ClusterEnv(gym.Env):
 
     The free capacity per type comes from one function of the view,
     `shockwave_gym.interface.observation.free_capacity_by_type(view, free_gpus)`.
+
+    Version 3 `jobs` columns (`obs_version=3`, signature `6191a4db26144aa5`;
+    `shockwave_gym.interface.length_features`): version 2's columns 0-13, in order and with
+    the same definitions but two, then the length belief. The belief is
+    `shockwave_gym.interface.lengths`' (docs/SEMANTICS.md, "Information regimes"): a
+    discrete law over the epochs `T` the job runs, from public facts only; `k` is its
+    completed epochs.
+
+    | # | feature | bounds | definition |
+    |---|---------|--------|------------|
+    | 0 | `gang_share` | [0, 1] | as in version 2 |
+    | 1 | `epoch_progress` | [0, 1] | epochs done (with the current epoch's share) / believed total epochs: the trace's epochs in the `exact` regime (the column equals version 2's), else E[T given T > k] (`believed_total_epochs`) |
+    | 2 | `gang` | [0, 2] | as in version 2 |
+    | 3 | `batch_size_growth` | [-2, 2] | as in version 2 |
+    | 4 | `throughput` | [0, 2] | as in version 2 |
+    | 5 | `mean_epoch_duration` | [0, 2] | as in version 2 |
+    | 6 | `predicted_remaining` | [0, 2] | T(core predictor's remaining run time): the expected remaining time under the regime's belief (in `exact`, version 2's) |
+    | 7 | `age` | [0, 2] | as in version 2 |
+    | 8 | `attained_service` | [0, 2] | as in version 2 |
+    | 9 | `ran_last_round` | [0, 1] | as in version 2 |
+    | 10 | `ftf_estimate` | [0, 4] | as in version 2 (its R is column 6's) |
+    | 11 | `throughput_v100` | [0, 4] | as in version 2 |
+    | 12 | `throughput_p100` | [0, 4] | as in version 2 |
+    | 13 | `throughput_k80` | [0, 4] | as in version 2 |
+    | 14 | `remaining_std` | [0, 2] | T(standard deviation of T - k - 1 given T > k, times the predictor's expected epoch duration): the belief's spread of the remaining run time; 0 when the length is known and no job ends early |
+    | 15 | `remaining_cv` | [0, 4] | that standard deviation (in epochs) / the expected remaining epochs (the current epoch's rest included) |
+    | 16 | `end_hazard` | [0, 1] | P(T = k + 1 given T > k): the probability the current epoch is the job's last |
+
+    A job that has outlived every point of its belief is taken to need k more epochs with a
+    standard deviation of k (`PAST_BELIEF_CV` = 1) and an `end_hazard` of 0. Finished jobs
+    read 0 in columns 14-16.
+
+    Version 3 `cluster` entries: version 2's 0-7, then the regime's public facts.
+
+    | # | feature | bounds | definition |
+    |---|---------|--------|------------|
+    | 0 | `free_v100` | [0, 1] | as in version 2 |
+    | 1 | `free_p100` | [0, 1] | as in version 2 |
+    | 2 | `free_k80` | [0, 1] | as in version 2 |
+    | 3 | `busy_last_round` | [0, 1] | as in version 2 |
+    | 4 | `active_jobs` | [0, 6] | as in version 2 |
+    | 5 | `queued_jobs` | [0, 6] | as in version 2 |
+    | 6 | `demand` | [0, 6] | as in version 2 |
+    | 7 | `time` | [0, 3] | as in version 2 |
+    | 8 | `length_exact` | [0, 1] | 1 in the `exact` regime, else 0 |
+    | 9 | `length_estimate` | [0, 1] | 1 in the `estimate` regime, else 0 |
+    | 10 | `length_unknown` | [0, 1] | 1 in the `unknown` regime, else 0 |
+    | 11 | `early_share` | [0, 1] | the regime's public share of jobs that end early (`view.length_model.early_share`) |
+
+    Later layouts (the elastic-jobs version) extend version 3 the same way: version 3's
+    columns first, new ones appended.
 
     Version 1 `jobs` columns (`obs_version=1`, signature `5954812550e21bd5`):
 
@@ -209,11 +268,21 @@ class ClusterEnv(gym.Env):
       time j was active in the fair-share reference) / T_fair_j over the interval (the
       reference's time after the episode's end is paid on its last interval). The rewards of an
       episode that is not truncated sum to exactly -sum_j (rho_j - 1), rho_j = JCT_j / T_fair_j
-      the metrics' `rho_*` (docs/METRICS.md). Not batched by the vector env (use
-      `vectorization_mode="sync"`).
+      the metrics' `rho_*` (docs/METRICS.md). Not batched by the native vector env:
+      `gym.make_vec` gives K single envs instead (see Information regimes).
 
-    Default: `{"jct": 1.0, "ftf": 1.0}`: per episode, -(sum of JCT) / (round_s x GPUs) -
-    (number of unfair jobs). Weighted mixes are dicts, e.g. `{"jct": 1.0, "ftf": 4.0,
+    **Tasks.** `task=` (a name of `shockwave_gym.tasks.TASKS` or a `Task`) sets the reward to
+    the task's fixed weights (`get_task(task).reward`): `jct` (`{"jct": 1.0}`), `fairness`
+    (`{"fair_share": 1.0}`), `balanced` (`jct` 1, `fair_share` 1.8, `makespan` 2.1;
+    docs/TASKS.md). Giving `task=` and a `reward=` other than the default is an error. For an
+    episode that is not truncated the return is exactly minus the task's cost,
+    `return = -task.cost(metrics, first_arrival_s=..., round_s=...)` (up to float summation
+    order), with the default `jct_normaliser_s`; the harness's normalised score is then
+    `score = (cost_FIFO + return) / (cost_FIFO - cost_reference)` on the same trace.
+
+    Default: the declared default task, `shockwave_gym.tasks.DEFAULT_TASK` = `jct`, that is
+    `{"jct": 1.0}`: per episode, -(sum of JCT) / (round_s x GPUs). Weighted mixes are
+    dicts, e.g. `{"jct": 1.0, "ftf": 4.0,
     "ftf_excess": 1.0}` for a fairness-weighted objective: the return is the weighted sum of
     the terms' returns above. Removed: `nsw` (its increments of sum log(max(0.01,
     progress)) telescope over an episode to the same constant for every policy) and v1's
@@ -255,6 +324,37 @@ class ClusterEnv(gym.Env):
     run by this step: 0 for a sequential sub-step that does not close a round, more than 1
     when it skipped rounds), `elapsed_s` (simulated seconds the step covered),
     `rounds_skipped_total` (rounds run without a decision so far in the episode).
+
+    ## Information regimes
+
+    `regime=` decides what the agent may know of each job's length (docs/SEMANTICS.md,
+    "Information regimes"): a `shockwave_gym.regimes.Regime`, or a name, `"exact"` (the
+    default, the paper's setting), `"estimate"` (a user's estimate under the published
+    error model) or `"unknown"` (only the duration prior), with `early_endings=` (a share
+    in [0, 1) of jobs that end before their nominal length, or `"logged"`; only with a name).
+    At every reset the env runs the trace's jobs as the regime gives them
+    (`shockwave_gym.regimes.apply_regime`, as `run_episode` does), and the simulator's view
+    hides what the regime hides. The regime's seed: a fixed trace (a bundled name, a path, a
+    `Trace`) uses the `Regime`'s own seed (0 for a name), so every episode is the same; a
+    source that may draw another trace per reset (generated, suite) draws the regime's seed
+    from the env's `np_random` right after the trace, so each reset seed gives one episode.
+    The default regime draws nothing and leaves every observation, reward and the compiled
+    step bit-identical.
+
+    - Observation: versions 1 and 2 read each job's length (their `epoch_progress` and
+      `predicted_remaining`), so with `"estimate"` or `"unknown"` they are refused; use
+      `obs_version=3`, which works in every regime (in `exact` too). Early endings alone
+      (`regime="exact", early_endings=0.2`) keep the length public: every version works, and
+      progress is against the nominal epochs (a job that ends early completes before its
+      progress reaches 1).
+    - Nothing public tells the hidden true length or end: not the observation, the masks nor
+      `info` (tests/test_env_regimes.py runs two traces that differ only there and compares).
+    - A regime other than the default always takes the Python step (the compiled step
+      reads the simulator's true epochs).
+    - `gym.make_vec` returns the fallback `SyncClusterVectorEnv` (K single envs, sub-env i
+      seeded `seed + i`) for a regime other than the default, for `obs_version=3` and for a
+      reward with the `fair_share` term (the `fairness` and `balanced` tasks); the native
+      vector env batches the rest.
 
     ## Heterogeneous clusters
 
@@ -324,17 +424,20 @@ class ClusterEnv(gym.Env):
     | `trace` | `"canonical-analogue-120"` | bundled trace name, trace file path, `Trace`, or `TraceSource` |
     | `gpus` | bundled trace's size | cluster GPUs (required for non-bundled traces) |
     | `action_mode` | `"priority"` | `"priority"`, `"select"` or `"sequential"` |
-    | `reward` | `"default"` | reward name, weights dict or callable |
+    | `reward` | `"default"` (the `jct` task's `{"jct": 1.0}`) | reward name, weights dict or callable |
     | `max_jobs` | min(trace jobs, 128) | observation slots |
     | `max_rounds` | 100000 | truncation limit in rounds (default from `SimConfig`) |
     | `throughputs` | built-in V100 table | `ThroughputTable` or path to a Gavel JSON / our CSV |
     | `round_s`, `restart_overhead_s`, `restart_min_run_share` | 120, 20, 115/120 | round length and restart rule (R2, R3; `None` or omitted: `SimConfig`'s defaults, `shockwave_gym.config`) |
     | `jct_normaliser_s` | `round_s * gpus` | divisor of the `jct` reward |
     | `render_mode` | `None` | `"ansi"` (text table) or `"rgb_array"` (Gantt chart) |
-    | `obs_version` | `2` | observation layout: 2 (scale-free, per-type) or 1 (the shipped weights') |
+    | `obs_version` | `2` | observation layout: 2 (scale-free, per-type), 3 (version 2 with length beliefs; every regime) or 1 (the shipped weights') |
     | `skip_trivial` | `False` | run rounds without a decision inside the step (see Action Space) |
     | `idle_allowed` | `False` | sequential mode: "end round" always legal (v1 behaviour) |
     | `cluster` | `None` (`gpus` V100s) | GPUs per type, `"v100=8,p100=8,k80=8"` or a `ClusterSpec` (see Heterogeneous clusters) |
+    | `regime` | `None` (`"exact"`) | information regime: a `Regime`, `"exact"`, `"estimate"` or `"unknown"` (see Information regimes) |
+    | `early_endings` | `None` (no early endings) | with a regime name: share in [0, 1) of jobs ending early, or `"logged"` |
+    | `task` | `None` | scored task whose weights are the reward (`jct`, `fairness`, `balanced`; see Rewards); excludes `reward` |
 
     Registered ids: `shockwave_gym/Cluster-v0` (canonical-analogue-120, 32 GPUs),
     `shockwave_gym/Teaching-v0` (teaching-12, 4 GPUs), `shockwave_gym/Generated-v0` (a new
@@ -351,6 +454,9 @@ class ClusterEnv(gym.Env):
       `elapsed_s`, `rounds_skipped_total` in `info`.
     - v0, heterogeneous clusters (issue 15): `cluster=`, `Hetero-v0`, typed `sequential`
       actions, per-type placement in `priority` / `select`.
+    - v0, information regimes and tasks (issue 34): `regime=`, `early_endings=`, `task=`;
+      observation version 3; the default reward is the `jct` task (was `{"jct": 1.0, "ftf":
+      1.0}`; CHANGELOG.md).
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
@@ -374,11 +480,14 @@ class ClusterEnv(gym.Env):
         skip_trivial: bool = False,
         idle_allowed: bool = False,
         cluster: str | ClusterSpec | None = None,
+        regime: Regime | str | None = None,
+        early_endings: float | str | None = None,
+        task: str | Task | None = None,
     ):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise InputError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         self._resolve_cluster(trace, gpus, throughputs, cluster)
-        self.source = _make_source(trace, self.throughputs, self.gpus)
+        self.source = make_source(trace, self.throughputs, self.gpus)
         rounds = round_options(round_s=round_s, restart_overhead_s=restart_overhead_s,
                                restart_min_run_share=restart_min_run_share, max_rounds=max_rounds)
         self.sim_config = SimConfig(self.gpus, cluster=self.cluster, **rounds)  # None: SimConfig's default
@@ -391,11 +500,15 @@ class ClusterEnv(gym.Env):
         if not math.isfinite(jct_normaliser_s) or jct_normaliser_s <= 0:
             raise InputError(f"jct_normaliser_s must be a finite number > 0, got {jct_normaliser_s!r}")
         self.jct_normaliser_s = float(jct_normaliser_s)
-        self.reward_fn = make_reward(reward)
+        self.reward_fn = make_reward(resolve_reward(reward, task))
+        self.task = task
         self.action_mode = action_mode
         self.obs_version = check_version(obs_version)
-        self.skip_trivial = _flag(skip_trivial, "skip_trivial")
-        self.idle_allowed = _flag(idle_allowed, "idle_allowed")
+        #: the information regime (docs/ENV.md, "Information regimes"); the hook a suite's
+        #: regime comes in by
+        self.regime = check_observation_regime(self.obs_version, resolve_regime(regime, early_endings))
+        self.skip_trivial = flag(skip_trivial, "skip_trivial")
+        self.idle_allowed = flag(idle_allowed, "idle_allowed")
         self._mode = make_action_mode(action_mode, self.max_jobs, idle_allowed=self.idle_allowed, cluster=self.cluster)
         self.action_space = self._mode.space()
         self.observation_space = observation_space(self.max_jobs, self.obs_version)
@@ -403,6 +516,7 @@ class ClusterEnv(gym.Env):
         self.slots = SlotMap(self.max_jobs)
         self.simulator: Simulator | None = None
         self.trace: Trace | None = None
+        self.episode_regime: Regime | None = None  # the regime of the current episode (its seed)
         self._last_record = None
         self._metrics: dict | None = None
         self._compiled = None  # the compiled step of the common configuration (env/compiled.py)
@@ -424,7 +538,7 @@ class ClusterEnv(gym.Env):
         self.cluster = resolve_cluster(spec)
         if self.cluster is None:
             self.throughputs = throughputs if throughputs is not None else ThroughputTable.builtin_v100()
-            self.gpus = _resolve_gpus(trace, gpus)
+            self.gpus = resolve_gpus(trace, gpus)
         else:
             self.gpus = self.cluster.total
             self.typed_throughputs = TypedThroughputs.resolve(throughputs, self.cluster.types)
@@ -435,11 +549,13 @@ class ClusterEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
         trace = self.source.sample(self.np_random)
-        if self.simulator is not None and trace is self.trace:
+        regime = regime_for_episode(self.regime, self.source, self.np_random)
+        if self.simulator is not None and trace is self.trace and regime == self.episode_regime:
             self.simulator.reset()  # same jobs: the feature buffer's static tables still hold
         else:  # the simulator rejects jobs wider than the cluster with an InputError
-            self.simulator = self._new_simulator(trace)
+            self.simulator = self._new_simulator(trace, regime)
             self.trace = trace
+            self.episode_regime = regime
             self._features = job_features_for(self.simulator.view, self.obs_version)
             self._compiled = None
         self.slots.reset(trace.num_jobs)
@@ -510,7 +626,8 @@ class ClusterEnv(gym.Env):
 
     def _compiled_step(self):
         """The compiled step (:mod:`shockwave_gym.env.compiled`) when this env can take it:
-        numba installed, a homogeneous cluster, observation version 2, the ``priority`` or
+        numba installed, a homogeneous cluster, the default information regime, observation
+        version 2, the ``priority`` or
         ``select`` mode, built-in reward terms, a trace whose jobs reach fewer than 8 batch
         sizes, and none of the step's helpers overridden by a subclass. Else None (the
         Python path, same results)."""
@@ -537,6 +654,8 @@ class ClusterEnv(gym.Env):
 
     def _compiled_eligible(self) -> bool:
         if self.cluster is not None or self.obs_version != 2 or self.action_mode not in ("priority", "select"):
+            return False
+        if not self.regime.is_default:  # the compiled kernels read the simulator's true epochs
             return False
         cls = type(self)
         for name in ("_run_round", "_begin_decision", "_observation", "_forced_round", "_info"):
@@ -684,12 +803,15 @@ class ClusterEnv(gym.Env):
         elif self.action_mode == "sequential":
             self._mode.start_round(view, self.slots)
 
-    def _new_simulator(self, trace: Trace) -> Simulator:
+    def _new_simulator(self, trace: Trace, regime: Regime) -> Simulator:
+        """The simulator of ``trace``'s jobs as ``regime`` runs them (the jobs themselves in
+        the default regime)."""
+        jobs = apply_regime(trace.jobs, regime)
         if self.cluster is None:
-            return Simulator(trace.jobs, self.sim_config, self.throughputs, trace_name=trace.name)
+            return Simulator(jobs, self.sim_config, self.throughputs, trace_name=trace.name)
         from shockwave_gym.hetero_simulator import HeteroSimulator
 
-        return HeteroSimulator(trace.jobs, self.sim_config, self.typed_throughputs, trace_name=trace.name)
+        return HeteroSimulator(jobs, self.sim_config, self.typed_throughputs, trace_name=trace.name)
 
     def _observation(self) -> dict[str, np.ndarray]:
         # Same layout and values as observation.build_observation(view, slots, ...); the
@@ -707,10 +829,10 @@ class ClusterEnv(gym.Env):
 
     def _free_for_observation(self):
         """GPUs not yet allocated in this decision: None (all) outside sequential mode; per
-        type on a heterogeneous cluster with observation version 2 (its free_<type>)."""
+        type on a heterogeneous cluster with observation version 2 or 3 (its free_<type>)."""
         if self.action_mode != "sequential":
             return None
-        if self.cluster is not None and self.obs_version == 2:
+        if self.cluster is not None and self.obs_version >= 2:
             return self._mode.free.copy()
         return self._mode.free_gpus
 
@@ -733,45 +855,3 @@ class ClusterEnv(gym.Env):
             "elapsed_s": elapsed_s,
             "rounds_skipped_total": self._rounds_skipped_total,
         }
-
-
-def parse_cluster(cluster) -> ClusterSpec | None:
-    """The ``cluster=`` argument (a string like ``"v100=8,p100=8,k80=8"``, a
-    :class:`ClusterSpec` or ``None``) as a :class:`ClusterSpec` or ``None``."""
-    if cluster is None or isinstance(cluster, ClusterSpec):
-        return cluster
-    if isinstance(cluster, str):
-        return ClusterSpec.parse(cluster, where="cluster")
-    raise InputError(f"cluster must be a string like 'v100=8,p100=8,k80=8' or a ClusterSpec, got {cluster!r}")
-
-
-def resolve_cluster(cluster) -> ClusterSpec | None:
-    """The cluster the heterogeneous path runs, or ``None`` for the homogeneous path:
-    ``None``, or V100s only (``"v100=12"`` is ``gpus=12``, bit for bit)."""
-    cluster = parse_cluster(cluster)
-    if cluster is None:
-        return None
-    return None if cluster == ClusterSpec.homogeneous(cluster.total) else cluster
-
-
-def _resolve_gpus(trace, gpus: int | None) -> int:
-    if gpus is not None:
-        return require_positive_int(gpus, "gpus")
-    name = trace.name if isinstance(trace, Trace) else getattr(getattr(trace, "trace", None), "name", trace)
-    if isinstance(name, str) and name in BUNDLED_GPUS:
-        return BUNDLED_GPUS[name]
-    if isinstance(trace, str):  # a file or a typo: "no such file / did you mean" first
-        from shockwave_gym.traces.bundled import resolve_gpus
-
-        return resolve_gpus(trace, None)
-    raise InputError(
-        f"gpus is required for trace {trace!r}: only bundled traces ({', '.join(BUNDLED_GPUS)}) have a default"
-    )
-
-
-def _make_source(trace, throughputs: ThroughputTable, gpus: int) -> TraceSource:
-    if isinstance(trace, TraceSource):
-        return trace
-    if isinstance(trace, Trace | str | Path):
-        return FileTraceSource(trace, throughputs, gpus)
-    raise InputError(f"trace must be a bundled name, a path, a Trace or a TraceSource, got {type(trace).__name__}")

@@ -10,7 +10,9 @@ simulator core never needs it), so after ``pip install``::
     env = gym.make("shockwave_gym:shockwave_gym/Cluster-v0")   # or let gym import it
 
 Keyword arguments of ``gym.make`` override the registered ones (``trace``, ``gpus``,
-``reward``, ``action_mode``, ``max_jobs``, ...; see :class:`ClusterEnv`).
+``reward`` or ``task``, ``regime``, ``action_mode``, ``max_jobs``, ...; see :class:`ClusterEnv`).
+``regime=`` (a :class:`~shockwave_gym.regimes.Regime` or a name) works on every id,
+the suites' included.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ ENTRY_POINT = "shockwave_gym.env.cluster_env:ClusterEnv"
 #: registering imports nothing but gymnasium.
 GENERATED_ENTRY_POINT = "shockwave_gym.env.registration:make_generated"
 #: The native vector env (K clusters in one batched pass) behind ``gym.make_vec``.
-#: Dispatches to ``ClusterVectorEnv``, or to its heterogeneous fallback (env/vector/fallback.py).
+#: Dispatches to ``ClusterVectorEnv``, or to its fallback (env/vector/fallback.py) for what
+#: it does not batch (heterogeneous clusters, regimes, observation version 3, ``fair_share``).
 VECTOR_ENTRY_POINT = "shockwave_gym.env.vector.fallback:make_vector_env"
 GENERATED_VECTOR_ENTRY_POINT = "shockwave_gym.env.registration:make_generated_vec"
 
@@ -73,9 +76,9 @@ def make_generated_vec(num_envs: int = 1, **kwargs):
     """``Generated-v0``'s vector entry point: :class:`ClusterVectorEnv` on one generated
     source shared by every cluster (a source holds no state: each cluster draws from its own
     RNG)."""
-    from shockwave_gym.env.vector.fallback import is_heterogeneous, make_vector_env
+    from shockwave_gym.env.vector.fallback import make_vector_env, needs_fallback
 
-    if is_heterogeneous(kwargs.get("cluster")):  # K single envs, each with its own source
+    if needs_fallback(kwargs):  # K single envs, each with its own source
         return make_vector_env(num_envs, env_factory=make_generated, **kwargs)
     if kwargs.get("trace") is None:
         kwargs["trace"] = generated_source()
@@ -134,15 +137,15 @@ def make_suite_vec(num_envs: int = 1, suite: str = "", split: str = "train", tra
     """A suite's vector entry point: :class:`ClusterVectorEnv`, every cluster on the suite's
     cluster size; each cluster gets its own trace source, and on a fixed split cluster ``i``
     starts at the list's ``i``-th trace (so K clusters cover K different traces at once)."""
-    from shockwave_gym.env.vector.fallback import make_vector_env
+    from shockwave_gym.env.vector.fallback import make_vector_env, needs_fallback
     from shockwave_gym.env.vector.vector_env import ClusterVectorEnv
 
     vector_args = {key: kwargs.pop(key) for key in ("max_episode_steps", "autoreset_mode", "compiled") if key in kwargs}
     env_kwargs = [_suite_kwargs(suite, split, train_levels, kwargs, i) for i in range(num_envs)]
-    if env_kwargs[0].get("cluster") is not None:  # heterogeneous: the fallback, one source per env
+    if needs_fallback(env_kwargs[0]):  # heterogeneous, a regime, ...: the fallback, one source per env
         vector_args.pop("compiled", None)
         return make_vector_env(num_envs, env_factory=lambda **_: make_suite(suite, split, train_levels, **kwargs),
-                               cluster=env_kwargs[0]["cluster"], **vector_args)
+                               **{**kwargs, "cluster": env_kwargs[0].get("cluster")}, **vector_args)
     return ClusterVectorEnv.from_env_kwargs(env_kwargs, **vector_args)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from shockwave_gym.interface.ftf import ftf_estimate
+from shockwave_gym.interface.lengths import believed_total_epochs
 from shockwave_gym.interface.predictor import predicted_remaining_s
 from shockwave_gym.view import ClusterView
 
@@ -44,13 +45,14 @@ def ansi_table(view: ClusterView, slots, *, last_round=None, metrics: dict | Non
         ids = slots.slot_job[valid]
         rho = ftf_estimate(view, ids)
         remaining_s = predicted_remaining_s(view)
+        total = _total_epochs(view)
         lines.append(
             f"{'slot':>4} {'job':>4} {'model':<15} {'gang':>4} {'batch':>6} {'epochs':>11} "
             f"{'pred.rem':>8} {'age':>7} {'rho^':>5} {'last':>4}" + (" pick" if picked is not None else "")
         )
         for slot, job, r in zip(valid.tolist(), ids.tolist(), rho.tolist(), strict=True):
             spec = view.spec(job)
-            epochs = f"{view.epoch_progress[job]:.1f}/{view.num_epochs[job]}"
+            epochs = f"{view.epoch_progress[job]:.1f}/{total[job]}"
             row = (
                 f"{slot:>4} {job:>4} {spec.model:<15} {spec.gang:>4} {int(view.current_batch_size[job]):>6} "
                 f"{epochs:>11} {_hours(remaining_s[job]):>8} "
@@ -70,6 +72,14 @@ def ansi_table(view: ClusterView, slots, *, last_round=None, metrics: dict | Non
         lines.append(_metrics_line(metrics))
         lines.extend(_finished_jobs(view))
     return "\n".join(lines) + "\n"
+
+
+def _total_epochs(view: ClusterView) -> list[str]:
+    """Each job's epochs as the table shows them: the trace's in the ``exact`` regime, else
+    the believed total given the progress, marked ``~`` (the true length stays hidden)."""
+    if view.length_regime == "exact":
+        return [str(int(n)) for n in view.num_epochs]
+    return [f"~{n:.0f}" for n in believed_total_epochs(view)]
 
 
 def _ran(view: ClusterView, job: int, names: tuple[str, ...]) -> str:

@@ -27,11 +27,14 @@ A reward function takes a :class:`RoundTransition` and returns a float. Built-in
   of the metrics' ``rho_*`` keys (:mod:`shockwave_gym.fair_reference`; the env reads the hidden
   isolated times to compute it). On the interval that ends the episode the reference's time
   after the end is counted too, so over an episode that is not truncated the rewards sum to
-  exactly ``-sum_j (JCT_j / T_fair_j - 1) = -sum_j (rho_j - 1)``. Single env (and
-  ``vectorization_mode="sync"``) only.
+  exactly ``-sum_j (JCT_j / T_fair_j - 1) = -sum_j (rho_j - 1)``. Single env only: ``gym.make_vec`` gives
+  K single envs for it (``env/vector/fallback.py``).
 
-The default is :data:`DEFAULT_REWARD` = ``{"jct": 1.0, "ftf": 1.0}``. ``reward=`` accepts a
-name, a ``{name or callable: weight}`` dict, or a callable ``f(transition) -> float``.
+The default is :data:`DEFAULT_REWARD`, the weights of the declared default task
+(:data:`shockwave_gym.tasks.DEFAULT_TASK`, ``jct``: ``{"jct": 1.0}``), so a default episode
+that is not truncated returns minus that task's cost. ``reward=`` accepts a name, a
+``{name or callable: weight}`` dict, or a callable ``f(transition) -> float``; the env's
+``task=`` takes a task's weights instead (:mod:`shockwave_gym.tasks`).
 
 Removed terms (named in the error if asked for): ``nsw`` (the increase of sum log(max(0.01,
 epochs done / total)) over a round) telescopes over an episode to sum_j (log 1 - log 0.01)
@@ -50,6 +53,7 @@ import numpy as np
 from shockwave_gym.errors import InputError
 from shockwave_gym.interface.ftf import ftf_estimate
 from shockwave_gym.metrics import UNFAIR_THRESHOLD
+from shockwave_gym.tasks import DEFAULT_TASK, get_task
 
 _ZERO, _ONE = np.array(0.0), np.array(1.0)  # 0-d: faster than Python scalars in ufuncs
 
@@ -180,7 +184,8 @@ REWARDS: dict[str, Callable[[RoundTransition], float]] = {
     "ftf_excess": ftf_excess_reward,
     "fair_share": fair_share_reward,
 }
-DEFAULT_REWARD: dict[str, float] = {"jct": 1.0, "ftf": 1.0}
+#: The default task's reward weights (declared once, in :mod:`shockwave_gym.tasks`).
+DEFAULT_REWARD: dict[str, float] = get_task(DEFAULT_TASK).reward
 
 
 class WeightedReward:

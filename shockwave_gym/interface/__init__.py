@@ -7,7 +7,8 @@ It sits on the agents' side of the information boundary (it reads only the read-
 * :mod:`~shockwave_gym.interface.lengths` - length beliefs by information regime, Gittins index;
 * :mod:`~shockwave_gym.interface.ftf` - finish-time-fairness estimates;
 * :mod:`~shockwave_gym.interface.slots` - the slot map of fixed-size observations;
-* :mod:`~shockwave_gym.interface.observation` - observation features and builder;
+* :mod:`~shockwave_gym.interface.observation` - observation features and builder
+  (:mod:`~shockwave_gym.interface.length_features`: version 3's length-belief features);
 * :mod:`~shockwave_gym.interface.actions` - the action modes' decoding;
 * :mod:`~shockwave_gym.interface.packing` - the one packing rule;
 * :mod:`~shockwave_gym.interface.placement` - packing and fair shares on a heterogeneous cluster.

@@ -11,7 +11,7 @@ observation it was trained on from the view it gets in ``act(view)``::
 
 Jobs are addressed by slot (:class:`~shockwave_gym.interface.slots.SlotMap`).
 
-**Versions.** Two layouts exist (:data:`OBSERVATION_VERSIONS`). Version 2 (the env's
+**Versions.** Three layouts exist (:data:`OBSERVATION_VERSIONS`). Version 2 (the env's
 default, ``obs_version=2``) is scale-free: counts are relative to the cluster's GPUs, the gang
 is given both absolutely (log-scaled) and relative to the GPUs, times use one logarithmic
 scale with resolution from a minute to a day, constant and duplicate features are gone, and
@@ -20,6 +20,10 @@ heterogeneous clusters. Version 1 is kept, frozen, for the weights trained on it
 module-level names :data:`JOB_FEATURES`, :data:`CLUSTER_FEATURES`, ... and the ``version``
 defaults of the functions below stay those of version 1 until the shipped weights are
 retrained (``agents/learned`` calls them without a version); new code passes ``version``.
+Version 3 is version 2 with length beliefs (:mod:`~shockwave_gym.interface.length_features`):
+progress against the believed total epochs, the belief's spread, and the regime, so it works
+in every information regime; versions 1 and 2 read each job's length and work in ``exact``
+only.
 
 **No future information.** Every feature comes from the trace's public fields, the batch
 sizes and epoch durations observed so far, and the remaining-time predictor. The isolated time and
@@ -36,13 +40,22 @@ import numpy as np
 from shockwave_gym.cluster import TYPE_ORDER
 from shockwave_gym.errors import InputError
 from shockwave_gym.interface.ftf import ftf_estimate
+from shockwave_gym.interface.length_features import (
+    BELIEF_CONSTANTS,
+    BELIEF_JOB_FEATURES,
+    REGIME_CLUSTER_FEATURES,
+    fill_belief_rows,
+    regime_features,
+)
+from shockwave_gym.interface.lengths import believed_total_epochs
 from shockwave_gym.interface.predictor import predicted_remaining_s
 from shockwave_gym.interface.slots import SlotMap
 from shockwave_gym.view import ClusterView
 
 #: The observation layouts; :data:`DEFAULT_OBSERVATION_VERSION` is the env's default.
-OBSERVATION_VERSIONS = (1, 2)
+OBSERVATION_VERSIONS = (1, 2, 3)
 DEFAULT_OBSERVATION_VERSION = 2
+
 
 #: Time scale of version 1's logarithmic time features (seconds).
 TIME_SCALE_S = 3600.0
@@ -129,8 +142,25 @@ V2_SCALE_OUT = np.array([1.0, 1.0, 1 / 3, 0.25, 1 / (4 * math.log(10)), *([1 / L
                          *([1.0] * len(TYPE_ORDER))])
 V2_JOB_LOW = np.array([f[1] for f in JOB_FEATURES_V2], dtype=np.float32).astype(np.float64)
 V2_JOB_HIGH = np.array([f[2] for f in JOB_FEATURES_V2], dtype=np.float32).astype(np.float64)
+V2_ROWS = len(JOB_FEATURES_V2)
 V2_CLUSTER_LOW = np.array([f[1] for f in CLUSTER_FEATURES_V2])
 V2_CLUSTER_HIGH = np.array([f[2] for f in CLUSTER_FEATURES_V2])
+
+#: Version 3's columns redefined from version 2's (the others keep version 2's meaning).
+_V3_MEANINGS = {
+    "epoch_progress": "epochs done (with the current epoch's share) / believed total epochs (the trace's "
+                      "epochs in the exact regime, else E[T | T > epochs done])",
+    "predicted_remaining": f"{_TIME} of the core predictor's remaining run time, from the regime's belief",
+}
+#: Version 3's per-job features (version 2's, then the length belief's), in column order.
+JOB_FEATURES_V3: tuple[tuple[str, float, float, str], ...] = (
+    *((name, low, high, _V3_MEANINGS.get(name, meaning)) for name, low, high, meaning in JOB_FEATURES_V2),
+    *((name, low, high, meaning.format(T=_TIME)) for name, low, high, meaning in BELIEF_JOB_FEATURES),
+)
+#: Version 3's cluster-wide features: version 2's, then the regime's.
+CLUSTER_FEATURES_V3: tuple[tuple[str, float, float, str], ...] = (*CLUSTER_FEATURES_V2, *REGIME_CLUSTER_FEATURES)
+V3_BELIEF_LOW = np.array([f[1] for f in BELIEF_JOB_FEATURES], dtype=np.float32).astype(np.float64)[:, None]
+V3_BELIEF_HIGH = np.array([f[2] for f in BELIEF_JOB_FEATURES], dtype=np.float32).astype(np.float64)[:, None]
 
 
 def check_version(version) -> int:
@@ -142,8 +172,11 @@ def check_version(version) -> int:
 
 def feature_tables(version: int = 1) -> tuple[tuple, tuple]:
     """(job features, cluster features) of ``version``: (name, low, high, meaning) each."""
-    if check_version(version) == 1:
+    version = check_version(version)
+    if version == 1:
         return JOB_FEATURES, CLUSTER_FEATURES
+    if version == 3:
+        return JOB_FEATURES_V3, CLUSTER_FEATURES_V3
     return JOB_FEATURES_V2, CLUSTER_FEATURES_V2
 
 
@@ -162,12 +195,15 @@ def observation_signature(version: int = 1) -> str:
     """
     import hashlib
 
-    if check_version(version) == 1:
+    version = check_version(version)
+    if version == 1:
         parts = [repr(JOB_FEATURES), repr(CLUSTER_FEATURES), repr(TIME_SCALE_S),
                  np.asarray(LOG_SCALE_IN).tobytes().hex(), np.asarray(LOG_SCALE_OUT).tobytes().hex()]
     else:
         parts = ["v2", repr(JOB_FEATURES_V2), repr(CLUSTER_FEATURES_V2), repr(TIME_UNIT_S), repr(TIME_SPAN_S),
                  repr(TYPE_ORDER), V2_SCALE_IN.tobytes().hex(), V2_SCALE_OUT.tobytes().hex()]
+        if version == 3:
+            parts = ["v3", repr(JOB_FEATURES_V3), repr(CLUSTER_FEATURES_V3), repr(BELIEF_CONSTANTS), *parts[3:]]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
@@ -348,9 +384,12 @@ class JobFeaturesV2:
     """:class:`JobFeatures` for observation version 2 (:data:`JOB_FEATURES_V2`): a reusable
     feature-major buffer for one trace, with one zero padding column for empty slots."""
 
+    #: feature rows of the buffer (a later version appends its own rows after version 2's)
+    num_features = len(JOB_FEATURES_V2)
+
     def __init__(self, view: ClusterView, *, padded: bool = True):
         n = view.num_jobs
-        self.buffer = np.zeros((len(JOB_FEATURES_V2), n + int(padded)))
+        self.buffer = np.zeros((self.num_features, n + int(padded)))
         self._rows = tuple(self.buffer[:, :n])
         self._gang_share = view.gang / view.gpus
         self._gang = view.gang.astype(np.float64)
@@ -373,7 +412,7 @@ class JobFeaturesV2:
         rows = self._rows
         share, progress, gang, growth, samples, mean_epoch_s, remaining, age, service, ran, rho = rows[:11]
         share[:] = self._gang_share
-        np.divide(d.epoch_progress, view.num_epochs, out=progress)
+        np.divide(d.epoch_progress, self.total_epochs(view), out=progress)
         gang[:] = self._gang
         np.divide(batch, view.initial_batch_size, out=growth)
         np.multiply(d.current_throughput, batch, out=samples)  # samples/s
@@ -390,8 +429,13 @@ class JobFeaturesV2:
         relative *= match[self._index, at][:, None]
         if view.heterogeneous:  # the cluster's own tables and placement rules
             _cluster_type_rates(view, d.current_throughput, relative)
-        self.buffer[11:, : self._index.size] = relative.T
-        return transform_v2(self.buffer, self._index.size)
+        self.buffer[11:V2_ROWS, : self._index.size] = relative.T
+        transform_v2(self.buffer[:V2_ROWS], self._index.size)
+        return self.buffer
+
+    def total_epochs(self, view: ClusterView) -> np.ndarray:
+        """The denominator of ``epoch_progress``: the trace's epochs (``view.num_epochs``)."""
+        return view.num_epochs
 
     def slot_features(self, slots: SlotMap) -> np.ndarray:
         """Each slot's job, zeros for empty slots: a fresh (max_jobs, F) float32 array."""
@@ -442,15 +486,48 @@ def cluster_features_v2(view: ClusterView, slots: SlotMap, free_gpus: int | None
                     dtype=np.float32)
 
 
+class JobFeaturesV3(JobFeaturesV2):
+    """:class:`JobFeaturesV2` for observation version 3 (:data:`JOB_FEATURES_V3`): version
+    2's rows with progress against the believed total epochs, then the length belief's rows
+    (:mod:`~shockwave_gym.interface.length_features`). A later version extends this one the
+    same way: its rows after these."""
+
+    num_features = len(JOB_FEATURES_V3)
+
+    def total_epochs(self, view: ClusterView) -> np.ndarray:
+        return believed_total_epochs(view)
+
+    def fill(self, view: ClusterView, rho_hat: np.ndarray | None = None) -> np.ndarray:
+        """The features of ``view``'s current state, written into :attr:`buffer` (returned)."""
+        super().fill(view, rho_hat)
+        belief = self.buffer[V2_ROWS:len(JOB_FEATURES_V3), : self._index.size]
+        fill_belief_rows(view, belief, TIME_UNIT_S, LOG_TIME)
+        np.minimum(belief, V3_BELIEF_HIGH, out=belief)
+        np.maximum(belief, V3_BELIEF_LOW, out=belief)
+        return self.buffer
+
+
+def cluster_features_v3(view: ClusterView, slots: SlotMap, free_gpus=None) -> np.ndarray:
+    """(len(CLUSTER_FEATURES_V3),) float32 version-3 cluster features, clipped."""
+    regime = np.clip(np.array(regime_features(view), dtype=np.float32), 0.0, 1.0)
+    return np.concatenate([cluster_features_v2(view, slots, free_gpus), regime])
+
+
 def job_features_for(view: ClusterView, version: int = 1, *, padded: bool = True):
     """The reusable job-feature buffer of ``version`` for ``view``'s trace."""
-    return JobFeatures(view, padded=padded) if check_version(version) == 1 else JobFeaturesV2(view, padded=padded)
+    version = check_version(version)
+    if version == 3:
+        return JobFeaturesV3(view, padded=padded)
+    return JobFeatures(view, padded=padded) if version == 1 else JobFeaturesV2(view, padded=padded)
 
 
 def cluster_features_for(view: ClusterView, slots: SlotMap, free_gpus: int | None = None, version: int = 1):
     """The cluster features of ``version``."""
-    if check_version(version) == 1:
+    version = check_version(version)
+    if version == 1:
         return cluster_features(view, slots, free_gpus)
+    if version == 3:
+        return cluster_features_v3(view, slots, free_gpus)
     return cluster_features_v2(view, slots, free_gpus)
 
 

@@ -1,10 +1,13 @@
-"""Every id's ``vector_entry_point``: the native vector env, or a clean fallback for
-heterogeneous clusters.
+"""Every id's ``vector_entry_point``: the native vector env, or a clean fallback for what
+it does not batch.
 
 The native :class:`~shockwave_gym.env.vector.vector_env.ClusterVectorEnv` batches clusters
-of one GPU type (the core's :mod:`shockwave_gym.batch` has no GPU types). When any cluster
-is heterogeneous (a ``cluster=`` with more than one type, or any type but V100),
-:func:`make_vector_env` returns :class:`SyncClusterVectorEnv` instead: Gymnasium's
+of one GPU type (the core's :mod:`shockwave_gym.batch` has no GPU types) in the default
+information regime, with observation version 1 or 2 and batched reward terms. When any
+cluster is heterogeneous (a ``cluster=`` with more than one type, or any type but V100),
+or the arguments ask for a regime other than the default, ``obs_version=3`` or the
+``fair_share`` reward term (a ``task`` that has it), :func:`make_vector_env` returns
+:class:`SyncClusterVectorEnv` instead: Gymnasium's
 ``SyncVectorEnv`` over K :class:`~shockwave_gym.env.cluster_env.ClusterEnv` (each in a
 ``TimeLimit`` when ``max_episode_steps`` is set), with the native env's ``action_masks()``
 (K, mask length) and ``max_episode_steps``. It steps the clusters one after another, so it
@@ -24,13 +27,21 @@ from shockwave_gym.errors import InputError
 def is_heterogeneous(cluster) -> bool:
     """Whether a ``cluster=`` argument takes the heterogeneous path (anything but V100s only:
     :func:`~shockwave_gym.env.cluster_env.resolve_cluster`)."""
-    from shockwave_gym.env.cluster_env import resolve_cluster
+    from shockwave_gym.env.options import resolve_cluster
 
     return resolve_cluster(cluster) is not None
 
 
+def needs_fallback(kwargs: dict) -> bool:
+    """Whether env arguments ``kwargs`` take the fallback: a heterogeneous cluster, or what
+    :func:`~shockwave_gym.env.options.needs_single_envs` names."""
+    from shockwave_gym.env.options import needs_single_envs
+
+    return is_heterogeneous(kwargs.get("cluster")) or needs_single_envs(kwargs) is not None
+
+
 class SyncClusterVectorEnv(SyncVectorEnv):
-    """K single :class:`ClusterEnv`, stepped in turn (the heterogeneous fallback)."""
+    """K single :class:`ClusterEnv`, stepped in turn (the fallback)."""
 
     def __init__(self, env_fns, *, max_episode_steps: int | None = None,
                  autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP):
@@ -46,10 +57,11 @@ def make_vector_env(num_envs: int = 1, *, max_episode_steps: int | None = None,
                     autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
                     compiled: bool | None = None, env_factory=None, **kwargs):
     """The vector env of K clusters built by ``env_factory(**kwargs)`` (default
-    :class:`ClusterEnv`): native when the cluster is homogeneous V100, else the fallback."""
+    :class:`ClusterEnv`): native when it can batch them (:func:`needs_fallback`), else the
+    fallback."""
     if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
         raise InputError(f"num_envs must be a positive integer, got {num_envs!r}")
-    if not is_heterogeneous(kwargs.get("cluster")):
+    if not needs_fallback(kwargs):
         from shockwave_gym.env.vector.vector_env import ClusterVectorEnv
 
         return ClusterVectorEnv(num_envs, max_episode_steps=max_episode_steps, autoreset_mode=autoreset_mode,

@@ -23,6 +23,10 @@ def make_templates(env_kwargs: list[dict]) -> list[ClusterEnv]:
         if id(kw) not in templates:
             templates[id(kw)] = ClusterEnv(**kw)
     out = [templates[id(kw)] for kw in env_kwargs]
+    for t in out:  # gym.make_vec takes the fallback for these (fallback.needs_fallback)
+        if not t.regime.is_default or t.obs_version == 3:
+            raise InputError(f"the native vector env batches the default regime with obs_version 1 or 2, got regime "
+                             f"{t.regime.describe()} and obs_version={t.obs_version}; use gym.make_vec (the fallback)")
     for name in SHARED:
         values = {getattr(t, name) for t in out}
         if len(values) > 1:
