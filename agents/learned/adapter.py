@@ -122,7 +122,7 @@ class PolicyAgent(Agent):
             fits = legal.any(axis=0)
             if not fits.any():
                 break
-            free = mode.free.copy() if self.obs_version == 2 else mode.free_gpus  # v2: per type
+            free = mode.free.copy() if self.obs_version >= 2 else mode.free_gpus  # v2 and later: per type
             obs = self._observe(view, picked=mode.picked, free_gpus=free)
             logits = self.network.outputs(obs)[:max_jobs]
             slot = int(np.argmax(np.where(fits, logits, -np.inf)))
