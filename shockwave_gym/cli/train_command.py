@@ -127,7 +127,10 @@ def _add_network_arguments(group) -> None:
     group.add_argument("--n-epochs", type=ascii_int, default=10, help="PPO epochs per rollout")
     group.add_argument("--learning-rate", type=ascii_float, default=3e-4, help="PPO learning rate")
     group.add_argument("--ent-coef", type=ascii_float, default=0.0, help="entropy bonus")
-    group.add_argument("--gamma", type=ascii_float, default=0.995, help="discount")
+    group.add_argument("--gamma", type=ascii_float, default=0.995, help="discount (per round with --discount rounds)")
+    group.add_argument("--discount", choices=("rounds", "steps"), default="rounds",
+                       help="rounds: a step that covered n rounds (skip_trivial) is discounted by gamma**n, a "
+                       "sequential pick that closes no round by 1 (semi-MDP); steps: gamma per env step")
     group.add_argument("--log-std-init", type=ascii_float, default=None,
                        help="PPO: initial log-std of the priority scores (default -0.5, or -2 with --prior)")
     group.add_argument("--prior", default="none", type=prior_name,
@@ -216,10 +219,10 @@ def train_command(args) -> int:
         suites=None if args.suites == "none" else args.suites, val_traces=args.val_traces,
         embed_dim=args.embed_dim or 32, hidden_dim=args.hidden_dim or 64, n_steps=args.n_steps,
         batch_size=args.batch_size, n_epochs=args.n_epochs, learning_rate=args.learning_rate,
-        gamma=args.gamma, ent_coef=args.ent_coef, log_std_init=args.log_std_init, eval_every=args.eval_every,
-        eval_seeds=tuple(args.eval_seeds), select=args.select, checkpoint_every=args.checkpoint_every,
-        init_from=args.init_from, trust_init=args.trust, progress_every_s=args.progress_every_s, command=command,
-        prior=args.prior, task=args.task,
+        gamma=args.gamma, discount=args.discount, ent_coef=args.ent_coef, log_std_init=args.log_std_init,
+        eval_every=args.eval_every, eval_seeds=tuple(args.eval_seeds), select=args.select,
+        checkpoint_every=args.checkpoint_every, init_from=args.init_from, trust_init=args.trust,
+        progress_every_s=args.progress_every_s, command=command, prior=args.prior, task=args.task,
     )
     report = train(config)
     _print_summary(args.out, report["selected"], report["fifo"])
@@ -252,9 +255,9 @@ def _imitate(args, workload, reward, command: str) -> int:
             suites=config.suites, val_traces=config.val_traces,
             embed_dim=config.embed_dim, hidden_dim=config.hidden_dim, n_steps=args.n_steps,
             batch_size=args.batch_size, n_epochs=args.n_epochs, learning_rate=args.learning_rate,
-            gamma=args.gamma, ent_coef=args.ent_coef, log_std_init=args.log_std_init, eval_every=args.eval_every,
-            eval_seeds=tuple(args.eval_seeds), select=args.select, checkpoint_every=args.checkpoint_every,
-            init_from=str(Path(args.out) / "policy"), progress_every_s=args.progress_every_s, command=command,
+            gamma=args.gamma, discount=args.discount, ent_coef=args.ent_coef, log_std_init=args.log_std_init,
+            eval_every=args.eval_every, eval_seeds=tuple(args.eval_seeds), select=args.select,
+            checkpoint_every=args.checkpoint_every, init_from=str(Path(args.out) / "policy"), progress_every_s=args.progress_every_s, command=command,
         ))
         _print_summary(tuned, final["selected"], final["fifo"])
     return 0

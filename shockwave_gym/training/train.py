@@ -25,8 +25,10 @@ What :func:`train` does (``shockwave-gym train`` is a thin wrapper):
 
 The defaults are the settings that measured best (docs/TRAINING.md): 512-step rollouts in
 total (one cluster per suite, or one cluster for a workload), 10 epochs per rollout,
-``gamma=0.995``, and the JCT reward scaled by 0.1 (``{"jct": 0.1}``), which keeps
-per-round rewards near unit scale. ``task=`` (a scored task, :mod:`shockwave_gym.tasks`)
+``gamma=0.995`` per round (``discount="rounds"``: a step that covered n rounds is discounted
+by ``gamma ** n``, :mod:`~shockwave_gym.training.discounting`; ``"steps"``: per env step),
+and the JCT reward scaled by 0.1 (``{"jct": 0.1}``), which keeps per-round rewards near unit
+scale. ``task=`` (a scored task, :mod:`shockwave_gym.tasks`)
 replaces the reward by the task's weights scaled by 0.1 and selects checkpoints on its cost.
 
 Worker processes start with ``forkserver``, so a script calling :func:`train` with
@@ -95,6 +97,9 @@ class TrainConfig:
     n_epochs: int = 10
     learning_rate: float = 3e-4
     gamma: float = 0.995
+    #: "rounds": the discount between two decisions is gamma ** (rounds the step covered)
+    #: (semi-MDP, shockwave_gym.training.discounting); "steps": gamma per env step.
+    discount: str = "rounds"
     gae_lambda: float = 0.95
     ent_coef: float = 0.0
     clip_range: float = 0.2
@@ -135,6 +140,9 @@ class TrainConfig:
             self.log_std_init = -0.5 if self.prior is None else PRIOR_LOG_STD_INIT
         if not (self.prefetch == "auto" or isinstance(self.prefetch, bool)):
             raise InputError(f"prefetch must be True, False or 'auto', got {self.prefetch!r}")
+        from shockwave_gym.training.discounting import check_discount
+
+        check_discount(self.discount)
         if self.vec not in VEC_KINDS:
             raise InputError(f"vec must be one of {', '.join(VEC_KINDS)}, got {self.vec!r}")
         if self.envs is None and self.suites is None:
@@ -254,11 +262,9 @@ def make_vec_env(config: TrainConfig, tasks):
 def build_model(config: TrainConfig, env):
     """A fresh PPO / MaskablePPO with the slot policy (optionally starting from weights)."""
     from shockwave_agents.learned.policy import policy_class
+    from shockwave_gym.training.discounting import algorithm_class
 
-    if config.algo == "ppo":
-        from stable_baselines3 import PPO as algo_class
-    else:
-        from sb3_contrib import MaskablePPO as algo_class
+    algo_class = algorithm_class(config.algo, config.discount)
     policy_kwargs = {"embed_dim": config.embed_dim, "hidden_dim": config.hidden_dim, "prior": config.prior}
     if config.algo == "ppo":
         policy_kwargs["log_std_init"] = config.log_std_init
