@@ -67,12 +67,12 @@ def _mlp(in_dim: int, hidden_dim: int, out_dim: int) -> nn.Sequential:
 
 
 def masked_pool(values: torch.Tensor, valid: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """(mean, max) of ``values`` (B, M, d), non-negative, over slots where ``valid`` (B, M)
-    is 1; both are 0 when no slot is valid."""
-    weights = valid.unsqueeze(-1)
-    masked = values * weights
-    mean = masked.sum(dim=1) / weights.sum(dim=1).clamp(min=1.0)
-    return mean, masked.max(dim=1).values
+    """(mean, max) of ``values`` (B, M, d), non-negative and 0 where ``valid`` (B, M) is 0,
+    over the slots where it is 1; both are 0 when no slot is valid. (Every caller's values
+    are 0 on empty slots already, so no masking multiply is needed: one (B, M, d) product and
+    its backward less per call.)"""
+    mean = values.sum(dim=1) / valid.sum(dim=1, keepdim=True).clamp(min=1.0)
+    return mean, values.max(dim=1).values
 
 
 class SlotEncoder(BaseFeaturesExtractor):
@@ -102,9 +102,10 @@ class SlotEncoder(BaseFeaturesExtractor):
         # an empty slot's h and z are 0, as in the numpy inference
         occupied = valid.bool()
         where = occupied.nonzero(as_tuple=True)
-        cluster_per_slot = cluster.unsqueeze(1).expand(-1, num_slots, -1)
-        rows = self.job_mlp(torch.cat([jobs, picked.unsqueeze(-1), cluster_per_slot], dim=-1)[occupied])
+        # the inputs of the occupied slots only (not a (B, M, .) tensor cut afterwards)
+        rows = self.job_mlp(torch.cat([jobs[where], picked[where].unsqueeze(-1), cluster[where[0]]], dim=-1))
         h = rows.new_zeros(batch, num_slots, self.embed_dim).index_put(where, rows)
+        h, rows = self._attend(h, occupied, where, rows)
         mean, peak = masked_pool(h, valid)
         context = self.context_mlp(torch.cat([mean, peak, cluster], dim=-1))
         mixed = self.mix_mlp(torch.cat([rows, context[where[0]]], dim=-1))
@@ -113,6 +114,13 @@ class SlotEncoder(BaseFeaturesExtractor):
         if self.pass_jobs:
             parts.append(jobs.flatten(1))
         return torch.cat(parts, dim=-1)
+
+
+    def _attend(self, h: torch.Tensor, occupied: torch.Tensor, where, rows: torch.Tensor):
+        """(h, its occupied rows) after the slots see each other: the identity here (the
+        pooled context is all they share); :class:`~shockwave_agents.learned.attention.AttentionEncoder`
+        adds self-attention."""
+        return h, rows
 
 
 def split_features(features: torch.Tensor, max_jobs: int, embed_dim: int):
@@ -196,7 +204,7 @@ class SlotHead(nn.Module):
         return torch.cat([out.squeeze(-1), self.end_out(context)], dim=-1)
 
 
-class _SlotPolicyMixin:
+class SlotPolicyMixin:
     """Replaces SB3's dense MLP extractor and action layer with the slot modules."""
 
     def __init__(self, observation_space, action_space, lr_schedule, *, embed_dim: int = 64,
@@ -213,11 +221,14 @@ class _SlotPolicyMixin:
         kwargs.setdefault("features_extractor_class", SlotEncoder)
         kwargs.setdefault("features_extractor_kwargs", {"embed_dim": self.embed_dim, "hidden_dim": self.hidden_dim})
         if self.prior is not None:
-            if kwargs["features_extractor_class"] is not SlotEncoder:
+            if not issubclass(kwargs["features_extractor_class"], SlotEncoder):
                 raise ValueError("a prior (linear skip term) needs the SlotEncoder features extractor")
             kwargs["features_extractor_kwargs"] = {**kwargs["features_extractor_kwargs"], "pass_jobs": True}
             if "log_std_init" in self._default_kwargs:
                 kwargs.setdefault("log_std_init", PRIOR_LOG_STD_INIT)
+        # SB3's Adam settings (eps 1e-5) with the multi-tensor step: one call per update over
+        # all parameters instead of a Python loop over them (a measurable share of an update)
+        kwargs.setdefault("optimizer_kwargs", {"eps": 1e-5, "foreach": True})
         if not kwargs.get("share_features_extractor", True):
             raise ValueError("slot policies share one features extractor between actor and critic")
         for key, value in self._default_kwargs.items():
@@ -226,6 +237,8 @@ class _SlotPolicyMixin:
 
     _default_kwargs: dict = {}
     _maskable = False
+    #: The slot encoder: "mlp" (this module's), "attention" (shockwave_agents.learned.attention).
+    encoder = "mlp"
 
     def _build_mlp_extractor(self) -> None:
         self.mlp_extractor = SlotLatents(self.max_jobs, self.embed_dim, self.hidden_dim)
@@ -276,7 +289,7 @@ class _SlotPolicyMixin:
         return data
 
 
-class SlotPolicy(_SlotPolicyMixin, ActorCriticPolicy):
+class SlotPolicy(SlotPolicyMixin, ActorCriticPolicy):
     """Permutation-invariant policy for :class:`stable_baselines3.PPO` (any action mode).
 
     In ``priority`` mode the scores live in [-1, 1]; the Gaussian's shared standard
@@ -286,16 +299,8 @@ class SlotPolicy(_SlotPolicyMixin, ActorCriticPolicy):
     _default_kwargs = {"log_std_init": -0.5}
 
 
-class MaskableSlotPolicy(_SlotPolicyMixin, MaskableActorCriticPolicy):
+class MaskableSlotPolicy(SlotPolicyMixin, MaskableActorCriticPolicy):
     """Permutation-invariant policy for :class:`sb3_contrib.MaskablePPO` (``select`` and
     ``sequential`` modes; masks come from the env's ``action_masks()``)."""
 
     _maskable = True
-
-
-def policy_class(algo: str) -> type:
-    """The slot policy class for ``"ppo"`` or ``"maskable_ppo"``."""
-    classes = {"ppo": SlotPolicy, "maskable_ppo": MaskableSlotPolicy}
-    if algo not in classes:
-        raise ValueError(f"algo must be one of {', '.join(classes)}, got {algo!r}")
-    return classes[algo]

@@ -118,6 +118,10 @@ def _add_workload_arguments(group) -> None:
 
 def _add_network_arguments(group) -> None:
     """The network's and PPO's options, and where the weights start."""
+    group.add_argument("--policy", choices=("mlp", "attention"), default="mlp",
+                       help="slot policy: mlp (per-slot MLP with mean/max pooling; a Gaussian over priority scores) or "
+                       "attention (self-attention over the slots; a Plackett-Luce ordering in priority mode); "
+                       "docs/TRAINING.md")
     group.add_argument("--embed-dim", type=ascii_int, default=None, help="slot embedding size (default 32 for RL, 64 for bc)")
     group.add_argument("--hidden-dim", type=ascii_int, default=None, help="hidden layer size (default 64 for RL, 128 for bc)")
     group.add_argument("--n-steps", type=ascii_int, default=None, help="rollout steps per env (default: 512 in total, "
@@ -206,6 +210,8 @@ def train_command(args) -> int:
         if args.prior is not None:
             raise InputError(f"--prior {args.prior}: the prior starts an RL run (--algo ppo or maskable_ppo); "
                              "behaviour cloning (--algo bc) fits its own network from scratch")
+        if args.policy != "mlp":
+            raise InputError(f"--policy {args.policy}: behaviour cloning (--algo bc) fits the mlp policy")
         if args.task is not None:
             raise InputError(f"--task {args.task}: behaviour cloning (--algo bc) copies a teacher and has no reward; "
                              "use --reward for its --finetune stage")
@@ -223,6 +229,7 @@ def train_command(args) -> int:
         eval_every=args.eval_every, eval_seeds=tuple(args.eval_seeds), select=args.select,
         checkpoint_every=args.checkpoint_every, init_from=args.init_from, trust_init=args.trust,
         progress_every_s=args.progress_every_s, command=command, prior=args.prior, task=args.task,
+        policy=args.policy,
     )
     report = train(config)
     _print_summary(args.out, report["selected"], report["fifo"])

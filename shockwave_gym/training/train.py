@@ -90,6 +90,10 @@ class TrainConfig:
     obs_version: int = field(default_factory=lambda: _default_obs_version())
     #: Rounds without a decision run inside the step (the env's ``skip_trivial``).
     skip_trivial: bool = True
+    #: The slot policy: "mlp" (MLP encoder with mean/max pooling; a Gaussian over scores in
+    #: priority mode) or "attention" (self-attention encoder; a Plackett-Luce ordering in
+    #: priority mode): shockwave_agents.learned.policy / .attention.
+    policy: str = "mlp"
     embed_dim: int = 32
     hidden_dim: int = 64
     n_steps: int | None = None  # per env and rollout; default: 512 in total (ceil(512 / envs) each)
@@ -104,7 +108,8 @@ class TrainConfig:
     ent_coef: float = 0.0
     clip_range: float = 0.2
     #: PPO's Gaussian over priority scores (ignored by MaskablePPO); default -0.5, or
-    #: priors.PRIOR_LOG_STD_INIT (-2) with a prior.
+    #: priors.PRIOR_LOG_STD_INIT (-2) with a prior. The attention policy's Plackett-Luce head
+    #: starts its log-temperature here (its logits are divided by exp of it).
     log_std_init: float | None = None
     #: Start of the policy's linear skip term (shockwave_agents.learned.priors): None (no
     #: skip term), "zero", "srtf" (the initial policy is SRTF; training learns a residual) or
@@ -143,6 +148,8 @@ class TrainConfig:
         from shockwave_gym.training.discounting import check_discount
 
         check_discount(self.discount)
+        if self.policy not in ("mlp", "attention"):
+            raise InputError(f"policy must be mlp or attention, got {self.policy!r}")
         if self.vec not in VEC_KINDS:
             raise InputError(f"vec must be one of {', '.join(VEC_KINDS)}, got {self.vec!r}")
         if self.envs is None and self.suites is None:
@@ -261,15 +268,15 @@ def make_vec_env(config: TrainConfig, tasks):
 
 def build_model(config: TrainConfig, env):
     """A fresh PPO / MaskablePPO with the slot policy (optionally starting from weights)."""
-    from shockwave_agents.learned.policy import policy_class
+    from shockwave_agents.learned.attention import policy_class
     from shockwave_gym.training.discounting import algorithm_class
 
     algo_class = algorithm_class(config.algo, config.discount)
     policy_kwargs = {"embed_dim": config.embed_dim, "hidden_dim": config.hidden_dim, "prior": config.prior}
     if config.algo == "ppo":
-        policy_kwargs["log_std_init"] = config.log_std_init
+        policy_kwargs["log_temperature_init" if config.policy == "attention" else "log_std_init"] = config.log_std_init
     model = algo_class(
-        policy_class(config.algo), env,
+        policy_class(config.algo, config.policy), env,
         n_steps=config.n_steps, batch_size=config.batch_size, n_epochs=config.n_epochs,
         learning_rate=config.learning_rate, gamma=config.gamma, gae_lambda=config.gae_lambda,
         ent_coef=config.ent_coef, clip_range=config.clip_range, seed=config.seed, device="cpu", verbose=0,
@@ -290,6 +297,8 @@ def build_model(config: TrainConfig, env):
                 f"--init-from {config.init_from}: the policy {has}; pass the same --prior it was trained with "
                 f"(its policy.json: prior {meta.get('prior')!r}), got --prior {config.prior or 'none'}"
             )
+        if start.encoder != config.policy:
+            raise InputError(f"--init-from {config.init_from}: a {start.encoder} policy cannot start a --policy {config.policy} run")
         if start.head_kind != model.policy.head_kind or (meta["embed_dim"], meta["hidden_dim"]) != (config.embed_dim, config.hidden_dim):
             raise InputError(
                 f"--init-from {config.init_from}: a {meta['action_mode']} policy with embed/hidden "
