@@ -42,7 +42,6 @@ from shockwave_agents.learned.policy import (
     SlotEncoder,
     SlotPolicy,
     SlotPolicyMixin,
-    split_features,
 )
 
 #: Logit given to empty slots inside the Plackett-Luce sums (exp of it is 0 in float32).
@@ -73,19 +72,18 @@ class AttentionEncoder(SlotEncoder):
         super().__init__(observation_space, embed_dim=embed_dim, hidden_dim=hidden_dim, pass_jobs=pass_jobs)
         self.attention = nn.ModuleList(AttentionBlock(embed_dim, num_heads, hidden_dim) for _ in range(num_layers))
 
-    def _attend(self, h: torch.Tensor, occupied: torch.Tensor, where, rows: torch.Tensor):
+    def _attend(self, rows: torch.Tensor, occupied: torch.Tensor, where) -> torch.Tensor:
+        # each observation's occupied slots packed to the front, in slot order, the batch cut
+        # to the largest count: padding slots are neither queries nor keys and cost nothing
         counts = occupied.sum(dim=1)
-        width = max(int(counts.max()), 1)
-        # the occupied slots first, in slot order, cut to the largest count in the batch
-        order = torch.argsort((~occupied).to(torch.int8), dim=1, stable=True)[:, :width]
-        packed = h.gather(1, order.unsqueeze(-1).expand(-1, -1, self.embed_dim))
-        padding = ~occupied.gather(1, order)
-        real = ~padding
+        width = max(int(counts.max()) if counts.numel() else 0, 1)
+        position = (occupied.cumsum(dim=1) - 1)[where]
+        packed = rows.new_zeros(occupied.shape[0], width, rows.shape[1]).index_put((where[0], position), rows)
+        padding = torch.arange(width, device=rows.device).unsqueeze(0) >= counts.unsqueeze(1)
         padding[:, 0] &= counts > 0  # an observation without jobs attends to one zero row (discarded)
         for block in self.attention:
             packed = block(packed, padding)
-        rows = torch.relu(packed[real])  # row-major, slot order: the order of ``where``
-        return h.new_zeros(h.shape).index_put(where, rows), rows
+        return torch.relu(packed[where[0], position])
 
 
 def _suffix_logsumexp(values: torch.Tensor) -> torch.Tensor:
@@ -197,8 +195,7 @@ class _AttentionMixin:
         if self.head_kind != "score":
             return super()._get_action_dist_from_latent(latent_pi)
         logits = self.action_net.slot_logits(latent_pi) * torch.exp(-self.log_temperature)
-        _, _, valid = split_features(latent_pi, self.max_jobs, self.embed_dim)
-        return self.action_dist.proba_distribution(logits, valid)
+        return self.action_dist.proba_distribution(logits, latent_pi.valid)
 
     def action_outputs(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
         """Priority mode: the scores of the most likely ordering (slots by descending logit)."""
