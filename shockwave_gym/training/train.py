@@ -16,6 +16,8 @@ What :func:`train` does (``shockwave-gym train`` is a thin wrapper):
   suites' validation split, or held-out generated seeds below 2**32; never trained on) beside FIFO's figures on the same traces, and the
   evaluation's score (``select``: ``jct`` or ``fair``, :mod:`~shockwave_gym.training.selection`)
   picks the best weights so far, saved as ``out/best_policy.npz`` + ``.json``;
+* the slot policy is ``policy="mlp"`` (MLP pooling) or ``"attention"`` (self-attention with a
+  Plackett-Luce head in priority mode, :mod:`shockwave_agents.learned.attention`);
 * progress lines on stderr (no TensorBoard) and a checkpoint every ``checkpoint_every`` steps;
 * at the end ``out/policy.npz`` + ``out/policy.json``: the weights-only policy agents load
   (``--agent ppo --agent-opt path=out``), which is the **best validation checkpoint** (the
