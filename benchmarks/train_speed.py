@@ -17,6 +17,18 @@ wall-time split between rollouts and PPO's update (:class:`PhaseClock`)
 actions on the same env in this one process, no learning. Toy figures from the project's start (~4k
 steps/s PPO, ~200 MaskablePPO on MultiBinary) are quoted for context only. Prints one JSON
 object on stdout.
+
+``--paired BEFORE_DIR`` instead compares two versions of the code in one run (issue 35): PPO /
+priority on the native vector env (16 clusters by default), the code in ``BEFORE_DIR`` (a
+source tree holding ``shockwave_gym/`` and ``shockwave_agents/``, e.g. ``git archive main
+shockwave_gym agents`` unpacked with ``agents`` linked as ``shockwave_agents``) with its MLP
+policy, then this tree with the MLP policy and with the attention policy (``--policy
+attention``), each its own process, ``--repeats`` rounds interleaved, after one warm-up run
+per tree (numba compiles the env's kernels once per tree). Run it under ``nice`` as a whole:
+every run inherits the same priority. Reports env steps/s per run, their medians, the
+after/before ratio of the MLP policy's medians, and the rollout/update split::
+
+    nice .venv/bin/python benchmarks/train_speed.py --paired /tmp/before --repeats 3
 """
 
 from __future__ import annotations
@@ -98,13 +110,78 @@ class PhaseClock:
             setattr(owner, name, original)
 
 
+#: The paired comparison's runs: (label, which tree, TrainConfig fields beyond the common ones).
+PAIRED_RUNS = (("before/mlp", "before", {}), ("after/mlp", "after", {}), ("after/attention", "after", {"policy": "attention"}))
+
+
+def child_run(spec: dict) -> dict:
+    """One timed ``train()`` in this process (the code on ``sys.path``): PPO / priority."""
+    import shockwave_agents.learned.policy as policy_module
+
+    with tempfile.TemporaryDirectory() as scratch:
+        config = TrainConfig(out=scratch, algo="ppo", action_mode="priority", timesteps=spec["timesteps"],
+                             envs=spec["envs"], vec="native", eval_every=10 * spec["timesteps"],
+                             checkpoint_every=10 * spec["timesteps"], progress_every_s=1e9, eval_seeds=(1001,),
+                             **spec["extra"])
+        with PhaseClock() as clock:
+            report = train(config)
+    return {"env_steps_per_s": report["env_steps_per_s"], "timesteps": report["timesteps"],
+            "learn_wall_s": round(report["wall_s"], 2), "code": os.path.dirname(os.path.dirname(policy_module.__file__)),
+            "wall_s_per_8192_steps": {phase: round(seconds * 8192 / report["timesteps"], 3)
+                                      for phase, seconds in clock.seconds.items()},
+            "load_average_1min_at_end": os.getloadavg()[0]}
+
+
+def paired(before: str, repeats: int, envs: int, timesteps: int) -> dict:
+    """Before and after in one run (module docstring)."""
+    import statistics
+    import subprocess
+
+    roots = {"before": os.path.abspath(before), "after": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
+
+    def run(tree: str, extra: dict, steps: int) -> dict:
+        spec = json.dumps({"timesteps": steps, "envs": envs, "extra": extra})
+        env = {**os.environ, "PYTHONPATH": roots[tree]}
+        done = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", spec], env=env,
+                              capture_output=True, text=True, check=True, cwd=roots[tree])
+        return json.loads(done.stdout)
+
+    for tree in roots:  # warm-up: compile (and cache) each tree's numba kernels
+        run(tree, {}, 1024)
+    runs = {label: [] for label, _, _ in PAIRED_RUNS}
+    for _ in range(repeats):
+        for label, tree, extra in PAIRED_RUNS:
+            runs[label].append(run(tree, extra, timesteps))
+            print(f"{label}: {runs[label][-1]['env_steps_per_s']:,.0f} env steps/s", file=sys.stderr, flush=True)
+    median = {label: statistics.median(r["env_steps_per_s"] for r in rows) for label, rows in runs.items()}
+    return {"median_env_steps_per_s": median, "mlp_after_over_before": median["after/mlp"] / median["before/mlp"],
+            "attention_over_mlp_after": median["after/attention"] / median["after/mlp"], "runs": runs}
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--child"]:
+        print(json.dumps(child_run(json.loads(sys.argv[2]))))
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--timesteps", type=int, default=4096)
     parser.add_argument("--envs", type=int, default=2, help="worker processes of the old (subproc) path")
     parser.add_argument("--native-envs", type=int, default=16, help="clusters of the new (native) path")
     parser.add_argument("--skip-old-select", action="store_true", help="skip the slow old-path MaskablePPO/select run")
+    parser.add_argument("--paired", metavar="BEFORE_DIR", default=None,
+                        help="compare the code in BEFORE_DIR with this tree instead (PPO / priority, native)")
+    parser.add_argument("--repeats", type=int, default=3, help="--paired: interleaved rounds")
     args = parser.parse_args()
+    if args.paired:
+        timesteps = max(args.timesteps, 2 * 256 * args.native_envs)
+        print(json.dumps({
+            "benchmark": "train_speed_paired",
+            "command": "python benchmarks/train_speed.py " + " ".join(sys.argv[1:]),
+            "native_envs": args.native_envs, "timesteps": timesteps, "target": "MLP policy after >= 2x before",
+            **paired(args.paired, args.repeats, args.native_envs, timesteps),
+            "machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
+                        "load_average_1min_at_start": os.getloadavg()[0]},
+        }, indent=1))
+        return
     results = {}
     with tempfile.TemporaryDirectory() as scratch:
         for algo, mode in RUNS:

@@ -184,6 +184,25 @@ def _scale_metrics(out: dict) -> tuple[list, list]:
     return columns, rows
 
 
+_PAIRED_NAMES = {"before/mlp": "before, MLP policy", "after/mlp": "after, MLP policy",
+                 "after/attention": "after, attention policy"}
+
+
+def _train_speed_paired(out: dict) -> tuple[list, list]:
+    import statistics
+
+    columns = ["code, policy (PPO `priority`, native, 16 clusters)", "env steps/s, each run", "median",
+               "÷ before's MLP median", "rollout s / 8,192 steps (median)", "update s / 8,192 steps (median)"]
+    base = out["median_env_steps_per_s"]["before/mlp"]
+    rows = []
+    for label, runs in out["runs"].items():
+        median = out["median_env_steps_per_s"][label]
+        split = {phase: statistics.median(run["wall_s_per_8192_steps"][phase] for run in runs) for phase in ("rollout", "update")}
+        rows.append([_PAIRED_NAMES[label], ", ".join(f"{run['env_steps_per_s']:,.0f}" for run in runs), f"{median:,.0f}",
+                     f"{median / base:.2f}×", f"{split['rollout']:.2f}", f"{split['update']:.2f}"])
+    return columns, rows
+
+
 #: How a saved ``output`` becomes a table, per benchmark file name.
 TABLES: dict[str, Callable[[dict], tuple[list, list]]] = {
     "baselines_fidelity": _fidelity,
@@ -195,6 +214,7 @@ TABLES: dict[str, Callable[[dict], tuple[list, list]]] = {
     "shockwave_scale": _scale,
     "shockwave_scale_metrics": _scale_metrics,
     "shockwave_variants": _variants,
+    "train_speed_paired": _train_speed_paired,
 }
 
 

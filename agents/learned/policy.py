@@ -35,6 +35,7 @@ into a network built for another (:mod:`shockwave_agents.learned.weights`).
 from __future__ import annotations
 
 from functools import partial
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -66,67 +67,78 @@ def _mlp(in_dim: int, hidden_dim: int, out_dim: int) -> nn.Sequential:
     return nn.Sequential(nn.Linear(in_dim, hidden_dim), nn.ReLU(), nn.Linear(hidden_dim, out_dim), nn.ReLU())
 
 
-def masked_pool(values: torch.Tensor, valid: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """(mean, max) of ``values`` (B, M, d), non-negative, over slots where ``valid`` (B, M)
-    is 1; both are 0 when no slot is valid."""
-    weights = valid.unsqueeze(-1)
-    masked = values * weights
-    mean = masked.sum(dim=1) / weights.sum(dim=1).clamp(min=1.0)
-    return mean, masked.max(dim=1).values
+class SlotFeatures(NamedTuple):
+    """What :class:`SlotEncoder` hands the heads and the critic: the occupied slots as rows
+    (no tensor is padded to ``max_jobs`` slots), the cluster context and where the rows go."""
+
+    z: torch.Tensor  # (N, d): the mixed embedding of each occupied slot, row-major by (observation, slot)
+    context: torch.Tensor  # (B, d)
+    valid: torch.Tensor  # (B, M) float, 1 where the slot holds a job
+    where: tuple[torch.Tensor, torch.Tensor]  # (observation, slot) of each row
+    jobs: torch.Tensor | None  # (N, F): the rows' raw job features (``pass_jobs``), else None
+
+
+def segment_pool(rows: torch.Tensor, owner: torch.Tensor, valid: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(mean, max) over each observation's rows of ``rows`` (N, d), non-negative, with
+    ``owner`` (N,) the observation of each row; both are 0 for an observation without rows.
+    ``valid`` (B, M) gives the batch size and the row counts."""
+    batch, width = valid.shape[0], rows.shape[1]
+    total = rows.new_zeros(batch, width).index_add(0, owner, rows)
+    mean = total / valid.sum(dim=1, keepdim=True).clamp(min=1.0)
+    peak = rows.new_zeros(batch, width).scatter_reduce(0, owner.unsqueeze(1).expand(-1, width), rows, reduce="amax")
+    return mean, peak
+
+
+def shared_input_mlp(mlp: nn.Sequential, rows: torch.Tensor, shared: torch.Tensor, owner: torch.Tensor) -> torch.Tensor:
+    """``mlp`` (Linear, ReLU, Linear, ReLU) of ``[rows | shared[owner]]``, with the first
+    layer's ``shared`` columns applied once per observation (B rows) instead of once per slot
+    (N rows): the same function, with fewer multiplications (the per-slot layers are most of
+    an update's arithmetic)."""
+    first, width = mlp[0], rows.shape[1]
+    per_observation = nn.functional.linear(shared, first.weight[:, width:], first.bias)
+    hidden = torch.relu(nn.functional.linear(rows, first.weight[:, :width]) + per_observation[owner])
+    return torch.relu(mlp[2](hidden))
 
 
 class SlotEncoder(BaseFeaturesExtractor):
-    """Observation dict -> flat ``[z (M * embed_dim) | c (embed_dim) | valid (M)]``, followed
-    by the raw job features ``(M * num_job_features)`` when ``pass_jobs`` (for the head's
-    linear skip term)."""
+    """Observation dict -> :class:`SlotFeatures` (the raw job features of the occupied slots
+    ride along when ``pass_jobs``, for the head's linear skip term). ``features_dim`` is
+    nominal (SB3 asks for one; the slot modules read the named fields)."""
 
     def __init__(self, observation_space: spaces.Dict, embed_dim: int = 64, hidden_dim: int = 128,
                  pass_jobs: bool = False):
         max_jobs, num_job_features = observation_space["jobs"].shape
         num_cluster_features = observation_space["cluster"].shape[0]
         self.pass_jobs = bool(pass_jobs)
-        features_dim = max_jobs * embed_dim + embed_dim + max_jobs + (max_jobs * num_job_features if self.pass_jobs else 0)
-        super().__init__(observation_space, features_dim=features_dim)
+        super().__init__(observation_space, features_dim=embed_dim)
         self.max_jobs, self.embed_dim = max_jobs, embed_dim
         self.job_mlp = _mlp(num_job_features + 1 + num_cluster_features, hidden_dim, embed_dim)
         self.context_mlp = _mlp(2 * embed_dim + num_cluster_features, hidden_dim, embed_dim)
         self.mix_mlp = _mlp(2 * embed_dim, hidden_dim, embed_dim)
 
-    def forward(self, observations: dict[str, torch.Tensor]) -> torch.Tensor:
+    def forward(self, observations: dict[str, torch.Tensor]) -> SlotFeatures:
         jobs = observations["jobs"]
         valid = observations["job_valid"].to(jobs.dtype)
         picked = observations["picked"].to(jobs.dtype)
         cluster = observations["cluster"]
-        batch, num_slots = jobs.shape[:2]
-        # the per-slot MLPs run on the occupied slots only (most slots are empty in training);
-        # an empty slot's h and z are 0, as in the numpy inference
+        # every per-slot computation runs on the occupied slots only, as rows (most slots are
+        # empty in training); an empty slot's embedding is 0, as in the numpy inference
         occupied = valid.bool()
         where = occupied.nonzero(as_tuple=True)
-        cluster_per_slot = cluster.unsqueeze(1).expand(-1, num_slots, -1)
-        rows = self.job_mlp(torch.cat([jobs, picked.unsqueeze(-1), cluster_per_slot], dim=-1)[occupied])
-        h = rows.new_zeros(batch, num_slots, self.embed_dim).index_put(where, rows)
-        mean, peak = masked_pool(h, valid)
+        job_rows = jobs[where]
+        owner = where[0]
+        rows = shared_input_mlp(self.job_mlp, torch.cat([job_rows, picked[where].unsqueeze(-1)], dim=-1), cluster, owner)
+        rows = self._attend(rows, occupied, where)
+        mean, peak = segment_pool(rows, owner, valid)
         context = self.context_mlp(torch.cat([mean, peak, cluster], dim=-1))
-        mixed = self.mix_mlp(torch.cat([rows, context[where[0]]], dim=-1))
-        z = rows.new_zeros(batch, num_slots, self.embed_dim).index_put(where, mixed)
-        parts = [z.flatten(1), context, valid]
-        if self.pass_jobs:
-            parts.append(jobs.flatten(1))
-        return torch.cat(parts, dim=-1)
+        mixed = shared_input_mlp(self.mix_mlp, rows, context, owner)
+        return SlotFeatures(mixed, context, valid, where, job_rows if self.pass_jobs else None)
 
-
-def split_features(features: torch.Tensor, max_jobs: int, embed_dim: int):
-    """Inverse of :class:`SlotEncoder`'s flattening: (z (B, M, d), c (B, d), valid (B, M))."""
-    z_end = max_jobs * embed_dim
-    z = features[:, :z_end].reshape(-1, max_jobs, embed_dim)
-    valid_end = z_end + embed_dim + max_jobs
-    return z, features[:, z_end:z_end + embed_dim], features[:, z_end + embed_dim:valid_end]
-
-
-def split_job_features(features: torch.Tensor, max_jobs: int, embed_dim: int) -> torch.Tensor:
-    """The raw job features (B, M, F) a ``pass_jobs`` :class:`SlotEncoder` appends."""
-    tail = features[:, max_jobs * embed_dim + embed_dim + max_jobs:]
-    return tail.reshape(tail.shape[0], max_jobs, -1)
+    def _attend(self, rows: torch.Tensor, occupied: torch.Tensor, where) -> torch.Tensor:
+        """The occupied slots' rows after they see each other: the identity here (the pooled
+        context is all they share); :class:`~shockwave_agents.learned.attention.AttentionEncoder`
+        adds self-attention."""
+        return rows
 
 
 class SlotLatents(nn.Module):
@@ -135,20 +147,19 @@ class SlotLatents(nn.Module):
     def __init__(self, max_jobs: int, embed_dim: int, hidden_dim: int):
         super().__init__()
         self.max_jobs, self.embed_dim = max_jobs, embed_dim
-        self.latent_dim_pi = max_jobs * embed_dim + embed_dim + max_jobs
+        self.latent_dim_pi = embed_dim  # nominal: the actor's latent is the SlotFeatures
         self.latent_dim_vf = hidden_dim
         self.value_mlp = nn.Sequential(nn.Linear(2 * embed_dim, hidden_dim), nn.ReLU())
 
-    def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(self, features: SlotFeatures) -> tuple[SlotFeatures, torch.Tensor]:
         return self.forward_actor(features), self.forward_critic(features)
 
-    def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
+    def forward_actor(self, features: SlotFeatures) -> SlotFeatures:
         return features
 
-    def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
-        z, context, valid = split_features(features, self.max_jobs, self.embed_dim)
-        mean, _ = masked_pool(z, valid)
-        return self.value_mlp(torch.cat([mean, context], dim=-1))
+    def forward_critic(self, features: SlotFeatures) -> torch.Tensor:
+        mean, _ = segment_pool(features.z, features.where[0], features.valid)
+        return self.value_mlp(torch.cat([mean, features.context], dim=-1))
 
 
 class SlotHead(nn.Module):
@@ -165,18 +176,22 @@ class SlotHead(nn.Module):
         self.end_out = nn.Linear(embed_dim, 1) if kind == "pick" else None
         self.skip = nn.Linear(num_job_features, 1) if num_job_features is not None else None
 
-    def _slot_out(self, latent: torch.Tensor) -> torch.Tensor:
-        """(B, M, 1 or 2): the deep term plus the skip term, before any activation."""
-        z, _, _ = split_features(latent, self.max_jobs, self.embed_dim)
-        out = self.slot_out(z)
-        if self.skip is None:
-            return out
-        skip = self.skip(split_job_features(latent, self.max_jobs, self.embed_dim))
-        if self.kind == "binary":
-            return torch.cat([out[..., :1], out[..., 1:] + skip], dim=-1)
-        return out + skip
+    def _slot_out(self, latent: SlotFeatures) -> torch.Tensor:
+        """(B, M, 1 or 2): the deep term plus the skip term, before any activation; an empty
+        slot's is the layers' bias (their output for zero inputs)."""
+        out = self.slot_out(latent.z)
+        empty = self.slot_out.bias
+        if self.skip is not None:
+            skip = self.skip(latent.jobs)
+            if self.kind == "binary":
+                out = torch.cat([out[:, :1], out[:, 1:] + skip], dim=-1)
+                empty = torch.cat([empty[:1], empty[1:] + self.skip.bias])
+            else:
+                out, empty = out + skip, empty + self.skip.bias
+        batch, slots = latent.valid.shape
+        return empty.expand(batch, slots, -1).index_put(latent.where, out)
 
-    def slot_logits(self, latent: torch.Tensor) -> torch.Tensor:
+    def slot_logits(self, latent: SlotFeatures) -> torch.Tensor:
         """(B, M): the evidence for running each slot's job (pre-tanh score, bit-1 minus
         bit-0 logit, or pick logit)."""
         out = self._slot_out(latent)
@@ -184,19 +199,18 @@ class SlotHead(nn.Module):
             return out[..., 1] - out[..., 0]
         return out.squeeze(-1)
 
-    def forward(self, latent: torch.Tensor) -> torch.Tensor:
-        _, context, valid = split_features(latent, self.max_jobs, self.embed_dim)
+    def forward(self, latent: SlotFeatures) -> torch.Tensor:
         out = self._slot_out(latent)
         if self.kind == "score":
-            return torch.tanh(out.squeeze(-1)) * valid
+            return torch.tanh(out.squeeze(-1)) * latent.valid
         if self.kind == "binary":
             return out.flatten(1)
         if self.kind == "bernoulli":
             return out.squeeze(-1)
-        return torch.cat([out.squeeze(-1), self.end_out(context)], dim=-1)
+        return torch.cat([out.squeeze(-1), self.end_out(latent.context)], dim=-1)
 
 
-class _SlotPolicyMixin:
+class SlotPolicyMixin:
     """Replaces SB3's dense MLP extractor and action layer with the slot modules."""
 
     def __init__(self, observation_space, action_space, lr_schedule, *, embed_dim: int = 64,
@@ -213,11 +227,14 @@ class _SlotPolicyMixin:
         kwargs.setdefault("features_extractor_class", SlotEncoder)
         kwargs.setdefault("features_extractor_kwargs", {"embed_dim": self.embed_dim, "hidden_dim": self.hidden_dim})
         if self.prior is not None:
-            if kwargs["features_extractor_class"] is not SlotEncoder:
+            if not issubclass(kwargs["features_extractor_class"], SlotEncoder):
                 raise ValueError("a prior (linear skip term) needs the SlotEncoder features extractor")
             kwargs["features_extractor_kwargs"] = {**kwargs["features_extractor_kwargs"], "pass_jobs": True}
             if "log_std_init" in self._default_kwargs:
                 kwargs.setdefault("log_std_init", PRIOR_LOG_STD_INIT)
+        # SB3's Adam settings (eps 1e-5) with the multi-tensor step: one call per update over
+        # all parameters instead of a Python loop over them (a measurable share of an update)
+        kwargs.setdefault("optimizer_kwargs", {"eps": 1e-5, "foreach": True})
         if not kwargs.get("share_features_extractor", True):
             raise ValueError("slot policies share one features extractor between actor and critic")
         for key, value in self._default_kwargs.items():
@@ -226,6 +243,8 @@ class _SlotPolicyMixin:
 
     _default_kwargs: dict = {}
     _maskable = False
+    #: The slot encoder: "mlp" (this module's), "attention" (shockwave_agents.learned.attention).
+    encoder = "mlp"
 
     def _build_mlp_extractor(self) -> None:
         self.mlp_extractor = SlotLatents(self.max_jobs, self.embed_dim, self.hidden_dim)
@@ -276,7 +295,7 @@ class _SlotPolicyMixin:
         return data
 
 
-class SlotPolicy(_SlotPolicyMixin, ActorCriticPolicy):
+class SlotPolicy(SlotPolicyMixin, ActorCriticPolicy):
     """Permutation-invariant policy for :class:`stable_baselines3.PPO` (any action mode).
 
     In ``priority`` mode the scores live in [-1, 1]; the Gaussian's shared standard
@@ -286,16 +305,8 @@ class SlotPolicy(_SlotPolicyMixin, ActorCriticPolicy):
     _default_kwargs = {"log_std_init": -0.5}
 
 
-class MaskableSlotPolicy(_SlotPolicyMixin, MaskableActorCriticPolicy):
+class MaskableSlotPolicy(SlotPolicyMixin, MaskableActorCriticPolicy):
     """Permutation-invariant policy for :class:`sb3_contrib.MaskablePPO` (``select`` and
     ``sequential`` modes; masks come from the env's ``action_masks()``)."""
 
     _maskable = True
-
-
-def policy_class(algo: str) -> type:
-    """The slot policy class for ``"ppo"`` or ``"maskable_ppo"``."""
-    classes = {"ppo": SlotPolicy, "maskable_ppo": MaskableSlotPolicy}
-    if algo not in classes:
-        raise ValueError(f"algo must be one of {', '.join(classes)}, got {algo!r}")
-    return classes[algo]

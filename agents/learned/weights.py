@@ -86,21 +86,23 @@ class UntrustedZipError(InputError):
 
 
 def build_policy(algo: str, action_mode: str, max_jobs: int, *, embed_dim: int = 64, hidden_dim: int = 128,
-                 obs_version: int = DEFAULT_OBSERVATION_VERSION, prior: str | None = None):
+                 obs_version: int = DEFAULT_OBSERVATION_VERSION, prior: str | None = None, encoder: dict | None = None):
     """A freshly initialised torch slot policy for the env's spaces (learning rate 0), for
     observation version ``obs_version``, with the linear skip term started from ``prior``
-    (None: no skip term; :mod:`~shockwave_agents.learned.priors`). Sets torch to one thread
+    (None: no skip term; :mod:`~shockwave_agents.learned.priors`) and the ``encoder``
+    described by :func:`encoder_options` (None: the MLP one). Sets torch to one thread
     (small networks run far slower on two)."""
     import torch
 
-    from shockwave_agents.learned.policy import policy_class
+    from shockwave_agents.learned.attention import policy_class
     from shockwave_gym.interface.modes import make_action_mode
     from shockwave_gym.interface.observation import observation_space
 
     torch.set_num_threads(1)
     space = make_action_mode(action_mode, max_jobs).space()
-    policy = policy_class(algo)(observation_space(max_jobs, obs_version), space, lambda _: 0.0,
-                                embed_dim=embed_dim, hidden_dim=hidden_dim, prior=prior)
+    options = dict(encoder or {"encoder": "mlp"})
+    policy = policy_class(algo, options.pop("encoder"))(observation_space(max_jobs, obs_version), space, lambda _: 0.0,
+                                                        embed_dim=embed_dim, hidden_dim=hidden_dim, prior=prior, **options)
     policy.obs_version = int(obs_version)
     return policy
 
@@ -112,6 +114,8 @@ def policy_meta(policy, algo: str, action_mode: str, training: dict | None = Non
     skip = {}
     if getattr(policy, "prior", None) is not None:
         skip = {"linear_skip": True, "prior": policy.prior}
+    if getattr(policy, "encoder", "mlp") == "attention":  # the MLP encoder's files carry no key
+        skip.update(encoder="attention", num_heads=policy.num_heads, num_layers=policy.num_layers)
     return {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -184,7 +188,32 @@ def read_meta(path: str | Path) -> dict:
         _bounded_int(meta[key], MAX_WIDTH, meta_path, key)
     check_max_jobs(meta["max_jobs"], meta_path)
     check_skip(meta, meta_path)
+    check_encoder(meta, meta_path)
     return meta
+
+
+#: Largest accepted attention ``num_heads`` / ``num_layers``.
+MAX_ATTENTION = 64
+
+
+def check_encoder(meta: dict, where: str | Path) -> None:
+    """``encoder`` (optional) is ``mlp`` or ``attention``; an attention policy's
+    ``num_heads`` (dividing ``embed_dim``) and ``num_layers`` are integers in 1..:data:`MAX_ATTENTION`."""
+    encoder = meta.get("encoder", "mlp")
+    if encoder not in ("mlp", "attention"):
+        raise PolicyFileError(where, "encoder", f"must be mlp or attention, got {encoder!r}")
+    if encoder == "attention":
+        for key in ("num_heads", "num_layers"):
+            _bounded_int(meta.get(key), MAX_ATTENTION, where, key)
+        if int(meta["embed_dim"]) % int(meta["num_heads"]):
+            raise PolicyFileError(where, "num_heads", f"{meta['num_heads']} does not divide embed_dim {meta['embed_dim']}")
+
+
+def encoder_options(meta: dict) -> dict:
+    """The encoder a checked description asks for, as :func:`build_policy`'s ``encoder``."""
+    if meta.get("encoder", "mlp") != "attention":
+        return {"encoder": "mlp"}
+    return {"encoder": "attention", "num_heads": int(meta["num_heads"]), "num_layers": int(meta["num_layers"])}
 
 
 def check_skip(meta: dict, where: str | Path) -> None:
@@ -232,8 +261,18 @@ def expected_shapes(meta: dict) -> dict[str, tuple[int, ...]]:
     job_names, cluster_names = feature_names(meta.get("obs_version", 1))
     job_in = len(job_names) + 1 + len(cluster_names)
     shapes: dict[str, tuple[int, ...]] = {}
+    attention = meta.get("encoder", "mlp") == "attention"
     if meta["algo"] == "ppo" and meta["action_mode"] == "priority":
-        shapes["log_std"] = (1,)  # the Gaussian's shared log-std
+        # the Gaussian's shared log-std, or the Plackett-Luce head's temperature
+        shapes["log_temperature" if attention else "log_std"] = (1,)
+    for layer in range(int(meta["num_layers"]) if attention else 0):
+        prefix = f"features_extractor.attention.{layer}"
+        shapes.update({f"{prefix}.norm1.weight": (embed,), f"{prefix}.norm1.bias": (embed,),
+                       f"{prefix}.norm2.weight": (embed,), f"{prefix}.norm2.bias": (embed,),
+                       f"{prefix}.attn.in_proj_weight": (3 * embed, embed), f"{prefix}.attn.in_proj_bias": (3 * embed,),
+                       f"{prefix}.attn.out_proj.weight": (embed, embed), f"{prefix}.attn.out_proj.bias": (embed,),
+                       f"{prefix}.ff.0.weight": (hidden, embed), f"{prefix}.ff.0.bias": (hidden,),
+                       f"{prefix}.ff.2.weight": (embed, hidden), f"{prefix}.ff.2.bias": (embed,)})
     for name, width in (("job_mlp", job_in), ("context_mlp", 2 * embed + len(cluster_names)),
                         ("mix_mlp", 2 * embed)):
         prefix = f"features_extractor.{name}"
@@ -302,8 +341,14 @@ def read_checked(path: str | Path) -> tuple[dict, dict[str, np.ndarray]]:
 
 def load_network(path: str | Path, *, max_jobs: int | None = None) -> tuple[NumpySlotNetwork, dict]:
     """(numpy network, description) of a saved policy, for ``max_jobs`` slots (default: the
-    slots it was trained with). Needs neither torch nor SB3."""
+    slots it was trained with). Needs neither torch nor SB3, except for an attention policy,
+    which decides with torch (:class:`~shockwave_agents.learned.inference.TorchSlotNetwork`)."""
     meta, state = read_checked(path)
+    if meta.get("encoder") == "attention":
+        from shockwave_agents.learned.inference import TorchSlotNetwork
+
+        policy, meta = load_policy(path, max_jobs=max_jobs)
+        return TorchSlotNetwork(policy), meta
     kind = head_kind_for(meta["algo"], meta["action_mode"])
     if max_jobs is not None:
         check_max_jobs(max_jobs, _stem(path).with_suffix(".json"), "max_jobs (agent option)")
@@ -335,7 +380,7 @@ def load_policy(path: str | Path, *, max_jobs: int | None = None, trust: bool = 
         check_max_jobs(max_jobs, _stem(path).with_suffix(".json"), "max_jobs (requested)")
     policy = build_policy(meta["algo"], meta["action_mode"], int(meta["max_jobs"] if max_jobs is None else max_jobs),
                           embed_dim=int(meta["embed_dim"]), hidden_dim=int(meta["hidden_dim"]),
-                          obs_version=int(meta["obs_version"]), prior=meta_prior(meta))
+                          obs_version=int(meta["obs_version"]), prior=meta_prior(meta), encoder=encoder_options(meta))
     tensors = {key: torch.from_numpy(np.array(value)) for key, value in state.items()}
     for key in list(tensors):
         if key.startswith("features_extractor."):
@@ -379,11 +424,11 @@ def load_sb3_zip(path: str | Path, *, max_jobs: int | None = None, trust: bool =
     import torch
 
     torch.set_num_threads(1)
-    if policy_name == "MaskableSlotPolicy":
+    if policy_name.startswith("Maskable"):
         from sb3_contrib import MaskablePPO as algo_class
 
         algo = "maskable_ppo"
-    elif policy_name == "SlotPolicy":
+    elif policy_name:
         from stable_baselines3 import PPO as algo_class
 
         algo = "ppo"
@@ -393,7 +438,8 @@ def load_sb3_zip(path: str | Path, *, max_jobs: int | None = None, trust: bool =
     meta = policy_meta(policy, algo, _MODE_BY_HEAD[policy.head_kind], {"loaded_from": str(path)})
     if max_jobs is not None and max_jobs != policy.max_jobs:
         resized = build_policy(algo, meta["action_mode"], max_jobs, embed_dim=policy.embed_dim, hidden_dim=policy.hidden_dim,
-                               obs_version=meta["obs_version"], prior=getattr(policy, "prior", None))
+                               obs_version=meta["obs_version"], prior=getattr(policy, "prior", None),
+                               encoder=encoder_options(meta))
         resized.load_state_dict(policy.state_dict())
         policy, meta["max_jobs"] = resized, max_jobs
     return policy.eval(), meta
@@ -410,9 +456,12 @@ def _zip_policy_class_name(path: Path) -> str:
         serialized = base64.b64decode(data["policy_class"][":serialized:"])
     except (zipfile.BadZipFile, KeyError, TypeError, ValueError) as exc:
         raise InputError(f"{path}: not an SB3 model zip ({exc})") from None
-    for name in ("MaskableSlotPolicy", "SlotPolicy"):  # the longer name first: it contains the other
-        if b"shockwave_agents.learned.policy" in serialized and name.encode() in serialized:
-            return name
+    # the longer names first: they contain the others
+    for module, names in ((b"shockwave_agents.learned.attention", ("MaskableAttentionSlotPolicy", "AttentionSlotPolicy")),
+                          (b"shockwave_agents.learned.policy", ("MaskableSlotPolicy", "SlotPolicy"))):
+        for name in names:
+            if module in serialized and name.encode() in serialized:
+                return name
     return ""
 
 

@@ -118,6 +118,10 @@ def _add_workload_arguments(group) -> None:
 
 def _add_network_arguments(group) -> None:
     """The network's and PPO's options, and where the weights start."""
+    group.add_argument("--policy", choices=("mlp", "attention"), default="mlp",
+                       help="slot policy: mlp (per-slot MLP with mean/max pooling; a Gaussian over priority scores) or "
+                       "attention (self-attention over the slots; a Plackett-Luce ordering in priority mode); "
+                       "docs/TRAINING.md")
     group.add_argument("--embed-dim", type=ascii_int, default=None, help="slot embedding size (default 32 for RL, 64 for bc)")
     group.add_argument("--hidden-dim", type=ascii_int, default=None, help="hidden layer size (default 64 for RL, 128 for bc)")
     group.add_argument("--n-steps", type=ascii_int, default=None, help="rollout steps per env (default: 512 in total, "
@@ -127,7 +131,10 @@ def _add_network_arguments(group) -> None:
     group.add_argument("--n-epochs", type=ascii_int, default=10, help="PPO epochs per rollout")
     group.add_argument("--learning-rate", type=ascii_float, default=3e-4, help="PPO learning rate")
     group.add_argument("--ent-coef", type=ascii_float, default=0.0, help="entropy bonus")
-    group.add_argument("--gamma", type=ascii_float, default=0.995, help="discount")
+    group.add_argument("--gamma", type=ascii_float, default=0.995, help="discount (per round with --discount rounds)")
+    group.add_argument("--discount", choices=("rounds", "steps"), default="rounds",
+                       help="rounds: a step that covered n rounds (skip_trivial) is discounted by gamma**n, a "
+                       "sequential pick that closes no round by 1 (semi-MDP); steps: gamma per env step")
     group.add_argument("--log-std-init", type=ascii_float, default=None,
                        help="PPO: initial log-std of the priority scores (default -0.5, or -2 with --prior)")
     group.add_argument("--prior", default="none", type=prior_name,
@@ -203,6 +210,8 @@ def train_command(args) -> int:
         if args.prior is not None:
             raise InputError(f"--prior {args.prior}: the prior starts an RL run (--algo ppo or maskable_ppo); "
                              "behaviour cloning (--algo bc) fits its own network from scratch")
+        if args.policy != "mlp":
+            raise InputError(f"--policy {args.policy}: behaviour cloning (--algo bc) fits the mlp policy")
         if args.task is not None:
             raise InputError(f"--task {args.task}: behaviour cloning (--algo bc) copies a teacher and has no reward; "
                              "use --reward for its --finetune stage")
@@ -216,10 +225,11 @@ def train_command(args) -> int:
         suites=None if args.suites == "none" else args.suites, val_traces=args.val_traces,
         embed_dim=args.embed_dim or 32, hidden_dim=args.hidden_dim or 64, n_steps=args.n_steps,
         batch_size=args.batch_size, n_epochs=args.n_epochs, learning_rate=args.learning_rate,
-        gamma=args.gamma, ent_coef=args.ent_coef, log_std_init=args.log_std_init, eval_every=args.eval_every,
-        eval_seeds=tuple(args.eval_seeds), select=args.select, checkpoint_every=args.checkpoint_every,
-        init_from=args.init_from, trust_init=args.trust, progress_every_s=args.progress_every_s, command=command,
-        prior=args.prior, task=args.task,
+        gamma=args.gamma, discount=args.discount, ent_coef=args.ent_coef, log_std_init=args.log_std_init,
+        eval_every=args.eval_every, eval_seeds=tuple(args.eval_seeds), select=args.select,
+        checkpoint_every=args.checkpoint_every, init_from=args.init_from, trust_init=args.trust,
+        progress_every_s=args.progress_every_s, command=command, prior=args.prior, task=args.task,
+        policy=args.policy,
     )
     report = train(config)
     _print_summary(args.out, report["selected"], report["fifo"])
@@ -252,9 +262,9 @@ def _imitate(args, workload, reward, command: str) -> int:
             suites=config.suites, val_traces=config.val_traces,
             embed_dim=config.embed_dim, hidden_dim=config.hidden_dim, n_steps=args.n_steps,
             batch_size=args.batch_size, n_epochs=args.n_epochs, learning_rate=args.learning_rate,
-            gamma=args.gamma, ent_coef=args.ent_coef, log_std_init=args.log_std_init, eval_every=args.eval_every,
-            eval_seeds=tuple(args.eval_seeds), select=args.select, checkpoint_every=args.checkpoint_every,
-            init_from=str(Path(args.out) / "policy"), progress_every_s=args.progress_every_s, command=command,
+            gamma=args.gamma, discount=args.discount, ent_coef=args.ent_coef, log_std_init=args.log_std_init,
+            eval_every=args.eval_every, eval_seeds=tuple(args.eval_seeds), select=args.select,
+            checkpoint_every=args.checkpoint_every, init_from=str(Path(args.out) / "policy"), progress_every_s=args.progress_every_s, command=command,
         ))
         _print_summary(tuned, final["selected"], final["fifo"])
     return 0

@@ -16,6 +16,8 @@ What :func:`train` does (``shockwave-gym train`` is a thin wrapper):
   suites' validation split, or held-out generated seeds below 2**32; never trained on) beside FIFO's figures on the same traces, and the
   evaluation's score (``select``: ``jct`` or ``fair``, :mod:`~shockwave_gym.training.selection`)
   picks the best weights so far, saved as ``out/best_policy.npz`` + ``.json``;
+* the slot policy is ``policy="mlp"`` (MLP pooling) or ``"attention"`` (self-attention with a
+  Plackett-Luce head in priority mode, :mod:`shockwave_agents.learned.attention`);
 * progress lines on stderr (no TensorBoard) and a checkpoint every ``checkpoint_every`` steps;
 * at the end ``out/policy.npz`` + ``out/policy.json``: the weights-only policy agents load
   (``--agent ppo --agent-opt path=out``), which is the **best validation checkpoint** (the
@@ -25,8 +27,10 @@ What :func:`train` does (``shockwave-gym train`` is a thin wrapper):
 
 The defaults are the settings that measured best (docs/TRAINING.md): 512-step rollouts in
 total (one cluster per suite, or one cluster for a workload), 10 epochs per rollout,
-``gamma=0.995``, and the JCT reward scaled by 0.1 (``{"jct": 0.1}``), which keeps
-per-round rewards near unit scale. ``task=`` (a scored task, :mod:`shockwave_gym.tasks`)
+``gamma=0.995`` per round (``discount="rounds"``: a step that covered n rounds is discounted
+by ``gamma ** n``, :mod:`~shockwave_gym.training.discounting`; ``"steps"``: per env step),
+and the JCT reward scaled by 0.1 (``{"jct": 0.1}``), which keeps per-round rewards near unit
+scale. ``task=`` (a scored task, :mod:`shockwave_gym.tasks`)
 replaces the reward by the task's weights scaled by 0.1 and selects checkpoints on its cost.
 
 Worker processes start with ``forkserver``, so a script calling :func:`train` with
@@ -88,6 +92,10 @@ class TrainConfig:
     obs_version: int = field(default_factory=lambda: _default_obs_version())
     #: Rounds without a decision run inside the step (the env's ``skip_trivial``).
     skip_trivial: bool = True
+    #: The slot policy: "mlp" (MLP encoder with mean/max pooling; a Gaussian over scores in
+    #: priority mode) or "attention" (self-attention encoder; a Plackett-Luce ordering in
+    #: priority mode): shockwave_agents.learned.policy / .attention.
+    policy: str = "mlp"
     embed_dim: int = 32
     hidden_dim: int = 64
     n_steps: int | None = None  # per env and rollout; default: 512 in total (ceil(512 / envs) each)
@@ -95,11 +103,15 @@ class TrainConfig:
     n_epochs: int = 10
     learning_rate: float = 3e-4
     gamma: float = 0.995
+    #: "rounds": the discount between two decisions is gamma ** (rounds the step covered)
+    #: (semi-MDP, shockwave_gym.training.discounting); "steps": gamma per env step.
+    discount: str = "rounds"
     gae_lambda: float = 0.95
     ent_coef: float = 0.0
     clip_range: float = 0.2
     #: PPO's Gaussian over priority scores (ignored by MaskablePPO); default -0.5, or
-    #: priors.PRIOR_LOG_STD_INIT (-2) with a prior.
+    #: priors.PRIOR_LOG_STD_INIT (-2) with a prior. The attention policy's Plackett-Luce head
+    #: starts its log-temperature here (its logits are divided by exp of it).
     log_std_init: float | None = None
     #: Start of the policy's linear skip term (shockwave_agents.learned.priors): None (no
     #: skip term), "zero", "srtf" (the initial policy is SRTF; training learns a residual) or
@@ -135,6 +147,11 @@ class TrainConfig:
             self.log_std_init = -0.5 if self.prior is None else PRIOR_LOG_STD_INIT
         if not (self.prefetch == "auto" or isinstance(self.prefetch, bool)):
             raise InputError(f"prefetch must be True, False or 'auto', got {self.prefetch!r}")
+        from shockwave_gym.training.discounting import check_discount
+
+        check_discount(self.discount)
+        if self.policy not in ("mlp", "attention"):
+            raise InputError(f"policy must be mlp or attention, got {self.policy!r}")
         if self.vec not in VEC_KINDS:
             raise InputError(f"vec must be one of {', '.join(VEC_KINDS)}, got {self.vec!r}")
         if self.envs is None and self.suites is None:
@@ -253,17 +270,15 @@ def make_vec_env(config: TrainConfig, tasks):
 
 def build_model(config: TrainConfig, env):
     """A fresh PPO / MaskablePPO with the slot policy (optionally starting from weights)."""
-    from shockwave_agents.learned.policy import policy_class
+    from shockwave_agents.learned.attention import policy_class
+    from shockwave_gym.training.discounting import algorithm_class
 
-    if config.algo == "ppo":
-        from stable_baselines3 import PPO as algo_class
-    else:
-        from sb3_contrib import MaskablePPO as algo_class
+    algo_class = algorithm_class(config.algo, config.discount)
     policy_kwargs = {"embed_dim": config.embed_dim, "hidden_dim": config.hidden_dim, "prior": config.prior}
     if config.algo == "ppo":
-        policy_kwargs["log_std_init"] = config.log_std_init
+        policy_kwargs["log_temperature_init" if config.policy == "attention" else "log_std_init"] = config.log_std_init
     model = algo_class(
-        policy_class(config.algo), env,
+        policy_class(config.algo, config.policy), env,
         n_steps=config.n_steps, batch_size=config.batch_size, n_epochs=config.n_epochs,
         learning_rate=config.learning_rate, gamma=config.gamma, gae_lambda=config.gae_lambda,
         ent_coef=config.ent_coef, clip_range=config.clip_range, seed=config.seed, device="cpu", verbose=0,
@@ -284,6 +299,8 @@ def build_model(config: TrainConfig, env):
                 f"--init-from {config.init_from}: the policy {has}; pass the same --prior it was trained with "
                 f"(its policy.json: prior {meta.get('prior')!r}), got --prior {config.prior or 'none'}"
             )
+        if start.encoder != config.policy:
+            raise InputError(f"--init-from {config.init_from}: a {start.encoder} policy cannot start a --policy {config.policy} run")
         if start.head_kind != model.policy.head_kind or (meta["embed_dim"], meta["hidden_dim"]) != (config.embed_dim, config.hidden_dim):
             raise InputError(
                 f"--init-from {config.init_from}: a {meta['action_mode']} policy with embed/hidden "

@@ -10,7 +10,9 @@ one vector env, not separate env objects: ``get_attr`` and other ``env_method`` 
 the vector env's own attribute or method (the same for every index), and ``set_attr`` is
 refused unless it addresses every cluster.
 
-Per-cluster infos carry ``TimeLimit.truncated`` and, when an episode ends,
+Per-cluster infos carry ``TimeLimit.truncated``, the step's ``rounds_elapsed`` and
+``elapsed_s`` (the rounds and simulated seconds it covered, what discounting by rounds reads:
+:mod:`~shockwave_gym.training.discounting`) and, when an episode ends,
 ``terminal_observation`` and ``metrics`` (all that SB3 and the training monitor read).
 """
 
@@ -65,10 +67,15 @@ class NativeVecEnv(VecEnv):
         obs, rewards, terminated, truncated, infos = self.venv.step(self._actions)
         dones = terminated | truncated
         time_limit = (truncated & ~terminated).tolist()
-        out = [{"TimeLimit.truncated": t} for t in time_limit]
+        rounds, elapsed = infos["rounds_elapsed"], infos["elapsed_s"]
+        if dones.any():  # an ended cluster's row of the step's infos is in final_info
+            final = infos["final_info"]
+            rounds = np.where(dones, final["rounds_elapsed"], rounds)
+            elapsed = np.where(dones, final["elapsed_s"], elapsed)
+        out = [{"TimeLimit.truncated": t, "rounds_elapsed": n, "elapsed_s": s}
+               for t, n, s in zip(time_limit, rounds.tolist(), elapsed.tolist(), strict=True)]
         if dones.any():
             final_obs = infos["final_obs"]
-            final = infos["final_info"]
             metrics = final.get("metrics", {})
             has_metrics = final.get("_metrics", np.zeros(self.num_envs, bool))
             for i in np.flatnonzero(dones).tolist():
