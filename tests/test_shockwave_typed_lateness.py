@@ -96,7 +96,8 @@ def test_homogeneous_shockwave_does_not_read_the_typed_options(cluster):
     trace = load_trace("teaching-12", gpus=32)
     config = SimConfig(gpus=32) if cluster is None else SimConfig(cluster=ClusterSpec.parse(cluster))
     runs = [run_episode(trace, make_shockwave(**options, **UNLIMITED), config, seed=0, progress=False)
-            for options in ({**KNOB, "typed_rank": "list"}, {})]
+            for options in ({**KNOB, "typed_rank": "list", "typed_rho_weight": 1.0, "typed_guarantee": 0.5,
+                             "typed_priority": "all"}, {})]
     assert runs[0].metrics == runs[1].metrics
     np.testing.assert_array_equal(runs[0].result.completion_s, runs[1].result.completion_s)
 

@@ -36,6 +36,8 @@ TYPED_SHARES = ("water_filling", "per_job")
 RATIO_BASES = ("finish_time", "jct")
 #: ``typed_rank``: how a typed relaxed plan's rounds are ordered (docs/SHOCKWAVE_HETERO.md).
 TYPED_RANKS = ("per_type", "list")
+#: ``typed_priority``: which jobs get the relaxed path's lateness priority on a typed cluster.
+TYPED_PRIORITIES = ("late", "all")
 
 
 @dataclass(frozen=True)
@@ -167,6 +169,9 @@ class ShockwaveConfig:
     typed_ratio_basis: str | None = None
     typed_rank: str = "per_type"
     typed_makespan_scale: float = 1.0
+    typed_priority: str = "late"
+    typed_rho_weight: float = 0.0
+    typed_guarantee: float = 0.0
     threads: int = 1
     noise: float = 0.0
     noise_mode: str = "sign"
@@ -179,7 +184,8 @@ class ShockwaveConfig:
         if not isinstance(self.replan_every_rounds, int) or self.replan_every_rounds < 1:
             raise InputError(f"replan_every_rounds must be an integer >= 1, got {self.replan_every_rounds!r}")
         for name in ("k", "lam", "lam_urgent", "rho_max", "mip_abs_gap",
-                     "noise", "drift_threshold", "makespan_weight", "authors_rel_gap", "typed_makespan_scale"):
+                     "noise", "drift_threshold", "makespan_weight", "authors_rel_gap", "typed_makespan_scale",
+                     "typed_rho_weight"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
                 raise InputError(f"{name} must be a finite number >= 0, got {value!r}")
@@ -239,6 +245,11 @@ class ShockwaveConfig:
             raise InputError(f"typed_ratio_basis must be None, 'finish_time' or 'jct', got {self.typed_ratio_basis!r}")
         if self.typed_rank not in TYPED_RANKS:
             raise InputError(f"typed_rank must be one of {TYPED_RANKS}, got {self.typed_rank!r}")
+        if not (isinstance(self.typed_guarantee, int | float) and not isinstance(self.typed_guarantee, bool)
+                and 0.0 <= self.typed_guarantee <= 1.0):
+            raise InputError(f"typed_guarantee must be a number in [0, 1], got {self.typed_guarantee!r}")
+        if self.typed_priority not in TYPED_PRIORITIES:
+            raise InputError(f"typed_priority must be one of {TYPED_PRIORITIES}, got {self.typed_priority!r}")
 
     @classmethod
     def authors(cls, **overrides) -> ShockwaveConfig:
