@@ -18,10 +18,11 @@ from shockwave_agents.shockwave.config import ShockwaveConfig
 from shockwave_agents.shockwave.instance import PlanningInstance
 from shockwave_agents.shockwave.planner import Planner, guaranteed_epochs, priority_log_weights
 from shockwave_agents.shockwave.solvers import HighsBackend
+from shockwave_agents.shockwave.typed_rank import front_swap_typed
 from shockwave_gym.errors import InputError
 
 SHORT = 4
-BASE = {"typed_ratio_basis": "jct", "k": 0.0, "time_limit_s": 1000, "rank_time_limit_s": 1000}
+BASE = {"typed_ratio_basis": "jct", "typed_rho_weight": 0.0, "k": 0.0, "time_limit_s": 1000, "rank_time_limit_s": 1000}
 
 
 def instance(typed: bool = True) -> PlanningInstance:
@@ -43,7 +44,7 @@ def instance(typed: bool = True) -> PlanningInstance:
 def planned_work_s(**options) -> np.ndarray:
     """Reference seconds of work the plan of :func:`instance` gives each job."""
     inst = instance()
-    outcome = Planner(ShockwaveConfig(**BASE, **options), HighsBackend()).plan(inst)
+    outcome = Planner(ShockwaveConfig(**{**BASE, **options}), HighsBackend()).plan(inst)
     x = np.zeros(inst.schedule_shape, dtype=bool)
     for t, (jobs, kinds) in enumerate(zip(outcome.rounds, outcome.types, strict=True)):
         x[jobs, kinds, t] = True
@@ -53,7 +54,7 @@ def planned_work_s(**options) -> np.ndarray:
 def test_the_rho_weight_ranks_a_job_by_the_rho_a_round_of_delay_costs_it():
     inst = instance()
     plain, ratio = priority_log_weights(ShockwaveConfig(**BASE), inst)
-    weighted, _ = priority_log_weights(ShockwaveConfig(**BASE, typed_rho_weight=2.0), inst)
+    weighted, _ = priority_log_weights(ShockwaveConfig(**{**BASE, "typed_rho_weight": 2.0}), inst)
     assert ratio[SHORT] == pytest.approx(0.5) and plain[SHORT] == 0.0  # not late: no priority of its own
     # median target JCT 60,000 s against its 2,000 s: 30 x, squared by the exponent
     assert weighted[SHORT] == pytest.approx(2.0 * np.log(30.0))
@@ -62,7 +63,7 @@ def test_the_rho_weight_ranks_a_job_by_the_rho_a_round_of_delay_costs_it():
 
 def test_each_option_gives_the_short_job_the_work_the_plain_plan_denies_it():
     assert planned_work_s()[SHORT] == 0.0
-    assert planned_work_s(typed_rho_weight=1.0)[SHORT] == pytest.approx(600.0)  # all its remaining work
+    assert planned_work_s(**{"typed_rho_weight": 1.0})[SHORT] == pytest.approx(600.0)  # all its remaining work
     # the guarantee asks for min(its 5 epochs left, 0.5 x 0.6 x 20 rounds x 120 s / 120 s);
     # the rounds the packing cannot place are dropped, so most of it, not all
     assert planned_work_s(typed_guarantee=0.5)[SHORT] >= 480.0
@@ -75,7 +76,7 @@ def test_the_guarantee_is_a_share_of_the_fair_share_work_capped_by_the_work_left
 
 
 def test_the_options_are_read_on_typed_instances_only():
-    config = ShockwaveConfig(**BASE, typed_rho_weight=2.0, typed_priority="all", typed_guarantee=0.5)
+    config = ShockwaveConfig(**{**BASE, "typed_rho_weight": 2.0, "typed_priority": "all", "typed_guarantee": 0.5})
     one_type = instance(typed=False)
     np.testing.assert_array_equal(priority_log_weights(config, one_type)[0],
                                   priority_log_weights(ShockwaveConfig(**BASE), one_type)[0])
@@ -92,3 +93,22 @@ def test_all_priorities_lower_the_weight_of_jobs_ahead_of_their_target():
 def test_bad_fairness_options_are_refused(option, value):
     with pytest.raises(InputError, match=option):
         make_shockwave(**{option: value})
+
+
+def test_front_swaps_bring_a_priority_job_planned_on_several_types_to_the_first_rounds():
+    # two types of one GPU, four rounds; job 0 runs rounds 0-1 on type 0 and round 3 on type
+    # 1, job 1 rounds 0-2 on type 1, job 2 (the highest priority) rounds 2-3 on type 0. The
+    # per-type re-ranking cannot move job 2 past job 0 (planned on both types); the front
+    # swaps trade job 2's round 2 for job 0's round 0 on type 0, keeping every job's rounds
+    # on every type.
+    x = np.zeros((3, 2, 4), dtype=bool)
+    x[0, 0, [0, 1]] = x[0, 1, 3] = True
+    x[1, 1, [0, 1, 2]] = True
+    x[2, 0, [2, 3]] = True
+    ranked = front_swap_typed(x, np.ones(3, dtype=np.int64), np.array([1, 1]), np.array([0.0, 0.0, 5.0]))
+    np.testing.assert_array_equal(ranked.sum(axis=2), x.sum(axis=2))
+    assert ranked[2, 0, 0] and ranked[0, 0, 2] and not ranked[0, 0, 0]
+    assert (ranked.sum(axis=0) <= 1).all() and (ranked.sum(axis=1) <= 1).all()
+    # a lower-priority job is never swapped in ahead of a higher one
+    unchanged = front_swap_typed(x, np.ones(3, dtype=np.int64), np.array([1, 1]), np.array([5.0, 5.0, 0.0]))
+    np.testing.assert_array_equal(unchanged, x)

@@ -28,6 +28,8 @@ from shockwave_gym.traces import load_trace
 
 UNLIMITED = {"time_limit_s": 1000, "rank_time_limit_s": 1000}
 SHORT = 4  # the short job's index
+#: The typed options as they were before the typed fairness defaults (issue 36).
+BEFORE = {"typed_share": "per_job", "typed_ratio_basis": None, "typed_makespan_scale": 1.0, "typed_rho_weight": 0.0}
 
 
 def crowded_instance() -> PlanningInstance:
@@ -63,19 +65,19 @@ def typed_plan(config: ShockwaveConfig) -> np.ndarray:
 
 def test_the_jct_basis_sees_the_short_jobs_wait_as_the_fairness_measure_does():
     instance = crowded_instance()
-    _, by_time = priority_log_weights(ShockwaveConfig(), instance)
-    _, by_jct = priority_log_weights(ShockwaveConfig(typed_ratio_basis="jct"), instance)
+    _, by_time = priority_log_weights(ShockwaveConfig(**BEFORE), instance)
+    _, by_jct = priority_log_weights(ShockwaveConfig(**{**BEFORE, "typed_ratio_basis": "jct"}), instance)
     assert by_time[SHORT] == pytest.approx(20_600 / 20_000)
     assert by_jct[SHORT] == pytest.approx(2.0)
     np.testing.assert_allclose(by_jct[:SHORT], by_time[:SHORT])  # arrival 0: the bases agree
 
 
 def test_a_waiting_short_job_is_starved_on_finish_times_and_served_on_jct():
-    by_time = typed_plan(ShockwaveConfig(**UNLIMITED))
+    by_time = typed_plan(ShockwaveConfig(**BEFORE, **UNLIMITED))
     assert not by_time[SHORT].any()  # the makespan term keeps every GPU on the long jobs
-    per_type = typed_plan(ShockwaveConfig(typed_ratio_basis="jct", **UNLIMITED))
+    per_type = typed_plan(ShockwaveConfig(**{**BEFORE, "typed_ratio_basis": "jct"}, **UNLIMITED))
     assert per_type[SHORT].any() and not per_type[SHORT, :, :10].any()  # planned, but only late in the plan
-    by_jct = typed_plan(ShockwaveConfig(typed_ratio_basis="jct", typed_rank="list", **UNLIMITED))
+    by_jct = typed_plan(ShockwaveConfig(**{**BEFORE, "typed_ratio_basis": "jct"}, typed_rank="list", **UNLIMITED))
     assert by_jct[SHORT, :, 0].any()  # it runs from the first round
     work_s = 120.0 * np.einsum("kt,k->", by_jct[SHORT].astype(float), crowded_instance().speed[SHORT])
     assert work_s >= 360.0  # and its plan covers its remaining work

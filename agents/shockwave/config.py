@@ -35,7 +35,7 @@ TYPED_SHARES = ("water_filling", "per_job")
 #: ``typed_ratio_basis``: the lateness ratio's basis on a typed cluster (None: ``ratio_basis``).
 RATIO_BASES = ("finish_time", "jct")
 #: ``typed_rank``: how a typed relaxed plan's rounds are ordered (docs/SHOCKWAVE_HETERO.md).
-TYPED_RANKS = ("per_type", "list")
+TYPED_RANKS = ("per_type", "list", "front")
 #: ``typed_priority``: which jobs get the relaxed path's lateness priority on a typed cluster.
 TYPED_PRIORITIES = ("late", "all")
 
@@ -122,6 +122,16 @@ class ShockwaveConfig:
     (:func:`.typed_rank.list_rank_typed`).
     ``typed_makespan_scale`` multiplies the makespan term's coefficient on a typed cluster
     (either objective; 1: as on one type, 0: no makespan term).
+    ``typed_rho_weight`` (beta >= 0) multiplies every job's relaxed-path weight by
+    ``(median target JCT / its target JCT) ** beta`` (target JCT = F_j - arrival): a round of
+    delay raises job j's fair-share rho by ``round_s / target JCT``, so jobs with short
+    fair-share times weigh more in the plan and go earlier in it (0: off).
+    ``typed_guarantee`` (alpha in [0, 1]) bounds each job's planned work on the relaxed path
+    below by ``alpha`` x its fair-share work over the horizon, ``share_j T round_s``, capped by
+    its remaining work (0: off; a plan that cannot meet it is made without it).
+    ``typed_priority`` (:data:`TYPED_PRIORITIES`): ``"late"`` gives the priority
+    ``ratio^lam`` to late jobs only (the authors' rule); ``"all"`` to every job, so jobs ahead
+    of their target weigh less than 1.
 
     Prediction: ``noise`` is the multiplicative error of the remaining-time predictions
     (0.2 = +-20%); ``noise_mode="sign"`` multiplies by 1 +- noise with a fresh random sign at

@@ -50,7 +50,7 @@ from shockwave_agents.shockwave.record import PlanOutcome, PlanPath, PlanRecord
 from shockwave_agents.shockwave.reranker import Reranker
 from shockwave_agents.shockwave.results import SolveResult, SolveStatus
 from shockwave_agents.shockwave.typed_polish import polish_typed_plan
-from shockwave_agents.shockwave.typed_rank import list_rank_typed
+from shockwave_agents.shockwave.typed_rank import front_swap_typed, list_rank_typed
 from shockwave_gym import portable_math
 
 #: Typed schedule programs up to this many x[j, k, t] columns are solved (warm-started from
@@ -228,7 +228,10 @@ class Planner:
                 x = list_rank_typed(attempt.schedule, variant.gang, variant.type_capacity, log_weights, speed,
                                     variant.last_type)
                 return x, variant, attempt
-            return self.reranker.rank(variant, attempt.schedule, log_weights, record), variant, attempt
+            x = self.reranker.rank(variant, attempt.schedule, log_weights, record)
+            if variant.typed and self.config.typed_rank == "front":
+                x = front_swap_typed(x, variant.gang, variant.type_capacity, log_weights)
+            return x, variant, attempt
         message = attempt.result.message if attempt.result is not None else "program build failed"
         record.warnings.append(f"relaxed solve gave no plan ({message}); using the greedy plan")
         record.path = PlanPath.FALLBACK
