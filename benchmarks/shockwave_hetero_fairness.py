@@ -220,6 +220,8 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, dict]:
                         help="with --out: keep the cells (and commands) already in that file and add these")
     parser.add_argument("--render", nargs="+", default=None, metavar="JSON",
                         help="print the before/after markdown table of saved outputs (no runs)")
+    parser.add_argument("--render-suite", default=None, metavar="JSON",
+                        help="print the heterogeneous suite's table of a saved compare output (no runs)")
     parser.add_argument("--against", default="gavel", help="--render: the reference variant's label")
     parser.add_argument("--only", nargs="+", default=None, metavar="LABEL",
                         help="--render: only these variants' columns (in this order)")
@@ -292,8 +294,31 @@ def render_rows(paths: list[str], traces: list[str] | None = None) -> str:
     return "\n".join(lines)
 
 
+def render_suite(path: str) -> str:
+    """The heterogeneous suite's table from its saved compare output (``rows``, and
+    ``before_rows`` as ``agent (before)`` rows): per agent and trace makespan s / mean rho /
+    the paper's static unfair share, and the mean over the traces."""
+    saved = json.load(open(path, encoding="utf-8"))
+    rows = [*saved["rows"], *({**r, "agent": f"{r['agent']} (before)"} for r in saved.get("before_rows", [])
+                             if r["agent"] != "gavel")]
+    traces = list(dict.fromkeys(r["trace"] for r in rows))
+    by = {(r["agent"], r["trace"]): r for r in rows}
+    lines = ["| agent | " + " | ".join(f"`{t}`" for t in traces) + f" | mean over the {len(traces)} |",
+             "|---" * (len(traces) + 2) + "|"]
+    for agent in dict.fromkeys(r["agent"] for r in rows):
+        cells = [by[(agent, t)] for t in traces if (agent, t) in by]
+        text = [f"{c['makespan_s']:,.0f} / {c['rho_mean']:.3f} / {100 * c['unfair_fraction']:.1f}%" for c in cells]
+        mean = [float(np.mean([c[k] for c in cells])) for k in ("makespan_s", "rho_mean", "unfair_fraction")]
+        text.append(f"{mean[0]:,.0f} / {mean[1]:.3f} / {100 * mean[2]:.1f}%")
+        lines.append(f"| `{agent}` | " + " | ".join(text) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     args, common = parse_args(argv)
+    if args.render_suite is not None:
+        print(render_suite(args.render_suite))
+        return 0
     if args.render is not None:
         print(render_rows(args.render, args.traces if args.rows_of else None) if args.rows
               else render(args.render, args.against, args.only))

@@ -29,7 +29,8 @@ from shockwave_gym.traces import load_trace
 UNLIMITED = {"time_limit_s": 1000, "rank_time_limit_s": 1000}
 SHORT = 4  # the short job's index
 #: The typed options as they were before the typed fairness defaults (issue 36).
-BEFORE = {"typed_share": "per_job", "typed_ratio_basis": None, "typed_makespan_scale": 1.0, "typed_rho_weight": 0.0}
+BEFORE = {"typed_share": "per_job", "typed_ratio_basis": None, "typed_makespan_scale": 1.0, "typed_rho_weight": 0.0,
+          "typed_rank": "per_type"}
 
 
 def crowded_instance() -> PlanningInstance:
@@ -77,7 +78,7 @@ def test_a_waiting_short_job_is_starved_on_finish_times_and_served_on_jct():
     assert not by_time[SHORT].any()  # the makespan term keeps every GPU on the long jobs
     per_type = typed_plan(ShockwaveConfig(**{**BEFORE, "typed_ratio_basis": "jct"}, **UNLIMITED))
     assert per_type[SHORT].any() and not per_type[SHORT, :, :10].any()  # planned, but only late in the plan
-    by_jct = typed_plan(ShockwaveConfig(**{**BEFORE, "typed_ratio_basis": "jct"}, typed_rank="list", **UNLIMITED))
+    by_jct = typed_plan(ShockwaveConfig(**{**BEFORE, "typed_ratio_basis": "jct", "typed_rank": "list"}, **UNLIMITED))
     assert by_jct[SHORT, :, 0].any()  # it runs from the first round
     work_s = 120.0 * np.einsum("kt,k->", by_jct[SHORT].astype(float), crowded_instance().speed[SHORT])
     assert work_s >= 360.0  # and its plan covers its remaining work
@@ -119,3 +120,13 @@ def test_list_ranking_moves_a_priority_job_ahead_of_jobs_planned_on_two_types():
     assert ranked[2, 0, :2].all()
     assert (ranked.sum(axis=0) <= 1).all()  # one GPU per type and round
     assert (ranked.sum(axis=1) <= 1).all()  # one type per job and round
+
+
+def test_the_typed_defaults_run_the_waiting_short_job_from_the_first_round():
+    # the rho weight puts it ahead of the long jobs, the front swaps move its rounds to the
+    # front although the long jobs are planned on both types; without them (per-type
+    # re-ranking alone) the same counts leave it in the plan's later rounds
+    x = typed_plan(ShockwaveConfig(**UNLIMITED))
+    assert x[SHORT, :, 0].any() and x[SHORT, :, 1].any()
+    per_type = typed_plan(ShockwaveConfig(typed_rank="per_type", **UNLIMITED))
+    assert per_type[SHORT].any() and not per_type[SHORT, :, :2].any()

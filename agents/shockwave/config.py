@@ -175,12 +175,12 @@ class ShockwaveConfig:
     counts_method: str = "auto"
     exact_counts_min_jobs: int = 200
     warm_from_previous: bool = False
-    typed_share: str = "per_job"
-    typed_ratio_basis: str | None = None
-    typed_rank: str = "per_type"
-    typed_makespan_scale: float = 1.0
+    typed_share: str = "water_filling"
+    typed_ratio_basis: str | None = "jct"
+    typed_rank: str = "front"
+    typed_makespan_scale: float = 1e-3
     typed_priority: str = "late"
-    typed_rho_weight: float = 0.0
+    typed_rho_weight: float = 2.0
     typed_guarantee: float = 0.0
     threads: int = 1
     noise: float = 0.0
