@@ -24,6 +24,12 @@ Prints one JSON object with, per trace and variant:
   fastest type);
 - ``starved``: the ten jobs with the largest rho, with their class, wait and type shares.
 
+``--out FILE --append`` adds the cells (and the command line) to those already in FILE.
+``--render JSON...`` prints the before/after table of saved outputs (``--only LABEL...``: those
+columns), ``--render-suite JSON`` the heterogeneous suite's table of a saved compare output
+(docs/SHOCKWAVE_HETERO.md is rendered from ``docs/data/shockwave_hetero_fair_issue36.json`` and
+``docs/data/shockwave_hetero_mixed_issue36.json`` this way).
+
 ``--plans ROUND`` looks at single plans instead: the trace is played with ``gavel`` up to
 round ``ROUND`` (one state for every variant), then each Shockwave variant plans once from
 that state, and per job class (gang x ``short``/``long`` predicted remaining time, split at
