@@ -10,6 +10,8 @@ the long jobs and the short one none; each option gives it its work.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -112,3 +114,12 @@ def test_front_swaps_bring_a_priority_job_planned_on_several_types_to_the_first_
     # a lower-priority job is never swapped in ahead of a higher one
     unchanged = front_swap_typed(x, np.ones(3, dtype=np.int64), np.array([1, 1]), np.array([5.0, 5.0, 0.0]))
     np.testing.assert_array_equal(unchanged, x)
+
+
+def test_a_guarantee_the_cluster_cannot_meet_is_dropped_with_a_warning():
+    # every job's full fair share at rate 1 asks for 20 rounds of reference work each: 100
+    # reference rounds against the 60 the two fast and two half-speed GPUs give in 20 rounds
+    inst = replace(instance(), share=np.full(5, 1.0))
+    outcome = Planner(ShockwaveConfig(**{**BASE, "typed_guarantee": 1.0}), HighsBackend()).plan(inst)
+    assert outcome.record.warnings == ["typed guarantee infeasible; planned without it"]
+    assert outcome.record.path == "relaxed" and any(len(r) for r in outcome.rounds)
