@@ -24,6 +24,12 @@ Prints one JSON object with, per trace and variant:
   fastest type);
 - ``starved``: the ten jobs with the largest rho, with their class, wait and type shares.
 
+``--out FILE --append`` adds the cells (and the command line) to those already in FILE.
+``--render JSON...`` prints the before/after table of saved outputs (``--only LABEL...``: those
+columns), ``--render-suite JSON`` the heterogeneous suite's table of a saved compare output
+(docs/SHOCKWAVE_HETERO.md is rendered from ``docs/data/shockwave_hetero_fair_issue36.json`` and
+``docs/data/shockwave_hetero_mixed_issue36.json`` this way).
+
 ``--plans ROUND`` looks at single plans instead: the trace is played with ``gavel`` up to
 round ``ROUND`` (one state for every variant), then each Shockwave variant plans once from
 that state, and per job class (gang x ``short``/``long`` predicted remaining time, split at
@@ -41,6 +47,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shlex
 import sys
 
 import numpy as np
@@ -214,9 +222,15 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, dict]:
                         help="single plans from the state gavel reaches at this round, instead of episodes")
     parser.add_argument("--workers", type=int, default=1, help="cells run one after another (only 1 is supported)")
     parser.add_argument("--out", default=None, help="also write the JSON object here after every cell")
+    parser.add_argument("--append", action="store_true",
+                        help="with --out: keep the cells (and commands) already in that file and add these")
     parser.add_argument("--render", nargs="+", default=None, metavar="JSON",
                         help="print the before/after markdown table of saved outputs (no runs)")
+    parser.add_argument("--render-suite", default=None, metavar="JSON",
+                        help="print the heterogeneous suite's table of a saved compare output (no runs)")
     parser.add_argument("--against", default="gavel", help="--render: the reference variant's label")
+    parser.add_argument("--only", nargs="+", default=None, metavar="LABEL",
+                        help="--render: only these variants' columns (in this order)")
     parser.add_argument("--rows", action="store_true", help="--render: one row per cell, with per-class rho")
     parser.add_argument("--rows-of", action="store_true", help="--render --rows: only the cells of --traces")
     args = parser.parse_args(argv)
@@ -244,12 +258,14 @@ def _cell_row(cell: dict) -> str:
             f"{100 * m['unfair_fraction']:.1f}%")
 
 
-def render(paths: list[str], against: str) -> str:
+def render(paths: list[str], against: str, only: list[str] | None = None) -> str:
     """One markdown row per trace: the reference variant, then every other variant of the
     saved outputs, each as makespan / mean rho / rho > 1.05 / the paper's static unfair share
     (a variant that beats the reference on mean rho at no longer makespan is in bold)."""
     cells = [c for path in paths for c in json.load(open(path, encoding="utf-8"))["cells"]]
     labels = list(dict.fromkeys(c["variant"] for c in cells if c["variant"] != against))
+    if only is not None:
+        labels = [label for label in only if label in labels]
     by = {(c["trace"], c["variant"]): c for c in cells}
     lines = ["| trace | " + " | ".join([against, *labels]) + " |", "|---" * (len(labels) + 2) + "|"]
     for trace in dict.fromkeys(c["trace"] for c in cells):
@@ -284,14 +300,43 @@ def render_rows(paths: list[str], traces: list[str] | None = None) -> str:
     return "\n".join(lines)
 
 
+def render_suite(path: str) -> str:
+    """The heterogeneous suite's table from its saved compare output (``rows``, and
+    ``before_rows`` as ``agent (before)`` rows): per agent and trace makespan s / mean rho /
+    the paper's static unfair share, and the mean over the traces."""
+    saved = json.load(open(path, encoding="utf-8"))
+    rows = [*saved["rows"], *({**r, "agent": f"{r['agent']} (before)"} for r in saved.get("before_rows", [])
+                             if r["agent"] != "gavel")]
+    traces = list(dict.fromkeys(r["trace"] for r in rows))
+    by = {(r["agent"], r["trace"]): r for r in rows}
+    lines = ["| agent | " + " | ".join(f"`{t}`" for t in traces) + f" | mean over the {len(traces)} |",
+             "|---" * (len(traces) + 2) + "|"]
+    for agent in dict.fromkeys(r["agent"] for r in rows):
+        cells = [by[(agent, t)] for t in traces if (agent, t) in by]
+        text = [f"{c['makespan_s']:,.0f} / {c['rho_mean']:.3f} / {100 * c['unfair_fraction']:.1f}%" for c in cells]
+        mean = [float(np.mean([c[k] for c in cells])) for k in ("makespan_s", "rho_mean", "unfair_fraction")]
+        text.append(f"{mean[0]:,.0f} / {mean[1]:.3f} / {100 * mean[2]:.1f}%")
+        lines.append(f"| `{agent}` | " + " | ".join(text) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     args, common = parse_args(argv)
+    if args.render_suite is not None:
+        print(render_suite(args.render_suite))
+        return 0
     if args.render is not None:
         print(render_rows(args.render, args.traces if args.rows_of else None) if args.rows
-              else render(args.render, args.against))
+              else render(args.render, args.against, args.only))
         return 0
     spec = ClusterSpec.parse(CLUSTER)
-    out = {"cluster": CLUSTER, "common_options": common, "cells": []}
+    out = {"cluster": CLUSTER, "common_options": common, "commands": [], "cells": []}
+    if args.append and args.out is not None and os.path.exists(args.out):
+        with open(args.out, encoding="utf-8") as handle:
+            out = json.load(handle)
+        out.setdefault("commands", [])
+    out["commands"].append(" ".join([".venv/bin/python benchmarks/shockwave_hetero_fairness.py",
+                                     *(shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))]))
     for name in args.traces:
         trace = trace_of(name)
         speed, eligible = job_speeds(trace, spec) if args.plans is None else (None, None)

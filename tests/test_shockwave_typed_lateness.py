@@ -28,6 +28,9 @@ from shockwave_gym.traces import load_trace
 
 UNLIMITED = {"time_limit_s": 1000, "rank_time_limit_s": 1000}
 SHORT = 4  # the short job's index
+#: The typed options as they were before the typed fairness defaults (issue 36).
+BEFORE = {"typed_share": "per_job", "typed_ratio_basis": None, "typed_makespan_scale": 1.0, "typed_rho_weight": 0.0,
+          "typed_rank": "per_type"}
 
 
 def crowded_instance() -> PlanningInstance:
@@ -63,19 +66,19 @@ def typed_plan(config: ShockwaveConfig) -> np.ndarray:
 
 def test_the_jct_basis_sees_the_short_jobs_wait_as_the_fairness_measure_does():
     instance = crowded_instance()
-    _, by_time = priority_log_weights(ShockwaveConfig(), instance)
-    _, by_jct = priority_log_weights(ShockwaveConfig(typed_ratio_basis="jct"), instance)
+    _, by_time = priority_log_weights(ShockwaveConfig(**BEFORE), instance)
+    _, by_jct = priority_log_weights(ShockwaveConfig(**{**BEFORE, "typed_ratio_basis": "jct"}), instance)
     assert by_time[SHORT] == pytest.approx(20_600 / 20_000)
     assert by_jct[SHORT] == pytest.approx(2.0)
     np.testing.assert_allclose(by_jct[:SHORT], by_time[:SHORT])  # arrival 0: the bases agree
 
 
 def test_a_waiting_short_job_is_starved_on_finish_times_and_served_on_jct():
-    by_time = typed_plan(ShockwaveConfig(**UNLIMITED))
+    by_time = typed_plan(ShockwaveConfig(**BEFORE, **UNLIMITED))
     assert not by_time[SHORT].any()  # the makespan term keeps every GPU on the long jobs
-    per_type = typed_plan(ShockwaveConfig(typed_ratio_basis="jct", **UNLIMITED))
+    per_type = typed_plan(ShockwaveConfig(**{**BEFORE, "typed_ratio_basis": "jct"}, **UNLIMITED))
     assert per_type[SHORT].any() and not per_type[SHORT, :, :10].any()  # planned, but only late in the plan
-    by_jct = typed_plan(ShockwaveConfig(typed_ratio_basis="jct", typed_rank="list", **UNLIMITED))
+    by_jct = typed_plan(ShockwaveConfig(**{**BEFORE, "typed_ratio_basis": "jct", "typed_rank": "list"}, **UNLIMITED))
     assert by_jct[SHORT, :, 0].any()  # it runs from the first round
     work_s = 120.0 * np.einsum("kt,k->", by_jct[SHORT].astype(float), crowded_instance().speed[SHORT])
     assert work_s >= 360.0  # and its plan covers its remaining work
@@ -96,7 +99,8 @@ def test_homogeneous_shockwave_does_not_read_the_typed_options(cluster):
     trace = load_trace("teaching-12", gpus=32)
     config = SimConfig(gpus=32) if cluster is None else SimConfig(cluster=ClusterSpec.parse(cluster))
     runs = [run_episode(trace, make_shockwave(**options, **UNLIMITED), config, seed=0, progress=False)
-            for options in ({**KNOB, "typed_rank": "list"}, {})]
+            for options in ({**KNOB, "typed_rank": "list", "typed_rho_weight": 1.0, "typed_guarantee": 0.5,
+                             "typed_priority": "all"}, {})]
     assert runs[0].metrics == runs[1].metrics
     np.testing.assert_array_equal(runs[0].result.completion_s, runs[1].result.completion_s)
 
@@ -116,3 +120,13 @@ def test_list_ranking_moves_a_priority_job_ahead_of_jobs_planned_on_two_types():
     assert ranked[2, 0, :2].all()
     assert (ranked.sum(axis=0) <= 1).all()  # one GPU per type and round
     assert (ranked.sum(axis=1) <= 1).all()  # one type per job and round
+
+
+def test_the_typed_defaults_run_the_waiting_short_job_from_the_first_round():
+    # the rho weight puts it ahead of the long jobs, the front swaps move its rounds to the
+    # front although the long jobs are planned on both types; without them (per-type
+    # re-ranking alone) the same counts leave it in the plan's later rounds
+    x = typed_plan(ShockwaveConfig(**UNLIMITED))
+    assert x[SHORT, :, 0].any() and x[SHORT, :, 1].any()
+    per_type = typed_plan(ShockwaveConfig(typed_rank="per_type", **UNLIMITED))
+    assert per_type[SHORT].any() and not per_type[SHORT, :, :2].any()

@@ -1,8 +1,8 @@
 """The fair share behind typed Shockwave's finish targets (``typed_share``).
 
-- ``water_filling`` (opt-in) is the fair-share reference's equal share: gangs water-filled
+- ``water_filling`` (the default) is the fair-share reference's equal share: gangs water-filled
   over the cluster's GPUs, spread over the types a job can use in proportion to their GPUs;
-  ``per_job`` (the default) gives every job the same share of rounds whatever its gang.
+  ``per_job`` gives every job the same share of rounds whatever its gang.
 - With single-GPU jobs on one type of speed 1 both rules are the homogeneous ``min(1, G / J)``.
 - The option concerns typed clusters only: homogeneous Shockwave (V100-only clusters
   included) gives the same metrics bit for bit under either rule.

@@ -35,7 +35,9 @@ TYPED_SHARES = ("water_filling", "per_job")
 #: ``typed_ratio_basis``: the lateness ratio's basis on a typed cluster (None: ``ratio_basis``).
 RATIO_BASES = ("finish_time", "jct")
 #: ``typed_rank``: how a typed relaxed plan's rounds are ordered (docs/SHOCKWAVE_HETERO.md).
-TYPED_RANKS = ("per_type", "list")
+TYPED_RANKS = ("per_type", "list", "front")
+#: ``typed_priority``: which jobs get the relaxed path's lateness priority on a typed cluster.
+TYPED_PRIORITIES = ("late", "all")
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,16 @@ class ShockwaveConfig:
     (:func:`.typed_rank.list_rank_typed`).
     ``typed_makespan_scale`` multiplies the makespan term's coefficient on a typed cluster
     (either objective; 1: as on one type, 0: no makespan term).
+    ``typed_rho_weight`` (beta >= 0) multiplies every job's relaxed-path weight by
+    ``(median target JCT / its target JCT) ** beta`` (target JCT = F_j - arrival): a round of
+    delay raises job j's fair-share rho by ``round_s / target JCT``, so jobs with short
+    fair-share times weigh more in the plan and go earlier in it (0: off).
+    ``typed_guarantee`` (alpha in [0, 1]) bounds each job's planned work on the relaxed path
+    below by ``alpha`` x its fair-share work over the horizon, ``share_j T round_s``, capped by
+    its remaining work (0: off; a plan that cannot meet it is made without it).
+    ``typed_priority`` (:data:`TYPED_PRIORITIES`): ``"late"`` gives the priority
+    ``ratio^lam`` to late jobs only (the authors' rule); ``"all"`` to every job, so jobs ahead
+    of their target weigh less than 1.
 
     Prediction: ``noise`` is the multiplicative error of the remaining-time predictions
     (0.2 = +-20%); ``noise_mode="sign"`` multiplies by 1 +- noise with a fresh random sign at
@@ -163,10 +175,13 @@ class ShockwaveConfig:
     counts_method: str = "auto"
     exact_counts_min_jobs: int = 200
     warm_from_previous: bool = False
-    typed_share: str = "per_job"
-    typed_ratio_basis: str | None = None
-    typed_rank: str = "per_type"
-    typed_makespan_scale: float = 1.0
+    typed_share: str = "water_filling"
+    typed_ratio_basis: str | None = "jct"
+    typed_rank: str = "front"
+    typed_makespan_scale: float = 1e-3
+    typed_priority: str = "late"
+    typed_rho_weight: float = 2.0
+    typed_guarantee: float = 0.0
     threads: int = 1
     noise: float = 0.0
     noise_mode: str = "sign"
@@ -179,7 +194,8 @@ class ShockwaveConfig:
         if not isinstance(self.replan_every_rounds, int) or self.replan_every_rounds < 1:
             raise InputError(f"replan_every_rounds must be an integer >= 1, got {self.replan_every_rounds!r}")
         for name in ("k", "lam", "lam_urgent", "rho_max", "mip_abs_gap",
-                     "noise", "drift_threshold", "makespan_weight", "authors_rel_gap", "typed_makespan_scale"):
+                     "noise", "drift_threshold", "makespan_weight", "authors_rel_gap", "typed_makespan_scale",
+                     "typed_rho_weight"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
                 raise InputError(f"{name} must be a finite number >= 0, got {value!r}")
@@ -239,6 +255,11 @@ class ShockwaveConfig:
             raise InputError(f"typed_ratio_basis must be None, 'finish_time' or 'jct', got {self.typed_ratio_basis!r}")
         if self.typed_rank not in TYPED_RANKS:
             raise InputError(f"typed_rank must be one of {TYPED_RANKS}, got {self.typed_rank!r}")
+        if not (isinstance(self.typed_guarantee, int | float) and not isinstance(self.typed_guarantee, bool)
+                and 0.0 <= self.typed_guarantee <= 1.0):
+            raise InputError(f"typed_guarantee must be a number in [0, 1], got {self.typed_guarantee!r}")
+        if self.typed_priority not in TYPED_PRIORITIES:
+            raise InputError(f"typed_priority must be one of {TYPED_PRIORITIES}, got {self.typed_priority!r}")
 
     @classmethod
     def authors(cls, **overrides) -> ShockwaveConfig:

@@ -50,7 +50,7 @@ from shockwave_agents.shockwave.record import PlanOutcome, PlanPath, PlanRecord
 from shockwave_agents.shockwave.reranker import Reranker
 from shockwave_agents.shockwave.results import SolveResult, SolveStatus
 from shockwave_agents.shockwave.typed_polish import polish_typed_plan
-from shockwave_agents.shockwave.typed_rank import list_rank_typed
+from shockwave_agents.shockwave.typed_rank import front_swap_typed, list_rank_typed
 from shockwave_gym import portable_math
 
 #: Typed schedule programs up to this many x[j, k, t] columns are solved (warm-started from
@@ -83,8 +83,32 @@ def priority_log_weights(config: ShockwaveConfig, instance: PlanningInstance) ->
     ratio = projected / np.maximum(target, 1e-9)
     late = ratio > config.rho_max
     exponent = np.where(instance.remaining_s < instance.round_s, config.lam_urgent, config.lam)
-    log_w = np.where(late, exponent * portable_math.log(np.maximum(ratio, 1e-300)), 0.0)
+    weighted = late
+    if instance.typed and config.typed_priority == "all":
+        weighted = np.ones_like(late)
+    log_w = np.where(weighted, exponent * portable_math.log(np.maximum(ratio, 1e-300)), 0.0)
+    if instance.typed and config.typed_rho_weight > 0:
+        log_w = log_w + config.typed_rho_weight * rho_rate_log_weights(instance)
     return np.minimum(log_w, config.priority_log_cap), ratio
+
+
+def rho_rate_log_weights(instance: PlanningInstance) -> np.ndarray:
+    """log(median target JCT / job j's target JCT), target JCT = F_j - arrival_j: a round of
+    delay raises a job's fair-share rho by ``round_s / target JCT``, so a job whose fair-share
+    time is short loses more rho per round it waits (typed instances, ``typed_rho_weight``)."""
+    target = np.maximum(instance.finish_target_s - instance.arrival_s, instance.round_s)
+    return portable_math.log(float(np.median(target)) / target)
+
+
+def guaranteed_epochs(config: ShockwaveConfig, instance: PlanningInstance) -> np.ndarray | None:
+    """The relaxed typed program's lower bound on planned epochs under ``typed_guarantee``
+    (alpha): ``alpha`` x the job's fair-share work over the horizon, ``share_j T round_s``
+    reference seconds, capped by its remaining epochs; None when the option is off or the
+    instance is homogeneous."""
+    if not instance.typed or config.typed_guarantee <= 0:
+        return None
+    share_s = config.typed_guarantee * np.asarray(instance.share, dtype=np.float64) * instance.rounds * instance.round_s
+    return np.minimum(instance.max_epochs, share_s / instance.mean_epoch_s)
 
 
 def fairness_lower_bounds(config: ShockwaveConfig, instance: PlanningInstance) -> tuple[np.ndarray | None, str]:
@@ -185,10 +209,17 @@ class Planner:
         record.late_jobs = int(np.sum(ratio > self.config.rho_max))
         record.max_ratio = float(np.max(ratio))
         variant = instance.prioritised(log_weights)
+        guarantee = guaranteed_epochs(self.config, instance)
+        if guarantee is not None:
+            variant = variant.constrained(guarantee)
         if self.config.numerics == "authors":
             variant, dropped = effective_relaxed_instance(variant, self.config.authors_rel_gap)
             self.makespan_dropped += int(dropped)
         attempt = self._solve(variant, record, warm=True, previous=previous)
+        if guarantee is not None and attempt.schedule is None:  # the guarantee did not fit: plan without it
+            record.warnings.append("typed guarantee infeasible; planned without it")
+            variant = variant.constrained(np.zeros(instance.num_jobs))
+            attempt = self._solve(variant, record, warm=True, previous=previous)
         record.relaxed_status = attempt.status
         if attempt.schedule is not None:
             record.path = PlanPath.RELAXED
@@ -197,7 +228,10 @@ class Planner:
                 x = list_rank_typed(attempt.schedule, variant.gang, variant.type_capacity, log_weights, speed,
                                     variant.last_type)
                 return x, variant, attempt
-            return self.reranker.rank(variant, attempt.schedule, log_weights, record), variant, attempt
+            x = self.reranker.rank(variant, attempt.schedule, log_weights, record)
+            if variant.typed and self.config.typed_rank == "front":
+                x = front_swap_typed(x, variant.gang, variant.type_capacity, log_weights)
+            return x, variant, attempt
         message = attempt.result.message if attempt.result is not None else "program build failed"
         record.warnings.append(f"relaxed solve gave no plan ({message}); using the greedy plan")
         record.path = PlanPath.FALLBACK

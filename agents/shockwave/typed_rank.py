@@ -65,4 +65,41 @@ def _pick_type(left: np.ndarray, free: np.ndarray, size: int, speed: np.ndarray,
     return int(np.argmax(np.where(ok, speed, -1.0)))
 
 
-__all__ = ["list_rank_typed"]
+def front_swap_typed(x: np.ndarray, gang: np.ndarray, capacity: np.ndarray, log_weights: np.ndarray,
+                     front: int = 2) -> np.ndarray:
+    """``x`` (n, K, T) with the first ``front`` rounds given to the highest-priority jobs the
+    plan runs later: for each front round t1 and later round t2, a job ``a`` in t2 on type k
+    and not in t1 moves to t1 on type k if k has room for its gang there, or swaps with a job
+    ``b`` of the same gang in t1 on type k that is not in t2 and has a lower key ``w_j / n_j``
+    (the re-ranking's key; ``n_j`` the job's planned rounds). Every job keeps its rounds on
+    every type, every round its capacity, every job one type per round, so the plan's
+    objective is unchanged; unlike the per-type re-ranking, jobs planned on several types
+    move too. (The plan is replaced at the next arrival or completion: its first rounds are
+    the ones that run.)"""
+    x = np.array(x, dtype=bool)
+    n, kinds, horizon = x.shape
+    gang = np.asarray(gang, dtype=np.int64)
+    total = x.sum(axis=(1, 2))
+    key = np.asarray(log_weights, dtype=np.float64) - portable_math.log(np.maximum(total, 1).astype(np.float64))
+    for t1 in range(min(front, horizon)):
+        free = np.asarray(capacity, dtype=np.int64) - np.einsum("j,jk->k", gang, x[:, :, t1].astype(np.int64))
+        for t2 in range(t1 + 1, horizon):
+            running1 = x[:, :, t1].any(axis=1)
+            movers = np.flatnonzero(x[:, :, t2].any(axis=1) & ~running1)
+            for a in movers[np.lexsort((movers, -key[movers]))].tolist():
+                k = int(np.argmax(x[a, :, t2]))
+                if free[k] >= gang[a]:
+                    x[a, k, t2], x[a, k, t1] = False, True
+                    free[k] -= gang[a]
+                    continue
+                running2 = x[:, :, t2].any(axis=1)
+                others = np.flatnonzero(x[:, k, t1] & ~running2 & (gang == gang[a]) & (key < key[a]))
+                if others.size == 0:
+                    continue
+                b = int(others[np.lexsort((others, key[others]))][0])
+                x[a, k, t2], x[a, k, t1] = False, True
+                x[b, k, t1], x[b, k, t2] = False, True
+    return x
+
+
+__all__ = ["front_swap_typed", "list_rank_typed"]
