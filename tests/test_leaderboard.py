@@ -20,6 +20,7 @@ from shockwave_gym.harness.leaderboard import (
     leaderboard_entries,
 )
 from shockwave_gym.harness.paired import Interval, mean_interval, ratio_interval
+from shockwave_gym.regimes import Regime
 from shockwave_gym.traces.suites import entry_trace, get_suite, split_entries
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
@@ -232,9 +233,14 @@ def test_regime_and_heterogeneous_suites_carry_their_cluster_and_regime_and_lear
                        progress=False, figures=False).iloc[0]
     saved = next(r for r in rows if r["trace"] == entry.trace_name)
     assert float(saved["avg_jct_s"]) == float(by_hand["avg_jct_s"])
-    exact = evaluate("fifo", [entry_trace(entry)], cluster=entry.cluster, workers=1, progress=False,
+    # by name alone, a regime suite's trace takes its suite's cluster and regime too
+    by_name = evaluate("srtf", [entry.trace_name], workers=1, progress=False, figures=False).iloc[0]
+    assert int(by_name["gpus"]) == 24 and by_name["cluster"] == str(entry.cluster)
+    same = evaluate("srtf", [entry_trace(entry)], cluster=entry.cluster, regime=entry.regime, workers=1,
+                    progress=False, figures=False).iloc[0]
+    exact = evaluate("srtf", [entry_trace(entry)], regime=Regime(), workers=1, progress=False,
                      figures=False).iloc[0]
-    assert int(exact["gpus"]) == 24
+    assert by_name["avg_jct_s"] == same["avg_jct_s"] != exact["avg_jct_s"]
     # resumable: nothing to recompute but the n/a cells, and the same file
     assert main(argv) == 0
     assert "(0 run now)" in capsys.readouterr().out

@@ -331,6 +331,30 @@ def test_run_and_compare_take_suite_trace_names_with_the_suite_cluster(tmp_path,
     assert int(rows["hetero-mixed-validation-1"]["gpus"]) == hetero.gpus
 
 
+def test_run_and_compare_play_a_regime_suites_trace_in_its_regime_unless_told_otherwise(tmp_path, capsys):
+    import json
+
+    from shockwave_gym.cli import main
+    from shockwave_gym.harness import evaluate
+
+    name = "medium-nominal-unknown-early-test-0"
+    entry = split_entries("medium-nominal-unknown-early", "test")[0]
+    expected = evaluate("srtf", [entry_trace(entry)], regime=entry.regime, workers=1, figures=False,
+                        progress=False).iloc[0]
+    assert main(["run", "--agent", "srtf", "--trace", name, "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["regime"] == entry.regime.describe() and record["avg_jct_s"] == expected["avg_jct_s"]
+    assert main(["run", "--agent", "srtf", "--trace", name, "--regime", "exact", "--json"]) == 0
+    exact = json.loads(capsys.readouterr().out)
+    assert "regime" not in exact and exact["avg_jct_s"] != expected["avg_jct_s"]  # 20% of jobs end early
+    out = tmp_path / "cmp"
+    assert main(["compare", "--agents", "srtf", "--traces", name, "medium-nominal-test-0", "--workers", "1",
+                 "--no-figures", "--quiet", "--out", str(out)]) == 0
+    rows = {r["trace"]: r for r in csv.DictReader((out / "results.csv").open())}
+    assert float(rows[name]["avg_jct_s"]) == expected["avg_jct_s"]
+    assert float(rows["medium-nominal-test-0"]["avg_jct_s"]) == exact["avg_jct_s"]  # same jobs, exact regime
+
+
 @pytest.mark.parametrize(("trace", "words"), [
     ("small-nominal-test-9", "small-nominal's test split has the traces small-nominal-test-0, "),
     ("canonical-test-0", "canonical's test split has the traces authors-canonical-120, canonical-test-1"),

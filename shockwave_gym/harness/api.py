@@ -20,6 +20,7 @@ from shockwave_gym.harness.grid import (
     build_cells,
     resolve_agents,
     resolve_clusters,
+    resolve_regimes,
     resolve_seeds,
     resolve_throughputs,
     resolve_traces,
@@ -122,8 +123,11 @@ def evaluate(
       (:class:`~shockwave_gym.view.ClusterView`; ablations only).
     - ``regime`` (:class:`~shockwave_gym.regimes.Regime`): what the agents may know of job
       lengths and which jobs end early (docs/SEMANTICS.md, "Information regimes"); ``None``
-      is the default (exact lengths, no early endings), whose cells keep their keys. A mapping
-      trace name -> regime gives one per trace (absent or ``None``: the default).
+      is each trace's own: a regime suite's trace (``canonical-unknown-test-1``, by name or as a
+      :class:`~shockwave_gym.traces.Trace` of that name) runs in its suite's regime
+      (docs/SUITES.md), any other in the default (exact lengths, no early endings), whose
+      cells keep their keys. A mapping trace name -> regime gives one per trace (absent or
+      ``None``: the trace's own).
     - The result's ``attrs`` hold ``reference`` (the agent used for normalising: ``reference``
       if evaluated, else the first agent) and ``reference_note``.
 
@@ -141,6 +145,7 @@ def evaluate(
         gpus = (cluster if isinstance(cluster, ClusterSpec) else ClusterSpec.parse(cluster)).total
     loaded = resolve_traces(traces, gpus, table)
     clusters = resolve_clusters(loaded, gpus, cluster)
+    regime = resolve_regimes(loaded, regime)
     single_seed = seed_free_labels(refs) if len(seed_list) > 1 else []
     cells = build_cells(
         refs, loaded, seed_list, table, rounds=rounds, oracle=oracle, single_seed=single_seed,

@@ -142,6 +142,30 @@ def resolve_clusters(traces: list[tuple[Trace, int]], gpus, cluster) -> list:
     return specs
 
 
+def resolve_regimes(traces: list[tuple[Trace, int]], regime) -> dict:
+    """Each loaded trace's information regime, trace name -> regime (absent: the default):
+    ``regime`` (a :class:`~shockwave_gym.regimes.Regime`) for all traces, or a mapping trace
+    name -> regime; a trace left open (``regime`` None, or absent or None in the mapping)
+    runs in its own: a regime suite's trace name (``canonical-unknown-test-1``) in its suite's
+    regime (docs/SUITES.md), any other trace in the default regime."""
+    from shockwave_gym.traces.suite_names import suite_regime_of_trace_name
+
+    names = [trace.name for trace, _ in traces]
+    if isinstance(regime, Mapping):
+        unknown = sorted(set(regime) - set(names))
+        if unknown:
+            raise InputError(f"regime given for traces that are not evaluated: {', '.join(map(str, unknown))}")
+    elif regime is not None:
+        return dict.fromkeys(names, regime)
+    out = {}
+    for name in names:
+        mine = regime.get(name) if isinstance(regime, Mapping) else None
+        mine = suite_regime_of_trace_name(name) if mine is None else mine
+        if mine is not None:
+            out[name] = mine
+    return out
+
+
 def resolve_seeds(seeds: int | Iterable[int]) -> list[int]:
     values = [seeds] if isinstance(seeds, int) else list(seeds)
     if not values:
