@@ -20,6 +20,7 @@ import math
 import sys
 
 from shockwave_gym.harness.leaderboard import run_leaderboard
+from shockwave_gym.traces.suites import SUITES
 
 AGENTS = ("wsrpt", "srtf", "ppo")
 OPPONENTS = ("srtf", "ppo")
@@ -61,11 +62,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", default="test", choices=("test", "validation"))
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--suites", default=None)
+    parser.add_argument("--suites", default=None,
+                        help="comma list (default: the V100 suites with exact lengths, where ppo runs)")
     parser.add_argument("--out", default="wsrpt_cells")
     parser.add_argument("--workers", type=int, default=1)
     args = parser.parse_args(argv)
-    run = run_leaderboard(args.split, suites=args.suites, agents=AGENTS, quick=args.quick, out=args.out,
+    suites = args.suites or [s.name for s in SUITES if not s.heterogeneous and s.exact]
+    run = run_leaderboard(args.split, suites=suites, agents=AGENTS, quick=args.quick, out=args.out,
                           workers=args.workers, progress=False)
     report = {"split": args.split, "quick": args.quick, "agents": list(AGENTS), "metric": "avg_jct_s (arrival basis)",
               **summarise(run.results)}

@@ -163,7 +163,8 @@ def _run_cells(args, agents: list[str], agent_options: dict[str, dict], gantt: l
                 reference=args.reference or "shockwave", figures=not args.no_figures, gantt=gantt,
                 **round_options_from_args(args),
                 progress=False if args.quiet else None, command=command,
-                agent_options=agent_options or None, cluster=args.cluster, regime=regime_from_args(args),
+                agent_options=agent_options or None, cluster=args.cluster,
+                regime=regime_from_args(args, [t for t in args.traces if isinstance(t, str)]),
             )
         except CellsFailed as exc:
             failed, results = exc, exc.results

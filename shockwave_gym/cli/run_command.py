@@ -88,21 +88,31 @@ def add_common_episode_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_regime_arguments(parser: argparse.ArgumentParser) -> None:
     """The information-regime options (docs/SEMANTICS.md, "Information regimes")."""
-    parser.add_argument("--regime", choices=("exact", "estimate", "unknown"), default="exact",
-                        help="what the agent may know of job lengths: the trace's (default), a user estimate, "
-                        "or nothing but the length prior")
-    parser.add_argument("--early-endings", default="0", metavar="SHARE|logged",
+    parser.add_argument("--regime", choices=("exact", "estimate", "unknown"), default=None,
+                        help="what the agent may know of job lengths: the trace's (default: exact, or a "
+                        "regime suite's trace's own regime), a user estimate, or nothing but the length prior")
+    parser.add_argument("--early-endings", default=None, metavar="SHARE|logged",
                         help="share of jobs that end early at a hidden point (default 0), or 'logged': "
                         "the imported trace's logged early endings")
-    parser.add_argument("--regime-seed", type=seed_int, default=0,
+    parser.add_argument("--regime-seed", type=seed_int, default=None,
                         help="seed of the per-job estimate and early-ending draws (default 0)")
 
 
-def regime_from_args(args):
-    """The :class:`~shockwave_gym.regimes.Regime` the command line asks for."""
+def regime_from_args(args, traces=()):
+    """The information regime of the run: the one the options ask for (any of ``--regime``,
+    ``--early-endings``, ``--regime-seed`` given: one :class:`~shockwave_gym.regimes.Regime`
+    for every trace, defaults filled in); else each regime suite trace named in ``traces``
+    runs in its suite's regime (a mapping trace name -> regime, docs/SUITES.md) and any
+    other trace in the default regime."""
     from shockwave_gym.regimes import Regime
+    from shockwave_gym.traces.suite_names import suite_regime_of_trace_name
 
-    return Regime(knowledge=args.regime, early_endings=args.early_endings, seed=args.regime_seed)
+    if (args.regime, args.early_endings, args.regime_seed) != (None, None, None):
+        return Regime(knowledge=args.regime or "exact", early_endings="0" if args.early_endings is None
+                      else args.early_endings, seed=args.regime_seed or 0)
+    names = [traces] if isinstance(traces, str) else list(traces)
+    own = {name: suite_regime_of_trace_name(name) for name in names if isinstance(name, str)}
+    return {name: regime for name, regime in own.items() if regime is not None} or Regime()
 
 
 def round_options_from_args(args) -> dict:
@@ -187,7 +197,8 @@ def run(args) -> int:
         table = throughputs.reference
     trace = load_trace(args.trace, table, gpus=gpus)
     config = SimConfig(gpus=gpus, cluster=cluster, **round_options_from_args(args))
-    regime = regime_from_args(args)
+    regime = regime_from_args(args, [args.trace] if isinstance(args.trace, str) else [])
+    regime = regime.get(args.trace) if isinstance(regime, dict) else regime  # a regime suite's trace
     agent = make_agent(args.agent, **parse_agent_options(args.agent_opt))
     from shockwave_gym.cli.episode_control import EpisodeControl  # progress + interruption
 

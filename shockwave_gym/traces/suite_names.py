@@ -42,6 +42,24 @@ def suite_trace_by_name(name: str):
     return entry_trace(key)
 
 
+def suite_regime_of_trace_name(name: str):
+    """The information regime a suite trace called ``name`` runs in
+    (:attr:`~.suites.SplitEntry.regime`, :func:`~.suites.suite_regime` for a train seed);
+    ``None`` for the paper's setting, for a name that is not a suite trace, and when a file
+    of that name in the working directory takes precedence."""
+    from pathlib import Path
+
+    from shockwave_gym.traces.suites import suite_regime
+
+    if not isinstance(name, str) or Path(name).is_file():
+        return None
+    found = _lookup(name)
+    if found is None:
+        return None
+    suite, split, key = found
+    return suite_regime(suite, key) if split == "train" else key.regime
+
+
 def _lookup(name: str):
     """(suite, split, entry or train seed) for a suite trace name, else ``None``."""
     if not isinstance(name, str):
