@@ -59,7 +59,7 @@ def main() -> None:
     jobs, _ = feature_names(2)
     configs = [(text, parse_config(text, jobs)) for text in (args.config or DEFAULT_CONFIGS)]
     tasks = suite_tasks(args.suites, envs=None, val_traces=args.val_traces, max_jobs=None)
-    traces, gpus = tasks.val_traces, tasks.val_gpus
+    traces, gpus = tasks.val_traces, tasks.val_sizes
     start = time.perf_counter()
     fifo = evaluate_agent(make_agent("fifo"), traces, gpus)["per_trace"]
     rows = []

@@ -46,6 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from shockwave_agents import make_agent
+from shockwave_gym.errors import InputError
 from shockwave_gym.runner import run_episode
 from shockwave_gym.simulator import SimConfig
 from shockwave_gym.traces.suites import entry_trace, get_suite, resolve_suites, split_entries
@@ -192,10 +193,26 @@ def acceptance(table: dict) -> dict:
     return cells
 
 
+def exact_v100_suites(names: str) -> list:
+    """``names`` resolved; ``all`` is every V100 suite with exact lengths, and a named
+    heterogeneous or regime suite is refused (this script runs traces on ``gpus`` V100s with
+    exact lengths)."""
+    if names == "all":
+        return [suite for suite in resolve_suites("all") if not suite.heterogeneous and suite.exact]
+    suites = resolve_suites(names)
+    other = [suite.name for suite in suites if suite.heterogeneous or not suite.exact]
+    if other:
+        raise InputError(f"suites {', '.join(other)} need their cluster types or regime, which this script "
+                         "does not carry; use shockwave-gym leaderboard --suites")
+    return suites
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", choices=("validation", "test"), default="validation")
-    parser.add_argument("--suites", default="all", help="comma list of suites, or all")
+    parser.add_argument("--suites", default="all",
+                        help="comma list of suites, or all (the V100 suites with exact lengths: the learned "
+                             "policies need both)")
     parser.add_argument("--agents", nargs="+", default=list(AGENTS))
     parser.add_argument("--traces-per-suite", type=int, default=None, help="only the first N traces of each suite")
     parser.add_argument("--cache", type=Path, default=None, help="JSON file of per-(agent, trace) results, resumable")
@@ -214,7 +231,7 @@ def main() -> None:
     warnings.simplefilter("ignore")
     start = time.perf_counter()
     with stdout_to_stderr():
-        table = run(args.agents, resolve_suites(args.suites), args.split, args.traces_per_suite, args.cache, paths)
+        table = run(args.agents, exact_v100_suites(args.suites), args.split, args.traces_per_suite, args.cache, paths)
     print(json.dumps({"split": args.split, "agents": args.agents, "agent_paths": paths, "table": table,
                       "acceptance": acceptance(table),
                       "wall_s": time.perf_counter() - start}, indent=2))

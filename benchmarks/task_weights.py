@@ -34,7 +34,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--out", default="runs/task-weights")
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args(argv)
-    suites = [suite.name for suite in SUITES if not suite.heterogeneous]
+    suites = [suite.name for suite in SUITES if not suite.heterogeneous and suite.exact]  # the nine V100 suites
     pairs = split_traces(suites, "validation")
     traces = [trace for trace, _ in pairs]
     gpus = {trace.name: size for trace, size in pairs}

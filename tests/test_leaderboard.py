@@ -203,3 +203,39 @@ def test_reporting_page_quotes_the_pinned_split_digests_and_the_statistics():
     assert "stratified" in page and "Student" not in page and min(QUICK_SUITES.values()) == 1
     for words in ("split", "suite version", "table", "command", "commit"):
         assert words in page.split("\n\n")[1]  # named up front
+
+
+def test_regime_and_heterogeneous_suites_carry_their_cluster_and_regime_and_learned_cells_are_not_applicable(
+        tmp_path, capsys):
+    out = tmp_path / "lb"
+    argv = ["leaderboard", "--split", "validation", "--suites", "hetero-mixed-unknown,small-light",
+            "--agents", "fifo", "ppo", "--workers", "1", "--out", str(out), "--quiet"]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("15 cells (15 run now)") and "Not applicable, left out: 5 cells of ppo" in printed
+    md = (out / "LEADERBOARD.md").read_text()
+    assert _md_row(md, "hetero-mixed-unknown", "ppo")[:3] == ["`ppo`", "n/a", "n/a"]
+    assert "`ppo`: cannot run in the 'unknown' regime" in md
+    # the Overall table counts only the suite every agent runs; the next one every suite
+    overall = md.split("## Overall\n", 1)[1].split("\n## ", 1)[0]
+    assert "The 1 suite, 5 traces" in overall and "| `ppo` |" in overall
+    every = md.split("## Overall, every suite\n", 1)[1].split("\n## ", 1)[0]
+    assert "2 suites, 10 traces" in every and "| `ppo` |" not in every and "| `fifo` |" in every
+    rows = list(csv.DictReader((out / "LEADERBOARD.csv").open()))
+    assert {(r["suite"], r["agent"]) for r in rows} == {
+        ("hetero-mixed-unknown", "fifo"), ("small-light", "fifo"), ("small-light", "ppo")}
+    # each cell ran on its suite's cluster and in its trace's regime (same numbers as by hand)
+    results = (out / "results.csv").read_text()
+    assert "v100=8,p100=8,k80=8" in results
+    entry = split_entries("hetero-mixed-unknown", "validation")[0]
+    by_hand = evaluate("fifo", [entry_trace(entry)], cluster=entry.cluster, regime=entry.regime, workers=1,
+                       progress=False, figures=False).iloc[0]
+    saved = next(r for r in rows if r["trace"] == entry.trace_name)
+    assert float(saved["avg_jct_s"]) == float(by_hand["avg_jct_s"])
+    exact = evaluate("fifo", [entry_trace(entry)], cluster=entry.cluster, workers=1, progress=False,
+                     figures=False).iloc[0]
+    assert int(exact["gpus"]) == 24
+    # resumable: nothing to recompute but the n/a cells, and the same file
+    assert main(argv) == 0
+    assert "(0 run now)" in capsys.readouterr().out
+    assert (out / "LEADERBOARD.md").read_text() == md

@@ -24,21 +24,36 @@ from shockwave_gym.traces.suites import (
     entry_trace,
     get_suite,
     offered_load,
+    regime_digest,
+    regime_facts,
+    regime_seed,
     resolve_suites,
     serialize_trace,
     split_digest,
     split_entries,
     split_traces,
+    suite_regime,
 )
 from shockwave_gym.training.workload import TRAIN_SEED_MIN
 
-#: sha256 of the whole test split (names, cluster sizes, JSON-lines bytes), version 0.
+#: The nine V100 suites with exact lengths (the first published ones).
+NINE = ("small-light,small-nominal,small-overloaded,canonical,medium-nominal,large-nominal,gang-heavy,"
+        "long-jobs,static-only")
+#: sha256 of the nine suites' test split (names, cluster sizes, JSON-lines bytes), version 0.
 #: Changing it means the published test split changed: bump the suites' version instead.
 TEST_SPLIT_SHA256 = "4da38f8a954db8d64c6cd7f268a68ceae80c8dd87bf7673bbd5418b1b63d8416"
 VALIDATION_SPLIT_SHA256 = "b7cc3b49b1a63e4264b52ad61174dae1a2c55fd286e8e7791db260dcdfb141ac"
-#: the heterogeneous suite's splits (issue 15); not in "all", which stayed byte-identical
+#: the heterogeneous suite's splits (issue 15)
 HETERO_TEST_SPLIT_SHA256 = "7e99c7664e3f1ab9260a098956946987c79264fc96dfa94a56f986a5586afaa1"
 HETERO_VALIDATION_SPLIT_SHA256 = "0546897b2cd763eee055c4e5c226dd37c170e297fe072ddb7414ed35d9a61366"
+#: the regime suites (issue 34): their traces (split_digest) and their regimes' per-job draws
+#: (regime_digest: each job's estimate and early end)
+REGIME_SUITES = ("canonical-estimate,canonical-unknown,small-overloaded-unknown,gang-heavy-estimate,"
+                 "medium-nominal-unknown-early,hetero-mixed-unknown")
+REGIME_TEST_SPLIT_SHA256 = "e42717131ad336fccef38feb5bcdb5fa64910b8711fdfabdb31ca75545199aef"
+REGIME_VALIDATION_SPLIT_SHA256 = "1dbeb03b223b7e6075d033b67f838224db9592c91f6aa3848a24f1ed3f43bb2f"
+REGIME_TEST_DRAWS_SHA256 = "d6aae94addd53dd35180475c08b6a8706f1be123d9a0e0b207f4abcd6747f8d7"
+REGIME_VALIDATION_DRAWS_SHA256 = "ccafe4ec4e18a20fbd326722085c76089f0b7ea9a62fcbc3787974628aeff003"
 
 
 def test_seed_ranges_are_disjoint_and_match_the_training_workload():
@@ -67,10 +82,10 @@ def test_every_fixed_seed_lies_in_its_split_and_no_seed_is_shared():
 
 def test_test_split_has_the_published_size_and_opens_with_the_authors_trace():
     entries = split_entries(None, "test")
-    assert len(entries) == 5 * len([suite for suite in SUITES if not suite.heterogeneous])
+    assert len(entries) == 5 * len(SUITES)
     canonical = [e for e in entries if e.suite == "canonical"]
     assert canonical[0].bundled == "authors-canonical-120" and canonical[0].seed is None
-    assert len({e.trace_name for e in entries}) == len(entries)
+    assert len({e.trace_name for e in entries}) == len(entries)  # unique across suites, variants included
     traces = dict((t.name, (t, g)) for t, g in split_traces("canonical", "test"))
     trace, gpus = traces["authors-canonical-120"]
     assert gpus == 32
@@ -78,17 +93,82 @@ def test_test_split_has_the_published_size_and_opens_with_the_authors_trace():
 
 
 def test_fixed_splits_are_byte_identical_to_the_pinned_hashes():
-    assert split_digest(None, "test") == TEST_SPLIT_SHA256
-    assert split_digest(None, "validation") == VALIDATION_SPLIT_SHA256
+    assert split_digest(NINE, "test") == TEST_SPLIT_SHA256
+    assert split_digest(NINE, "validation") == VALIDATION_SPLIT_SHA256
     assert split_digest("hetero-mixed", "test") == HETERO_TEST_SPLIT_SHA256
     assert split_digest("hetero-mixed", "validation") == HETERO_VALIDATION_SPLIT_SHA256
+    assert split_digest(REGIME_SUITES, "test") == REGIME_TEST_SPLIT_SHA256
+    assert split_digest(REGIME_SUITES, "validation") == REGIME_VALIDATION_SPLIT_SHA256
+    assert regime_digest(REGIME_SUITES, "test") == REGIME_TEST_DRAWS_SHA256
+    assert regime_digest(REGIME_SUITES, "validation") == REGIME_VALIDATION_DRAWS_SHA256
+    # "all" is every suite, in SUITES order
+    assert [e.suite for e in split_entries(None, "test")] == [s.name for s in SUITES for _ in range(5)]
 
 
 def test_fixed_splits_regenerate_identically_in_a_fresh_process():
-    code = ("from shockwave_gym.traces.suites import split_digest; "
-            "print(split_digest(None, 'test')); print(split_digest(None, 'validation'))")
+    code = ("from shockwave_gym.traces.suites import split_digest, regime_digest; "
+            f"print(split_digest({NINE!r}, 'test')); print(split_digest({NINE!r}, 'validation')); "
+            f"print(split_digest({REGIME_SUITES!r}, 'test')); print(regime_digest({REGIME_SUITES!r}, 'test')); "
+            f"print(regime_digest({REGIME_SUITES!r}, 'validation'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    assert out == [TEST_SPLIT_SHA256, VALIDATION_SPLIT_SHA256]
+    assert out == [TEST_SPLIT_SHA256, VALIDATION_SPLIT_SHA256, REGIME_TEST_SPLIT_SHA256, REGIME_TEST_DRAWS_SHA256,
+                   REGIME_VALIDATION_DRAWS_SHA256]
+
+
+def test_a_regime_suite_plays_its_base_suites_jobs_byte_for_byte_under_its_own_names():
+    for suite in (s for s in SUITES if s.traces_of is not None):
+        base = get_suite(suite.traces_of)
+        assert not suite.exact and not suite.in_distribution and suite.stresses
+        assert (suite.cluster, dict(suite.generator)) == (base.cluster, dict(base.generator))
+        for split in ("test", "validation"):
+            mine, theirs = split_entries(suite.name, split), split_entries(base.name, split)
+            assert [(e.seed, e.bundled) for e in mine] == [(e.seed, e.bundled) for e in theirs]
+            assert [e.trace_name for e in mine] == [f"{suite.name}-{split}-{i}" for i in range(5)]
+            for a, b in zip(mine[:2], theirs[:2], strict=True):
+                trace = entry_trace(a)
+                assert trace.name == a.trace_name and serialize_trace(trace) == serialize_trace(entry_trace(b))
+    # the authors' trace opens the canonical variants' test splits too, renamed
+    assert split_entries("canonical-unknown", "test")[0].bundled == "authors-canonical-120"
+
+
+def test_each_entry_carries_its_regime_seeded_from_the_trace():
+    exact = split_entries("canonical", "test")[1]
+    assert exact.regime is None and suite_regime("canonical", 5) is None
+    estimate, unknown = split_entries("canonical-estimate", "test")[1], split_entries("canonical-unknown", "test")[1]
+    assert (estimate.regime.knowledge, estimate.regime.early_endings) == ("estimate", 0.0)
+    assert (unknown.regime.knowledge, unknown.regime.early_endings) == ("unknown", 0.0)
+    # same trace, same draws in every variant of the base; another trace, another seed
+    assert estimate.regime.seed == unknown.regime.seed == regime_seed("canonical", exact.seed)
+    assert estimate.regime.seed != split_entries("canonical-estimate", "test")[2].regime.seed
+    assert split_entries("canonical-estimate", "test")[0].regime.seed == regime_seed("canonical", "authors-canonical-120")
+    early = split_entries("medium-nominal-unknown-early", "test")[0]
+    assert early.regime.early_endings == 0.2
+    ends = regime_facts(entry_trace(early), early.regime).decode().splitlines()
+    assert 0 < sum(line.split("\t")[2] != "0" for line in ends) < len(ends)
+    # the prior is the suite's own generator distribution (jobs up to 2 h, not the default 5 h)
+    assert max(early.regime.prior.durations_s) == pytest.approx(2 * 3600)
+    assert split_entries("hetero-mixed-unknown", "test")[0].cluster == get_suite("hetero-mixed").cluster_spec
+    # a train seed gets its regime the same way, and a source maps its traces back to it
+    seed = SEED_RANGES["train"][0] + 12345
+    assert suite_regime("gang-heavy-estimate", seed).seed == regime_seed("gang-heavy", seed)
+    source = SuiteTraceSource("gang-heavy-estimate", "train")
+    trace = source.sample(np.random.default_rng(0))
+    assert source.regime_of(trace) == suite_regime("gang-heavy-estimate", int(trace.name.rsplit("-s", 1)[1]))
+    fixed = SuiteTraceSource("canonical-estimate", "test")
+    assert fixed.regime_of(fixed.sample(np.random.default_rng(0))) == split_entries("canonical-estimate", "test")[0].regime
+
+
+def test_bad_regime_suites_are_refused():
+    with pytest.raises(InputError, match="regime must be one of"):
+        Suite("x", "v100=4", "light", "s", {"num_jobs": 5}, regime="vague")
+    with pytest.raises(InputError, match="early_endings"):
+        Suite("x", "v100=4", "light", "s", {"num_jobs": 5}, regime="unknown", early_endings=1.0)
+    with pytest.raises(InputError, match="cluster or regime"):
+        split_traces("canonical-unknown", "test")
+    with pytest.raises(InputError, match="cluster or regime"):
+        split_traces(None, "test")
+    with pytest.raises(InputError, match="information regime"):
+        MultiSuiteSource("small-light,canonical-unknown").env_kwargs()
 
 
 def test_each_suite_load_level_matches_its_offered_load():
@@ -118,15 +198,20 @@ def test_a_suite_can_carry_a_heterogeneous_cluster():
     assert not get_suite("small-nominal").heterogeneous
 
 
-def test_the_heterogeneous_suite_is_taken_by_name_only_and_its_env_has_the_cluster():
+def test_the_heterogeneous_suite_is_in_all_and_its_env_has_the_cluster():
     hetero = get_suite("hetero-mixed")
     assert hetero.heterogeneous and str(hetero.cluster_spec) == "v100=8,p100=8,k80=8"
-    assert hetero not in resolve_suites("all") and hetero not in resolve_suites(None)
+    assert hetero in resolve_suites("all") and hetero in resolve_suites(None)
     assert resolve_suites("hetero-mixed,small-light") == [hetero, get_suite("small-light")]
     assert {e.suite for e in split_entries("hetero-mixed", "test")} == {"hetero-mixed"}
     env = gym.make("shockwave_gym/Suite-hetero-mixed-v0", split="test")
     env.reset(seed=0)
     assert env.unwrapped.cluster == hetero.cluster_spec and env.unwrapped.trace.name == "hetero-mixed-test-0"
+    # every caller that builds envs from suites carries the cluster's types
+    kwargs = MultiSuiteSource("hetero-mixed,small-light", split="test").env_kwargs()
+    assert kwargs[0]["cluster"] == hetero.cluster_spec and "cluster" not in kwargs[1]
+    task = MultiSuiteSource("hetero-mixed").sample_task(np.random.default_rng(0))
+    assert task.cluster == hetero.cluster_spec and task.regime is None
 
 
 def test_bad_inputs_are_input_errors():
@@ -257,3 +342,17 @@ def test_a_suite_trace_name_past_the_split_is_one_line_and_exit_2(trace, words, 
     assert main(["run", "--agent", "fifo", "--trace", trace]) == 2
     err = capsys.readouterr().err
     assert words in err and err.count("\n") == 1
+
+
+def test_training_refuses_regime_suites_and_carries_a_heterogeneous_cluster():
+    from shockwave_gym.training.tasks import resolve_suite_names, suite_tasks
+
+    with pytest.raises(InputError, match=r"cannot train on canonical-unknown \(unknown\): learned policies need exact"):
+        suite_tasks("small-light,canonical-unknown", envs=None, val_traces=1)
+    with pytest.raises(InputError, match="early endings"):
+        resolve_suite_names("all")
+    assert [s.name for s in resolve_suite_names("in-distribution")] == ["small-light", "small-nominal", "small-overloaded"]
+    tasks = suite_tasks("hetero-mixed,small-light", envs=None, val_traces=1)
+    hetero = get_suite("hetero-mixed").cluster_spec
+    assert tasks.env_kwargs[0]["cluster"] == hetero and "cluster" not in tasks.env_kwargs[1]
+    assert tasks.val_gpus == [24, 12] and tasks.val_sizes == [hetero, 12]

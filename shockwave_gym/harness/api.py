@@ -96,7 +96,8 @@ def evaluate(
       paths, or a dict label -> name or factory. ``traces``: bundled names, paths or
       :class:`~shockwave_gym.traces.Trace` objects. ``gpus`` defaults per bundled trace.
       ``cluster`` (a :class:`~shockwave_gym.cluster.ClusterSpec` or ``"v100=12,p100=12,k80=12"``)
-      runs every trace on that heterogeneous cluster (docs/HETEROGENEOUS.md); a bundled
+      runs every trace on that heterogeneous cluster (docs/HETEROGENEOUS.md), or a mapping
+      trace name -> spec one per trace (absent or ``None``: the trace's default); a bundled
       heterogeneous trace uses its own cluster when neither is given.
     - ``agent_options`` maps an agent's label to keyword arguments for its factory (they
       extend and override a labelled spec's own options).
@@ -121,7 +122,8 @@ def evaluate(
       (:class:`~shockwave_gym.view.ClusterView`; ablations only).
     - ``regime`` (:class:`~shockwave_gym.regimes.Regime`): what the agents may know of job
       lengths and which jobs end early (docs/SEMANTICS.md, "Information regimes"); ``None``
-      is the default (exact lengths, no early endings), whose cells keep their keys.
+      is the default (exact lengths, no early endings), whose cells keep their keys. A mapping
+      trace name -> regime gives one per trace (absent or ``None``: the default).
     - The result's ``attrs`` hold ``reference`` (the agent used for normalising: ``reference``
       if evaluated, else the first agent) and ``reference_note``.
 
@@ -133,7 +135,7 @@ def evaluate(
     table = resolve_throughputs(throughputs)
     refs = resolve_agents(agents, agent_options)
     seed_list = resolve_seeds(seeds)
-    if cluster is not None and gpus is None:
+    if cluster is not None and gpus is None and not isinstance(cluster, Mapping):
         from shockwave_gym.cluster import ClusterSpec
 
         gpus = (cluster if isinstance(cluster, ClusterSpec) else ClusterSpec.parse(cluster)).total

@@ -112,18 +112,30 @@ def resolve_traces(
 
 def resolve_clusters(traces: list[tuple[Trace, int]], gpus, cluster) -> list:
     """The heterogeneous cluster of each loaded trace, or ``None`` (homogeneous): ``cluster``
-    (a spec or ``--cluster`` text) for all traces, else a bundled trace's own
+    (a spec or ``--cluster`` text) for all traces, or a mapping trace name -> spec (``None``
+    or absent: that trace's default), else a bundled trace's own
     (:data:`~shockwave_gym.traces.BUNDLED_CLUSTERS`) when no size was given for it. A
-    given size must agree with ``cluster``."""
+    given size must agree with the trace's cluster."""
     from shockwave_gym.traces import resolve_cluster
 
+    if isinstance(cluster, Mapping):
+        unknown = sorted(set(cluster) - {trace.name for trace, _ in traces})
+        if unknown:
+            raise InputError(f"cluster given for traces that are not evaluated: {', '.join(map(str, unknown))}")
     specs = []
     for trace, size in traces:
         given = gpus.get(trace.name) if isinstance(gpus, Mapping) else gpus
-        if cluster is None and given is not None:
+        mine = cluster.get(trace.name) if isinstance(cluster, Mapping) else cluster
+        if mine is not None:
+            total, spec = resolve_cluster(trace.name, given, mine)
+            if total != size:
+                raise InputError(f"trace {trace.name!r}: cluster {spec} has {total} GPUs, not {size}")
+            specs.append(spec)
+            continue
+        if given is not None:
             specs.append(None)
             continue
-        total, spec = resolve_cluster(trace.name, given, cluster)
+        total, spec = resolve_cluster(trace.name, given, None)
         if spec is not None and total != size:
             raise InputError(f"trace {trace.name!r}: cluster {spec} has {total} GPUs, not {size}")
         specs.append(spec)
@@ -160,7 +172,12 @@ def build_cells(
     :meth:`~shockwave_gym.throughput.TypedThroughputs.resolve`. ``rounds``
     (:func:`~shockwave_gym.config.round_options`) sets round parameters; the others keep
     :class:`~shockwave_gym.config.SimConfig`'s defaults. ``regime`` (a
-    :class:`~shockwave_gym.regimes.Regime`) is every cell's information regime."""
+    :class:`~shockwave_gym.regimes.Regime`) is every cell's information regime, or a mapping
+    trace name -> regime (``None`` or absent: the default regime) for one per trace."""
+    if isinstance(regime, Mapping):
+        unknown = sorted(set(regime) - {trace.name for trace, _ in traces})
+        if unknown:
+            raise InputError(f"regime given for traces that are not evaluated: {', '.join(map(str, unknown))}")
     rounds = round_options(**(rounds or {}))
     cells = []
     table_sha256 = throughputs_digest(throughputs)
@@ -172,11 +189,12 @@ def build_cells(
             table = TypedThroughputs.resolve(raw_throughputs if raw_throughputs is not None else throughputs, spec.types)
             digest = throughputs_digest(table)
         trace_sha256 = trace_digest(trace)
+        trace_regime = regime.get(trace.name) if isinstance(regime, Mapping) else regime
         for agent in agents:
             for seed in seeds[:1] if agent.label in single_seed else seeds:
                 cells.append(Cell(
                     agent=agent, trace=trace, gpus=gpus, seed=seed, config=config,
                     throughputs=table, max_rounds=config.max_rounds,
-                    trace_sha256=trace_sha256, throughputs_sha256=digest, oracle=oracle, regime=regime,
+                    trace_sha256=trace_sha256, throughputs_sha256=digest, oracle=oracle, regime=trace_regime,
                 ))
     return cells

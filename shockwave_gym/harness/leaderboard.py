@@ -21,7 +21,7 @@ import io
 import math
 import shlex
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -73,6 +73,9 @@ class LeaderboardRun:
     results: pd.DataFrame
     wall_s: float
     cells_run: int
+    #: cells an agent cannot play (a learned policy outside the exact regime): (suite, trace,
+    #: agent) -> the reason; left out of the results and of every aggregate
+    not_applicable: Mapping[tuple[str, str, str], str] = field(default_factory=dict)
 
 
 def leaderboard_entries(split: str = "test", suites: str | Iterable[str] | None = None,
@@ -119,23 +122,52 @@ def run_leaderboard(split: str = "test", *, suites: str | Iterable[str] | None =
 
     if split == "train":
         raise InputError("the leaderboard runs a fixed split: validation or test")
+    from shockwave_gym.harness.api import CellsFailed
+
     agents = tuple(agents)
     entries = leaderboard_entries(split, suites, quick)
     traces = [entry_trace(entry) for entry in entries]
     gpus = {trace.name: get_suite(entry.suite).gpus for entry, trace in zip(entries, traces, strict=True)}
-    start = time.perf_counter()
-    results = evaluate(list(agents), traces, gpus=gpus, seeds=(0,), out=out, backend=backend, workers=workers,
-                       force=force, reference=REFERENCE, figures=False, progress=progress,
-                       command=leaderboard_command(split, suites, quick, None), agent_options=agent_options)
-    wall_s = time.perf_counter() - start
+    # each suite's cluster types and information regime reach its cells (absent: V100s, exact)
+    clusters = {e.trace_name: e.cluster for e in entries if get_suite(e.suite).heterogeneous}
+    regimes = {e.trace_name: e.regime for e in entries if not get_suite(e.suite).exact}
     by_trace = {entry.trace_name: entry for entry in entries}
+    start = time.perf_counter()
+    not_applicable: dict[tuple[str, str, str], str] = {}
+    try:
+        results = evaluate(list(agents), traces, gpus=gpus, seeds=(0,), out=out, backend=backend, workers=workers,
+                           force=force, reference=REFERENCE, figures=False, progress=progress,
+                           command=leaderboard_command(split, suites, quick, None), agent_options=agent_options,
+                           cluster=clusters or None, regime=regimes or None)
+    except CellsFailed as failed:
+        for label, error in failed.errors.items():
+            agent, trace, _ = label.rsplit(" / ", 2)
+            if trace not in regimes or not error.startswith(f"agent {agent!r} cannot run in the "):
+                raise
+            # "cannot run in the 'unknown' regime: num_epochs is hidden ..." (first clause)
+            reason = error.splitlines()[0].removeprefix(f"agent {agent!r} ").split(";")[0]
+            not_applicable[(by_trace[trace].suite, trace, agent)] = reason
+        results = failed.results
+    wall_s = time.perf_counter() - start
     results["suite"] = [by_trace[name].suite for name in results["trace"]]
     results["trace_seed"] = ["" if by_trace[name].seed is None else str(by_trace[name].seed) for name in results["trace"]]
     results["decision_ms"] = 1000.0 * results["decision_wall_s"] / results["rounds"].clip(lower=1)
     run_now = results.attrs.get("run_now", set())  # new cells and stored ones recomputed (not trusted)
     cells_run = sum(key in run_now for key in results["key_hash"])
     chosen = None if suites is None else tuple(s.name for s in resolve_suites(suites))
-    return LeaderboardRun(split, quick, chosen, agents, tuple(entries), results, wall_s, cells_run)
+    return LeaderboardRun(split, quick, chosen, agents, tuple(entries), results, wall_s, cells_run, not_applicable)
+
+
+def _complete_suites(run: LeaderboardRun) -> list[str]:
+    """The suites in which no cell is :attr:`LeaderboardRun.not_applicable`."""
+    missing = {suite for suite, _, _ in run.not_applicable}
+    return [suite for suite in dict.fromkeys(e.suite for e in run.entries) if suite not in missing]
+
+
+def _complete_agents(run: LeaderboardRun) -> list[str]:
+    """The agents that played every cell."""
+    missing = {agent for _, _, agent in run.not_applicable}
+    return [agent for agent in dict.fromkeys(run.results["agent"]) if agent not in missing]
 
 
 def leaderboard_command(split: str, suites, quick: bool, agent_words: str | None) -> str:
@@ -171,17 +203,34 @@ def leaderboard_markdown(run: LeaderboardRun) -> str:
     lines = _preamble(run, len(suites), full)
     if run.quick:
         lines += [quick_note(), ""]
-    overall = overall_rows(results)
+    complete = _complete_suites(run)
+    overall = overall_rows(results[results["suite"].isin(complete)])
     if overall:
+        scope = f"{len(suites)} suites, {len(run.entries)} traces"
+        if run.not_applicable:
+            traces = sum(e.suite in complete for e in run.entries)
+            scope = (f"The {len(complete)} suite{'s' if len(complete) != 1 else ''}, {traces} traces, in which every "
+                     "agent runs (the suites with *n/a* rows are in the next table, without those agents)")
         lines += [
             "## Overall",
             "",
-            f"{len(suites)} suites, {len(run.entries)} traces; each column the IQM over suites with a stratified "
+            f"{scope}; each column the IQM over suites with a stratified "
             f"bootstrap interval; makespan and avg JCT as paired ratios to `{REFERENCE}` on the same trace.",
             "",
             *_table(overall, OVERALL_METRICS, {a: f"{full} {w}" for a, w in words.items()}),
             "",
         ]
+        if run.not_applicable:
+            agents = _complete_agents(run)
+            every = overall_rows(results[results["agent"].isin(agents)])
+            lines += [
+                "## Overall, every suite",
+                "",
+                f"{len(suites)} suites, {len(run.entries)} traces, the agents that run in every suite; as above.",
+                "",
+                *_table(every, OVERALL_METRICS, {a: f"{full} {w}" for a, w in words.items()}),
+                "",
+            ]
     for suite in suites:
         info = get_suite(suite)
         names = [e.trace_name for e in run.entries if e.suite == suite]
@@ -193,9 +242,26 @@ def leaderboard_markdown(run: LeaderboardRun) -> str:
             f"Traces: {', '.join(f'`{n}`' for n in names)}.",
             "",
             *_table(suite_rows(results, suite), SUITE_METRICS, {a: f"{command} {w}" for a, w in words.items()}),
+            *_not_applicable_rows(run, suite, {a: f"{command} {w}" for a, w in words.items()}),
             "",
         ]
     return "\n".join(lines)
+
+
+def _not_applicable_rows(run: LeaderboardRun, suite: str, commands: dict[str, str]) -> list[str]:
+    """The rows of the agents that cannot play ``suite`` (*n/a*, n = 0) and a footnote with
+    each one's reason; nothing when every agent played it."""
+    by_reason: dict[str, list[str]] = {}
+    for (where, _, agent), reason in run.not_applicable.items():
+        if where == suite and agent not in by_reason.setdefault(reason, []):
+            by_reason[reason].append(agent)
+    if not by_reason:
+        return []
+    blanks = " | ".join("n/a" for _ in SUITE_METRICS)
+    agents = list(dict.fromkeys(agent for names in by_reason.values() for agent in names))
+    lines = [f"| `{agent}` | {blanks} | 0 | `{commands[agent]}` |" for agent in agents]
+    notes = "; ".join(f"{', '.join(f'`{a}`' for a in names)}: {reason}" for reason, names in by_reason.items())
+    return [*lines, "", f"*n/a*: not applicable, not counted in any aggregate ({notes})."]
 
 
 def _preamble(run: LeaderboardRun, num_suites: int, full: str) -> list[str]:
@@ -254,10 +320,15 @@ def quick_note() -> str:
 def summary_text(run: LeaderboardRun) -> str:
     """The leaderboard in brief for the terminal: the Overall table (or, when the reference
     was not run, each suite's) without the command column."""
-    overall = overall_rows(run.results)
+    complete = _complete_suites(run)
+    overall = overall_rows(run.results[run.results["suite"].isin(complete)])
     if overall:
-        blocks = [(f"Overall ({len(run.entries)} traces; IQM over suites; makespan and JCT as ratios to {REFERENCE})",
+        traces = sum(e.suite in complete for e in run.entries)
+        blocks = [(f"Overall ({traces} traces; IQM over suites; makespan and JCT as ratios to {REFERENCE})",
                    overall, OVERALL_METRICS)]
+        if run.not_applicable:
+            blocks[0] = (blocks[0][0].replace("traces;", f"traces of the {len(complete)} suites every agent runs;"),
+                         overall, OVERALL_METRICS)
     else:
         suites = dict.fromkeys(entry.suite for entry in run.entries)
         blocks = [(suite, suite_rows(run.results, suite), SUITE_METRICS) for suite in suites]
@@ -269,6 +340,10 @@ def summary_text(run: LeaderboardRun) -> str:
         widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
         lines += ["", title + " (95% bootstrap interval in brackets; lower is better):"]
         lines += ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in table]
+    if run.not_applicable:
+        agents = sorted({agent for _, _, agent in run.not_applicable})
+        lines += ["", f"Not applicable, left out: {len(run.not_applicable)} cells of {', '.join(agents)} "
+                      "(cannot run outside the exact regime; LEADERBOARD.md lists them)."]
     if run.quick:
         lines += ["", quick_note().replace("**", "")]
     return "\n".join(lines[1:])

@@ -73,6 +73,14 @@ class Suite:
     ``load`` is the intended load level (``light`` / ``nominal`` / ``overloaded``; see
     :func:`offered_load`), ``stresses`` says in one sentence what the suite tests, and
     ``bundled_test`` names bundled traces that open its test split.
+
+    ``regime`` (one of :data:`~shockwave_gym.regimes.KNOWLEDGE_REGIMES`) and
+    ``early_endings`` (a share in [0, 1)) are the information regime its traces run in
+    (docs/SEMANTICS.md, "Information regimes"); each trace's regime draws are seeded from the
+    trace (:func:`suite_regime`). ``traces_of`` names a base suite whose trace seeds (and
+    bundled traces) this suite reuses: a regime variant plays the base suite's jobs byte for
+    byte, under its own trace names, so a comparison with the base is paired on identical
+    traces. A variant must have the base's cluster, generator and bundled traces.
     """
 
     name: str
@@ -83,14 +91,37 @@ class Suite:
     version: int = 0
     bundled_test: tuple[str, ...] = ()
     in_distribution: bool = False
+    regime: str = "exact"
+    early_endings: float = 0.0
+    traces_of: str | None = None
     cluster_spec: ClusterSpec = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        from shockwave_gym.regimes import KNOWLEDGE_REGIMES
+
         object.__setattr__(self, "cluster_spec", ClusterSpec.parse(self.cluster, where=f"suite {self.name}: cluster"))
         bad = {"seed", "name"} & set(self.generator)
         if bad:
             raise InputError(f"suite {self.name}: generator must not set {sorted(bad)} (the split decides them)")
+        if self.regime not in KNOWLEDGE_REGIMES:
+            raise InputError(f"suite {self.name}: regime must be one of {', '.join(KNOWLEDGE_REGIMES)}, "
+                             f"got {self.regime!r}")
+        share = self.early_endings
+        if isinstance(share, bool) or not isinstance(share, int | float) or not 0.0 <= share < 1.0:
+            raise InputError(f"suite {self.name}: early_endings must be a share in [0, 1), got {share!r}")
+        if self.traces_of == self.name:
+            raise InputError(f"suite {self.name}: traces_of names the suite itself")
         self.config(seed=0)  # every generator setting checked once, at definition
+
+    @property
+    def exact(self) -> bool:
+        """Whether its traces run in the paper's setting: exact lengths, no early endings."""
+        return self.regime == "exact" and self.early_endings == 0.0
+
+    @property
+    def trace_base(self) -> str:
+        """The suite whose seeds name this suite's traces (``traces_of``, else itself)."""
+        return self.traces_of if self.traces_of is not None else self.name
 
     @property
     def gpus(self) -> int:
@@ -125,7 +156,7 @@ class Suite:
             if split == "train":
                 raise InputError("the train split has no fixed size: give count= (or use fresh seeds)")
             count = TEST_TRACES_PER_SUITE - len(self.bundled_test) if split == "test" else VALIDATION_TRACES_PER_SUITE
-        return [derive_seed(self.name, self.version, split, index) for index in range(count)]
+        return [derive_seed(self.trace_base, self.version, split, index) for index in range(count)]
 
     def trace(self, split: str, seed: int, index: int | None = None) -> Trace:
         """The generated trace of ``seed`` (which must lie in ``split``'s range), named
@@ -136,6 +167,32 @@ class Suite:
             raise InputError(f"suite {self.name}: {split} seeds lie in [{lo}, {hi}), got {seed!r}")
         name = f"{self.name}-{split}-{index}" if index is not None else f"{self.name}-{split}-s{seed}"
         return generate_trace(self.config(seed, name))
+
+
+def regime_seed(suite: str | Suite, key: int | str) -> int:
+    """The regime seed of one trace of ``suite``: a hash of its base suite
+    (:attr:`Suite.trace_base`), version and the trace's generator seed (or bundled name),
+    mapped into ``[0, 2**32)``. Every variant of a base suite draws the same per-job facts
+    for the same trace (the estimates do not depend on the early-ending share either)."""
+    suite = get_suite(suite)
+    if isinstance(key, bool) or not isinstance(key, int | str):
+        raise InputError(f"suite {suite.name}: a trace's regime seed needs its generator seed or bundled name, got {key!r}")
+    text = f"shockwave-gym/suite/{suite.trace_base}/v{suite.version}/regime/{key}"
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") % 2**32
+
+
+def suite_regime(suite: str | Suite, seed: int | str):
+    """The :class:`~shockwave_gym.regimes.Regime` that ``suite``'s trace of generator seed
+    ``seed`` (any split's, train included; or a bundled trace's name) runs in; ``None`` for a
+    suite in the paper's setting (exact lengths, no early endings). Its duration prior is the
+    suite's generator distribution; its seed is :func:`regime_seed`."""
+    from shockwave_gym.regimes import DurationPrior, Regime
+
+    suite = get_suite(suite)
+    if suite.exact:
+        return None
+    prior = DurationPrior.from_generator(suite.config(seed=0))
+    return Regime(suite.regime, suite.early_endings, regime_seed(suite, seed), prior=prior)
 
 
 def check_split(split: str) -> str:
@@ -232,6 +289,64 @@ SUITES: tuple[Suite, ...] = (
 )
 
 
+def _variant(base: Suite, regime: str, stresses: str, early_endings: float = 0.0) -> Suite:
+    """``base``'s traces, byte for byte, in another information regime: named
+    ``<base>-<regime>`` (``-early`` with early endings)."""
+    name = f"{base.name}-{regime}" + ("-early" if early_endings else "")
+    return Suite(name, base.cluster, base.load, stresses=stresses, generator=base.generator,
+                 version=base.version, bundled_test=base.bundled_test, regime=regime,
+                 early_endings=early_endings, traces_of=base.name)
+
+
+_BASE = {suite.name: suite for suite in SUITES}
+#: Regime suites (issue 34): base suites' traces with lengths estimated or unknown, crossed with
+#: cluster size, load, gang mix and heterogeneity. Version 0; out of the shipped policies'
+#: distribution (they read lengths, so they cannot run them).
+SUITES += (
+    _variant(_BASE["canonical"], "estimate",
+             "the paper's setting with user estimates instead of lengths (off by up to 10x): "
+             "does shortest-first survive overestimates?"),
+    _variant(_BASE["canonical"], "unknown",
+             "the paper's setting with no lengths at all: ordering from the duration prior and "
+             "observed progress alone"),
+    _variant(_BASE["small-overloaded"], "unknown",
+             "a growing queue on a small cluster with unknown lengths: attained service and the prior "
+             "decide the order"),
+    _variant(_BASE["gang-heavy"], "estimate",
+             "large gangs under overestimated lengths: packing 4- and 8-GPU jobs without knowing "
+             "how long they hold the GPUs"),
+    _variant(_BASE["medium-nominal"], "unknown",
+             "unknown lengths and 20% of jobs ending early (killed, converged, failed) at an unannounced "
+             "epoch: progress says little about when a job ends", early_endings=0.2),
+    _variant(_BASE["hetero-mixed"], "unknown",
+             "three GPU generations with unknown lengths: which jobs get the fast V100s when nobody "
+             "knows which jobs are short"),
+)
+
+
+def _check_variants(suites: tuple[Suite, ...]) -> None:
+    """Every suite name unique; a variant's base exists, is not itself a variant, and has its
+    cluster, generator, version and bundled traces."""
+    by_name: dict[str, Suite] = {}
+    for suite in suites:
+        if suite.name in by_name:
+            raise InputError(f"suite {suite.name!r} is defined twice")
+        by_name[suite.name] = suite
+    for suite in suites:
+        if suite.traces_of is None:
+            continue
+        base = by_name.get(suite.traces_of)
+        if base is None or base.traces_of is not None:
+            raise InputError(f"suite {suite.name}: traces_of {suite.traces_of!r} is not a base suite")
+        if (base.cluster, dict(base.generator), base.version, base.bundled_test) != (
+                suite.cluster, dict(suite.generator), suite.version, suite.bundled_test):
+            raise InputError(f"suite {suite.name}: a variant of {base.name} needs its cluster, generator, "
+                             "version and bundled traces")
+
+
+_check_variants(SUITES)
+
+
 def suite_names() -> list[str]:
     return [suite.name for suite in SUITES]
 
@@ -247,12 +362,12 @@ def get_suite(name: str | Suite) -> Suite:
 
 
 def resolve_suites(names: str | Iterable[str | Suite] | None) -> list[Suite]:
-    """``None`` / ``"all"`` -> every homogeneous suite; else a comma list or sequence of
-    names. A heterogeneous suite (:attr:`Suite.heterogeneous`) is only taken by name: its
-    traces need the cluster's types, which a caller that knows only ``suite.gpus`` would
-    drop (it would run them on that many V100s)."""
+    """``None`` / ``"all"`` -> every suite, heterogeneous and regime suites included; else a
+    comma list or sequence of names. A caller that runs the traces must run each on its
+    entry's cluster and regime (:attr:`SplitEntry.cluster`, :attr:`SplitEntry.regime`);
+    :func:`split_traces`, which gives only a GPU count, refuses the suites that need more."""
     if names is None or names == "all":
-        return [suite for suite in SUITES if not suite.heterogeneous]
+        return list(SUITES)
     items = names.split(",") if isinstance(names, str) else list(names)
     suites = [get_suite(item.strip() if isinstance(item, str) else item) for item in items if item != ""]
     if not suites:
@@ -272,7 +387,23 @@ class SplitEntry:
 
     @property
     def trace_name(self) -> str:
-        return self.bundled if self.bundled is not None else f"{self.suite}-{self.split}-{self.index}"
+        """A bundled trace's own name in its own suite; else ``<suite>-<split>-<index>`` (a
+        regime variant names even its bundled traces so: names are unique across suites)."""
+        if self.bundled is not None and get_suite(self.suite).traces_of is None:
+            return self.bundled
+        return f"{self.suite}-{self.split}-{self.index}"
+
+    @property
+    def cluster(self) -> ClusterSpec:
+        """The suite's cluster, which the trace must run on."""
+        return get_suite(self.suite).cluster_spec
+
+    @property
+    def regime(self):
+        """The :class:`~shockwave_gym.regimes.Regime` the trace runs in (:func:`suite_regime`),
+        seeded from the trace's generator seed or bundled name; ``None`` in the paper's
+        setting."""
+        return suite_regime(self.suite, self.seed if self.bundled is None else self.bundled)
 
 
 def split_entries(suites: str | Iterable[str | Suite] | None = None, split: str = "test") -> list[SplitEntry]:
@@ -295,13 +426,23 @@ def entry_trace(entry: SplitEntry, throughputs: ThroughputTable | None = None) -
     if entry.bundled is not None:
         from shockwave_gym.traces.loader import load_trace
 
-        return load_trace(entry.bundled, throughputs, gpus=suite.gpus)
+        trace = load_trace(entry.bundled, throughputs, gpus=suite.gpus)
+        return trace if trace.name == entry.trace_name else dataclasses.replace(trace, name=entry.trace_name)
     return suite.trace(entry.split, entry.seed, entry.index)
 
 
 def split_traces(suites: str | Iterable[str | Suite] | None = None, split: str = "test") -> list[tuple[Trace, int]]:
-    """Every trace of a fixed split with its cluster size: ``[(trace, gpus), ...]``."""
-    return [(entry_trace(entry), get_suite(entry.suite).gpus) for entry in split_entries(suites, split)]
+    """Every trace of a fixed split with its cluster size: ``[(trace, gpus), ...]``. Only for
+    homogeneous suites in the paper's setting: a GPU count would drop a heterogeneous
+    cluster's types or a regime suite's regime, so those raise :class:`InputError` (take
+    :func:`split_entries` and each entry's :attr:`~SplitEntry.cluster` and
+    :attr:`~SplitEntry.regime`)."""
+    chosen = resolve_suites(suites)
+    needs = [s.name for s in chosen if s.heterogeneous or not s.exact]
+    if needs:
+        raise InputError(f"split_traces gives only a GPU count, but suites {', '.join(needs)} need their cluster "
+                         "or regime: use split_entries() with entry.cluster and entry.regime")
+    return [(entry_trace(entry), get_suite(entry.suite).gpus) for entry in split_entries(chosen, split)]
 
 
 def serialize_trace(trace: Trace) -> bytes:
@@ -316,9 +457,34 @@ def split_digest(suites: str | Iterable[str | Suite] | None = None, split: str =
     """SHA-256 over a fixed split: each trace's name and cluster size, then its
     :func:`serialize_trace` bytes, in :func:`split_entries` order."""
     digest = hashlib.sha256()
-    for trace, gpus in split_traces(suites, split):
-        digest.update(f"{trace.name}\t{gpus}\n".encode())
+    for entry in split_entries(suites, split):
+        trace = entry_trace(entry)
+        digest.update(f"{trace.name}\t{get_suite(entry.suite).gpus}\n".encode())
         digest.update(serialize_trace(trace))
+    return digest.hexdigest()
+
+
+def regime_facts(trace: Trace, regime) -> bytes:
+    """The per-job facts ``regime`` draws for ``trace``, one line per job: job id, the
+    estimated iterations (0 outside ``estimate``) and the epochs after which the job ends
+    early (0: it runs to its nominal length). Empty for ``None``: the bytes the pinned regime
+    hashes cover."""
+    if regime is None:
+        return b""
+    from shockwave_gym.regimes import apply_regime
+
+    return "".join(f"{job.job_id}\t{job.estimated_iterations}\t{job.end_epochs}\n"
+                   for job in apply_regime(trace.jobs, regime)).encode()
+
+
+def regime_digest(suites: str | Iterable[str | Suite] | None = None, split: str = "test") -> str:
+    """SHA-256 over the regime draws of a fixed split: each trace's name and regime
+    (:meth:`~shockwave_gym.regimes.Regime.describe`), then its :func:`regime_facts`."""
+    digest = hashlib.sha256()
+    for entry in split_entries(suites, split):
+        regime = entry.regime
+        digest.update(f"{entry.trace_name}\t{'exact' if regime is None else regime.describe()}\n".encode())
+        digest.update(regime_facts(entry_trace(entry), regime))
     return digest.hexdigest()
 
 
@@ -371,6 +537,23 @@ class SuiteTraceSource(TraceSource):
             self._cache[position] = entry_trace(self._entries[position], self.throughputs)
         return self._cache[position]
 
+    def regime_of(self, trace: Trace):
+        """The :class:`~shockwave_gym.regimes.Regime` a trace this source gave runs in
+        (:func:`suite_regime`; ``None`` in the paper's setting), found from its name."""
+        if self.suite.exact:
+            return None
+        for entry in self._entries:
+            if entry.trace_name == trace.name:
+                return entry.regime
+        prefix = f"{self.suite.name}-train-"
+        if self.split == "train" and trace.name.startswith(prefix):
+            rest = trace.name[len(prefix):]
+            if rest.startswith("s") and rest[1:].isdigit():  # a fresh seed: <suite>-train-s<seed>
+                return suite_regime(self.suite, int(rest[1:]))
+            if rest.isdigit() and self._levels is not None and int(rest) < len(self._levels):
+                return suite_regime(self.suite, self._levels[int(rest)])
+        raise InputError(f"trace {trace.name!r} is not one of {self!r}'s traces")
+
     @property
     def max_num_jobs(self) -> int:
         sizes = [self.suite.max_num_jobs]
@@ -387,10 +570,17 @@ class SuiteTask:
 
     suite: Suite
     trace: Trace
+    #: the information regime the trace runs in (None: the paper's setting)
+    regime: object = None
 
     @property
     def gpus(self) -> int:
         return self.suite.gpus
+
+    @property
+    def cluster(self) -> ClusterSpec | None:
+        """The heterogeneous cluster the trace must run on; None: ``gpus`` V100s."""
+        return self.suite.cluster_spec if self.suite.heterogeneous else None
 
 
 class MultiSuiteSource:
@@ -432,18 +622,25 @@ class MultiSuiteSource:
         common ``max_jobs``) or one env per suite. ``kwargs`` go to every env."""
         if isinstance(copies, bool) or not isinstance(copies, int) or copies < 1:
             raise InputError(f"copies must be an integer >= 1, got {copies!r}")
+        regimes = [suite.name for suite in self.suites if not suite.exact]
+        if regimes:
+            raise InputError(f"suites {', '.join(regimes)} run in an information regime, which these env "
+                             "arguments cannot carry; name suites with exact lengths")
         train_levels = self._sources[0].train_levels
         out = []
         for suite in self.suites:
             size = 1 if self.split == "train" else len(split_entries([suite], self.split))
-            out += [{**kwargs, "gpus": suite.gpus,
+            cluster = {"cluster": suite.cluster_spec} if suite.heterogeneous else {}
+            out += [{**kwargs, "gpus": suite.gpus, **cluster,
                      "trace": SuiteTraceSource(suite, self.split, train_levels=train_levels, start=copy % size)}
                     for copy in range(copies)]  # on a fixed split, copy k starts at trace k
         return out
 
     def sample_task(self, rng: np.random.Generator) -> SuiteTask:
         index = int(rng.choice(len(self._sources), p=self.probs))
-        return SuiteTask(self.suites[index], self._sources[index].sample(rng))
+        source = self._sources[index]
+        trace = source.sample(rng)
+        return SuiteTask(self.suites[index], trace, source.regime_of(trace))
 
     @property
     def max_num_jobs(self) -> int:
@@ -478,9 +675,19 @@ def suites_markdown() -> str:
              "|---|---|---|---|---|---|---|"]
     for row in suite_table():
         suite = get_suite(row["suite"])
+        if suite.traces_of is not None:
+            continue
         settings = ", ".join(f"`{key}={value!r}`" for key, value in suite.generator.items())
         lines.append(f"| `{suite.name}` | `{suite.env_id}` | `{suite.cluster}` | {suite.load} | "
                      f"{row['offered_load']:.2f} | {settings} | {suite.stresses} |")
+    lines += ["", "**Regime suites**: a base suite's traces, byte for byte (same seeds and bundled traces, "
+              "their own trace names), in another information regime:", "",
+              "| suite | env id | traces of | cluster | load | regime | early endings | stresses |",
+              "|---|---|---|---|---|---|---|---|"]
+    for suite in SUITES:
+        if suite.traces_of is not None:
+            lines.append(f"| `{suite.name}` | `{suite.env_id}` | `{suite.traces_of}` | `{suite.cluster}` | "
+                         f"{suite.load} | `{suite.regime}` | {suite.early_endings:g} | {suite.stresses} |")
     for split in ("test", "validation"):
         lines += ["", f"**{split} split** ({split}-seed range `[{SEED_RANGES[split][0]}, {SEED_RANGES[split][1]})`):", "",
                   "| suite | trace names | seeds |", "|---|---|---|"]
@@ -488,12 +695,15 @@ def suites_markdown() -> str:
             entries = split_entries([suite], split)
             names = ", ".join(f"`{e.trace_name}`" for e in entries)
             seeds = ", ".join(f"bundled `{e.bundled}`" if e.seed is None else str(e.seed) for e in entries)
+            if suite.traces_of is not None:
+                seeds = f"`{suite.traces_of}`'s: {seeds}"
             lines.append(f"| `{suite.name}` | {names} | {seeds} |")
     return "\n".join(lines) + "\n"
 
 
 __all__ = [
     "LOAD_LEVELS", "SEED_RANGES", "SPLITS", "SUITES", "MultiSuiteSource", "SplitEntry", "Suite",
-    "SuiteTask", "SuiteTraceSource", "derive_seed", "entry_trace", "get_suite", "offered_load", "resolve_suites",
-    "serialize_trace", "split_digest", "split_entries", "split_traces", "suite_names", "suite_table", "suites_markdown",
+    "SuiteTask", "SuiteTraceSource", "derive_seed", "entry_trace", "get_suite", "offered_load", "regime_digest",
+    "regime_facts", "regime_seed", "resolve_suites", "serialize_trace", "split_digest", "split_entries",
+    "split_traces", "suite_names", "suite_regime", "suite_table", "suites_markdown",
 ]

@@ -21,16 +21,21 @@ EVAL_METRICS = (
 )
 
 
-def evaluate_agent(agent, traces: Sequence, gpus: int | Sequence[int], *, max_rounds: int | None = None) -> dict:
+def evaluate_agent(agent, traces: Sequence, gpus: int | Sequence, *, max_rounds: int | None = None) -> dict:
     """Metrics of ``agent`` on each trace, their means over traces, and decision latency
     (total decision wall time / rounds) in milliseconds. ``gpus`` is one cluster size for
-    every trace or one per trace (validation sets mix cluster sizes)."""
-    sizes = [int(gpus)] * len(traces) if isinstance(gpus, (int, np.integer)) else [int(g) for g in gpus]
+    every trace or one per trace (validation sets mix cluster sizes); a per-trace
+    :class:`~shockwave_gym.cluster.ClusterSpec` runs that trace on the heterogeneous cluster."""
+    from shockwave_gym.cluster import ClusterSpec
+
+    sizes = [int(gpus)] * len(traces) if isinstance(gpus, (int, np.integer)) else [
+        g if isinstance(g, ClusterSpec) else int(g) for g in gpus]
     if len(sizes) != len(traces):
         raise ValueError(f"{len(sizes)} cluster sizes for {len(traces)} traces")
     per_trace, decision_s, rounds = {}, 0.0, 0
     for trace, size in zip(traces, sizes, strict=True):
-        outcome = run_episode(trace, agent, SimConfig(gpus=size, **round_options(max_rounds=max_rounds)), progress=False)
+        where = dict(gpus=size.total, cluster=size) if isinstance(size, ClusterSpec) else dict(gpus=size)
+        outcome = run_episode(trace, agent, SimConfig(**where, **round_options(max_rounds=max_rounds)), progress=False)
         per_trace[trace.name] = {key: _plain(outcome.metrics.get(key)) for key in EVAL_METRICS}
         per_trace[trace.name]["completed_jobs"] = _plain(outcome.metrics.get("completed_jobs"))
         decision_s += outcome.decision_wall_s

@@ -91,7 +91,8 @@ class ImitationConfig:
 
     def episode_task(self, episode: int) -> tuple:
         """(trace, gpus) of recording episode ``episode``: a fresh train-split trace drawn
-        from the RNG seeded by (run seed, episode)."""
+        from the RNG seeded by (run seed, episode); ``gpus`` is the suite's
+        :class:`~shockwave_gym.cluster.ClusterSpec` for a heterogeneous suite."""
         rng = np.random.default_rng([self.seed, episode])
         if self.suites is None:
             return TrainingTraceSource(self.workload).sample(rng), self.workload.gpus
@@ -100,7 +101,7 @@ class ImitationConfig:
 
         suites = resolve_suite_names(self.suites)
         suite = suites[episode % len(suites)]
-        return SuiteTraceSource(suite, "train").sample(rng), suite.gpus
+        return SuiteTraceSource(suite, "train").sample(rng), suite.cluster_spec if suite.heterogeneous else suite.gpus
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -166,7 +167,8 @@ def record_episode(config: ImitationConfig, episode: int, student_path: str | No
         actor = PolicyAgent(network, meta["action_mode"], obs_version=meta["obs_version"])
     recorder = RecordingAgent(make_agent(config.teacher, **config.teacher_options), config.max_jobs, actor,
                               obs_version=config.obs_version)
-    outcome = run_episode(trace, recorder, SimConfig(gpus=gpus), seed=episode, progress=False)
+    where = dict(gpus=gpus) if isinstance(gpus, int) else dict(gpus=gpus.total, cluster=gpus)
+    outcome = run_episode(trace, recorder, SimConfig(**where), seed=episode, progress=False)
     arrays = recorder.arrays()
     arrays["episode"] = np.full(arrays["label"].shape[0], episode, dtype=np.int64)
     return {"arrays": arrays, "trace": trace.name, "rounds": outcome.metrics["rounds"],
@@ -295,8 +297,8 @@ def run_imitation(config: ImitationConfig, dataset: str | None = None) -> dict:
     traces = tasks.val_traces
     student = evaluate_agent(PolicyAgent(NumpySlotNetwork.from_policy(policy), config.action_mode, name="distilled",
                                          obs_version=config.obs_version),
-                             traces, tasks.val_gpus)
-    teacher = evaluate_agent(make_agent(config.teacher, **config.teacher_options), traces, tasks.val_gpus)
+                             traces, tasks.val_sizes)
+    teacher = evaluate_agent(make_agent(config.teacher, **config.teacher_options), traces, tasks.val_sizes)
     report = {"config": config.to_dict(), "wall_s": wall_s, "rounds": training["rounds"], "fit": fit,
               "eval_traces": [t.name for t in traces], "student": student, "teacher": teacher}
     (out / "eval.json").write_text(json.dumps(report, indent=2) + "\n")

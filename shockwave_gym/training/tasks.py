@@ -11,7 +11,9 @@
   (seeds below 2**32).
 
 ``in-distribution`` names the suites flagged ``in_distribution`` (the ones the shipped
-policies are trained for); ``all`` names every suite.
+policies are trained for); ``all`` names every suite. A heterogeneous suite's clusters and
+validation traces run on its cluster (``cluster=``). A suite in an information regime other
+than exact is refused: the learned policies read job lengths, which those regimes hide.
 """
 
 from __future__ import annotations
@@ -31,10 +33,19 @@ class TaskSet:
     val_gpus: list[int]
     max_jobs: int
     description: str
+    #: per validation trace, its heterogeneous cluster (None: ``val_gpus`` V100s)
+    val_clusters: list | None = None
 
     @property
     def num_envs(self) -> int:
         return len(self.env_kwargs)
+
+    @property
+    def val_sizes(self) -> list:
+        """Per validation trace, what to run it on: its cluster spec when heterogeneous, else
+        its GPU count (:func:`~shockwave_gym.training.evaluation.evaluate_agent`'s ``gpus``)."""
+        clusters = self.val_clusters or [None] * len(self.val_gpus)
+        return [gpus if spec is None else spec for gpus, spec in zip(self.val_gpus, clusters, strict=True)]
 
 
 def resolve_suite_names(names) -> list:
@@ -47,7 +58,12 @@ def resolve_suite_names(names) -> list:
         names = list(names)
         if names == ["in-distribution"]:
             return [suite for suite in SUITES if suite.in_distribution]
-    return resolve_suites(names)
+    suites = resolve_suites(names)
+    regimes = [f"{s.name} ({s.regime}{', early endings' if s.early_endings else ''})" for s in suites if not s.exact]
+    if regimes:
+        raise InputError(f"cannot train on {', '.join(regimes)}: learned policies need exact job lengths; "
+                         "name suites in the exact regime")
+    return suites
 
 
 def suite_tasks(names, *, envs: int | None, val_traces: int, max_jobs: int | None = None) -> TaskSet:
@@ -62,16 +78,21 @@ def suite_tasks(names, *, envs: int | None, val_traces: int, max_jobs: int | Non
     if isinstance(val_traces, bool) or not isinstance(val_traces, int) or val_traces < 1:
         raise InputError(f"val_traces must be an integer >= 1, got {val_traces!r}")
     sources = [SuiteTraceSource(suite, "train") for suite in suites]
-    env_kwargs = [{"trace": sources[i % len(suites)], "gpus": suites[i % len(suites)].gpus} for i in range(count)]
-    traces, gpus = [], []
+    env_kwargs = []
+    for i in range(count):
+        suite = suites[i % len(suites)]
+        cluster = {"cluster": suite.cluster_spec} if suite.heterogeneous else {}
+        env_kwargs.append({"trace": sources[i % len(suites)], "gpus": suite.gpus, **cluster})
+    traces, gpus, clusters = [], [], []
     for suite in suites:
         for entry in split_entries([suite], "validation")[:val_traces]:
             traces.append(entry_trace(entry))
             gpus.append(suite.gpus)
+            clusters.append(suite.cluster_spec if suite.heterogeneous else None)
     needed = max([suite.max_num_jobs for suite in suites] + [trace.num_jobs for trace in traces])
     slots = needed if max_jobs is None else int(max_jobs)
     description = ", ".join(f"{s.name} ({s.gpus} GPUs, {s.load})" for s in suites)
-    return TaskSet(env_kwargs, traces, gpus, slots, f"suites {description}")
+    return TaskSet(env_kwargs, traces, gpus, slots, f"suites {description}", clusters)
 
 
 def workload_tasks(workload, *, envs: int, eval_seeds, max_jobs: int | None = None) -> TaskSet:

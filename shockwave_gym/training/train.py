@@ -279,7 +279,7 @@ def train(config: TrainConfig) -> dict:
         env = make_vec_env(config, tasks)
         try:
             model = build_model(config, env)
-            monitor = TrainingMonitor(config, eval_traces, out, eval_gpus=tasks.val_gpus, heartbeat=beat)
+            monitor = TrainingMonitor(config, eval_traces, out, eval_gpus=tasks.val_sizes, heartbeat=beat)
             log(f"[train] {config.algo} / {config.action_mode} / reward {config.reward!r}: {config.timesteps:,} steps "
                 f"on {config.envs} env(s) ({config.vec}), {tasks.description}; {config.max_jobs} slots; "
                 f"validation on {len(eval_traces)} traces; out {out}")
