@@ -440,7 +440,7 @@ def render(data: dict) -> str:
         f"Every agent on the {data['split']} split of the task suites ([SUITES.md](SUITES.md)): "
         f"{len(traces)} traces in {len(suites)} suites, each on its suite's cluster and in its suite's "
         "information regime ([SEMANTICS.md](SEMANTICS.md), \"Information regimes\"), agent seed 0, the default "
-        "round parameters. Scored per task ([TASKS.md](TASKS.md): `jct`, `fairness`, `balanced`). "
+        "round parameters. Scored per task (`shockwave_gym/tasks.py`: `jct`, `fairness`, `balanced`). "
         "Regenerate the JSON, this page and the figures with",
         "",
         "```sh",

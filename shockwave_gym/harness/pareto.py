@@ -48,6 +48,21 @@ def frontier(points: Mapping[str, tuple[float, ...]]) -> list[str]:
     return out
 
 
+def _labels(points: Mapping[str, tuple[float, ...]], span: tuple[float, float],
+            near: float = 0.015) -> list[tuple[str, tuple[float, float]]]:
+    """One label per cluster of points closer than ``near`` of the axes' spans ``span`` on both
+    axes (names joined with ", "), at the cluster's first point."""
+    groups: list[tuple[tuple[float, float], list[str]]] = []
+    for name, (x, y, *_) in points.items():
+        for (gx, gy), names in groups:
+            if abs(x - gx) <= near * span[0] and abs(y - gy) <= near * span[1]:
+                names.append(name)
+                break
+        else:
+            groups.append(((x, y), [name]))
+    return [(", ".join(names), anchor) for anchor, names in groups]
+
+
 def pareto_figure(points: Mapping[str, tuple[float, float, float]], title: str,
                   references: Mapping[str, tuple[float, float, float]] | None = None):
     """The figure: agents as circles, ``references`` (label -> point) as stars, one colour scale
@@ -75,16 +90,19 @@ def pareto_figure(points: Mapping[str, tuple[float, float, float]], title: str,
         ax.scatter([points[n][0] / 3600.0 for n in names if n in best], [points[n][1] for n in names if n in best],
                    s=180, facecolors="none", edgecolors="tab:red", linewidths=1.2, zorder=2,
                    label="frontier (agents)")
-    for n in names:
-        ax.annotate(n, (points[n][0] / 3600.0, points[n][1]), textcoords="offset points", xytext=(5, 4), fontsize=8)
+    xs, ys = [p[0] for p in everything], [p[1] for p in everything]
+    span = (max(xs) - min(xs) or 1.0, max(ys) - min(ys) or 1.0)
+    for label, (x, y) in _labels(points, span):
+        ax.annotate(label, (x / 3600.0, y), textcoords="offset points", xytext=(5, 4), fontsize=8)
     if references:
         labels = list(references)
         ax.scatter([references[n][0] / 3600.0 for n in labels], [references[n][1] for n in labels],
                    c=[references[n][2] / 3600.0 for n in labels], marker="*", s=220, edgecolors="black",
                    linewidths=0.6, zorder=4, **style)
-        for n in labels:
-            ax.annotate(n, (references[n][0] / 3600.0, references[n][1]), textcoords="offset points",
-                        xytext=(5, -11), fontsize=8, style="italic")
+        for label, (x, y) in _labels(references, span):
+            ax.annotate(label, (x / 3600.0, y), textcoords="offset points", xytext=(5, -11), fontsize=8,
+                        style="italic")
+    ax.margins(0.15)
     figure.colorbar(scatter, ax=ax, label="makespan (h), suite mean")
     ax.set_xlabel("avg JCT (h), suite mean")
     ax.set_ylabel("mean fair-share ρ, suite mean")
