@@ -237,13 +237,18 @@ def run(split: str, suites, agents: tuple[str, ...], out: Path, decisions: int, 
     for regime, group in _groups(hiding, lambda c: _exact_regime(c["regime"])):
         exact_metrics.update(_cells(classical, group, regime, out, stored_only))
     log(f"classical cells: {time.perf_counter() - start:.0f} s")
-    # 2. the other agents (Shockwave, learned ones), slowest last
-    for agent in others:
-        for regime, group in _groups(chosen, lambda c: c["regime"]):
-            if agent in LEARNED and (not (regime is None or regime.is_default) or group[0]["cluster"] is not None):
-                continue
-            metrics.update(_cells((agent,), group, regime, out, stored_only))
-        log(f"{agent}: {time.perf_counter() - start:.0f} s")
+    # 2. the other agents (Shockwave, learned ones): the paper's setting first, then the regimes
+    # (where Shockwave plans from beliefs, its slowest cells)
+    groups = _groups(chosen, lambda c: c["regime"])
+    for hidden in (False, True):
+        for agent in others:
+            for regime, group in groups:
+                if (regime is not None) != hidden:
+                    continue
+                if agent in LEARNED and (regime is not None or group[0]["cluster"] is not None):
+                    continue
+                metrics.update(_cells((agent,), group, regime, out, stored_only))
+            log(f"{agent}{' (regimes)' if hidden else ''}: {time.perf_counter() - start:.0f} s")
     # 3. the references (shared by the regime variants of a trace through their keys;
     # a --references-only process may have saved them)
     references, oracles = {}, {}
