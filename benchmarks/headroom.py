@@ -40,7 +40,13 @@ import sys
 import time
 from pathlib import Path
 
-from shockwave_gym.harness.clairvoyant import EXTRA_RULES, PORTFOLIO, portfolio_names, rollout_reference, shockwave_oracle
+from shockwave_gym.harness.clairvoyant import (
+    EXTRA_RULES,
+    PORTFOLIO,
+    portfolio_names,
+    rollout_reference,
+    shockwave_oracle,
+)
 from shockwave_gym.harness.scores import (
     FLOOR,
     MIN_ROOM,
@@ -129,7 +135,13 @@ def _cells(agents, group: list[dict], regime, out: Path, stored_only: frozenset)
 
 def _stored(agent: str, traces, regime, out: Path, where: dict) -> dict:
     """Cells of ``agent`` already saved in ``out`` (none run)."""
-    from shockwave_gym.harness.grid import build_cells, resolve_agents, resolve_clusters, resolve_throughputs, resolve_traces
+    from shockwave_gym.harness.grid import (
+        build_cells,
+        resolve_agents,
+        resolve_clusters,
+        resolve_throughputs,
+        resolve_traces,
+    )
     from shockwave_gym.harness.store import CellStore
 
     table = resolve_throughputs(None)

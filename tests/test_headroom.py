@@ -214,7 +214,7 @@ def test_balanced_reference_minimises_the_task_cost_and_beats_every_rule():
     assert ref.value == metric_objective(ref.metrics, "balanced", trace, config)
     assert ref.value <= min(ref.portfolio_values.values())
     metrics = _episodes(trace, 4, ("fifo", "fair-share", "max-rho", "wsrpt"))
-    for agent, m in metrics.items():  # their cells are the portfolio's runs from the start
+    for m in metrics.values():  # their cells are the portfolio's runs from the start
         assert ref.value <= TASKS["balanced"].cost(m, first_arrival_s=first, round_s=120.0) * (1 + 1e-12)
     # the JCT-optimal schedule is not the balanced one here (the task is not avg JCT renamed)
     jct = rollout_reference(trace, config, "avg_jct_s", decisions=8)
