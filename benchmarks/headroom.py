@@ -177,9 +177,11 @@ def _config(case: dict):
 def _reference(case: dict, task: str, decisions: int, out: Path) -> dict:
     objective = TASK_OBJECTIVE[task]
     name = case["trace"].name
-    path = out / "reference" / f"{name}.{objective}.{_key(case, objective, str(decisions), ','.join(portfolio_names(objective)))}.json"
-    if path.exists():
-        return json.loads(path.read_text(encoding="utf-8"))
+    key = _key(case, objective, str(decisions), ",".join(portfolio_names(objective)))
+    path = out / "reference" / f"{name}.{objective}.{key}.json"
+    saved = _saved(out, f"{objective}.{key}")
+    if saved is not None:
+        return saved
     ref = rollout_reference(case["trace"], _config(case), objective, decisions=decisions, regime=case["regime"])
     record = {"objective": objective, "rollout": ref.value, "metrics": {k: ref.metrics[k] for k in KEPT},
               "portfolio_best": min(ref.portfolio_values.values()), "portfolio_best_rule": ref.best_rule,
@@ -187,6 +189,14 @@ def _reference(case: dict, task: str, decisions: int, out: Path) -> dict:
               "portfolio_rounds": ref.portfolio_rounds, "wall_s": ref.wall_s}
     _write(path, record)
     return record
+
+
+def _saved(out: Path, suffix: str) -> dict | None:
+    """A saved reference with this objective and key, under any trace's name (a regime variant's
+    trace has its base trace's jobs under another name)."""
+    for path in sorted((out / "reference").glob(f"*.{suffix}.json")):
+        return json.loads(path.read_text(encoding="utf-8"))
+    return None
 
 
 def _write(path: Path, record: dict) -> None:
@@ -198,9 +208,11 @@ def _write(path: Path, record: dict) -> None:
 
 
 def _shockwave_oracle(case: dict, out: Path) -> dict:
-    path = out / "reference" / f"{case['trace'].name}.shockwave-oracle.{_key(case, 'shockwave-oracle')}.json"
-    if path.exists():
-        return json.loads(path.read_text(encoding="utf-8"))
+    key = _key(case, "shockwave-oracle")
+    path = out / "reference" / f"{case['trace'].name}.shockwave-oracle.{key}.json"
+    saved = _saved(out, f"shockwave-oracle.{key}")
+    if saved is not None:
+        return saved
     record = shockwave_oracle(case["trace"], _config(case), regime=case["regime"])
     _write(path, record)
     return record
