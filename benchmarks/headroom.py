@@ -5,6 +5,7 @@ with bootstrap intervals and a Pareto figure per suite (docs/HEADROOM.md is gene
         [--out runs/headroom] [--decisions 16] [--json docs/data/headroom.json]
         [--doc docs/HEADROOM.md] [--figures docs/img]
     .venv/bin/python benchmarks/headroom.py --render docs/data/headroom.json   # the page, from a saved JSON
+    .venv/bin/python benchmarks/headroom.py --references-only [--suites ...]   # references alone, beside a run
 
 1. Every agent on every trace of the split (:func:`shockwave_gym.harness.evaluate`, agent
    seed 0, each trace on its suite's cluster and in its suite's information regime, the
