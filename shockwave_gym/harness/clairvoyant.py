@@ -40,6 +40,10 @@ regime hides does not matter to it, only which jobs it runs. ``regime=`` gives t
 whose *true* jobs are scheduled (:func:`true_jobs_regime`: its early endings, exact
 knowledge); without early endings they are the trace's jobs, and the reference is the exact
 suite's.
+
+Heterogeneous clusters: ``SimConfig(cluster=...)`` runs the typed simulator; the rules pack
+with :func:`~shockwave_gym.interface.pack_for_cluster` (the simulator's default placement) and
+Shockwave plans typed, so the same constructions apply.
 """
 
 from __future__ import annotations
