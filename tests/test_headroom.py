@@ -150,3 +150,113 @@ def test_mean_rho_reference_includes_the_fair_share_policy_and_its_cell():
     assert ref.portfolio_values["fair-share"] == pytest.approx(cell, rel=1e-12)
     assert ref.value <= min(ref.portfolio_values.values()) <= cell
     assert ref.metrics["rho_mean"] == pytest.approx(ref.value, rel=1e-12)
+
+
+# -- scored tasks -------------------------------------------------------------------------------
+
+
+def _episodes(trace, gpus: int, agents=("fifo", "srtf", "las", "fair-share", "wsrpt")) -> dict:
+    from shockwave_agents.registry import make_agent
+    from shockwave_gym.runner import run_episode
+
+    config = SimConfig(gpus=gpus)
+    return {a: run_episode(trace, make_agent(a), config, seed=0, progress=False).metrics for a in agents}
+
+
+@pytest.mark.parametrize("task", ["jct", "fairness"])
+def test_one_term_task_scores_equal_their_metric_scores(task):
+    """The jct and fairness costs are increasing affine maps of avg JCT and mean rho on a trace:
+    the normalised score is the same number, and so are the room decisions."""
+    from shockwave_gym.harness.scores import task_cost, task_has_room
+    from shockwave_gym.tasks import TASKS
+
+    trace = load_trace("teaching-12", gpus=4)
+    metrics = _episodes(trace, 4)
+    metric = TASKS[task].metric
+    first = min(j.arrival_s for j in trace.jobs)
+    ref = rollout_reference(trace, SimConfig(gpus=4), metric, decisions=6).metrics
+    costs = {a: task_cost(task, m, first_arrival_s=first, round_s=120.0) for a, m in metrics.items()}
+    ref_cost = task_cost(task, ref, first_arrival_s=first, round_s=120.0)
+    assert task_has_room(task, metrics["fifo"], ref, first_arrival_s=first, round_s=120.0) == has_room(
+        metrics["fifo"][metric], ref[metric])
+    compared = 0
+    for agent in metrics:
+        by_metric = normalised_score(metrics[agent][metric], metrics["fifo"][metric], ref[metric], min_room=0.0)
+        by_cost = (costs["fifo"] - costs[agent]) / (costs["fifo"] - ref_cost)
+        assert by_cost == pytest.approx(by_metric, rel=1e-9, abs=1e-12)
+        compared += by_metric not in (0.0, 1.0)
+    assert compared >= 2  # not only the trivial ends of the scale
+
+
+def test_fairness_room_is_judged_on_mean_rho_not_on_its_cost():
+    """The fairness cost N x (mean rho - 1) has an offset: 4% less mean rho is more than 5% less
+    cost when rho is near 1. The room rule stays the metric's."""
+    from shockwave_gym.harness.scores import task_has_room
+
+    floor = {"rho_mean": 1.5, "num_jobs": 10, "gpus": 4, "avg_jct_s": 1.0, "makespan_s": 1.0}
+    ref = dict(floor, rho_mean=1.44)  # 4% below FIFO's rho; 12% below FIFO's cost
+    assert not task_has_room("fairness", floor, ref, first_arrival_s=0.0, round_s=120.0)
+    assert task_has_room("jct", dict(floor, avg_jct_s=100.0), dict(floor, avg_jct_s=94.0),
+                         first_arrival_s=0.0, round_s=120.0)
+
+
+def test_balanced_reference_minimises_the_task_cost_and_beats_every_rule():
+    from shockwave_gym.harness.clairvoyant import EXTRA_RULES, metric_objective
+    from shockwave_gym.tasks import TASKS
+
+    trace = load_trace("teaching-12", gpus=4)
+    config = SimConfig(gpus=4)
+    ref = rollout_reference(trace, config, "balanced", decisions=8)
+    assert {"fair-share", "max-rho"} <= set(EXTRA_RULES["balanced"]) <= set(ref.portfolio_values)
+    first = min(j.arrival_s for j in trace.jobs)
+    assert ref.value == pytest.approx(TASKS["balanced"].cost(ref.metrics, first_arrival_s=first, round_s=120.0),
+                                      rel=1e-12)
+    assert ref.value == metric_objective(ref.metrics, "balanced", trace, config)
+    assert ref.value <= min(ref.portfolio_values.values())
+    metrics = _episodes(trace, 4, ("fifo", "fair-share", "max-rho", "wsrpt"))
+    for m in metrics.values():  # their cells are the portfolio's runs from the start
+        assert ref.value <= TASKS["balanced"].cost(m, first_arrival_s=first, round_s=120.0) * (1 + 1e-12)
+    # the JCT-optimal schedule is not the balanced one here (the task is not avg JCT renamed)
+    jct = rollout_reference(trace, config, "avg_jct_s", decisions=8)
+    assert metric_objective(jct.metrics, "balanced", trace, config) > ref.value
+
+
+def test_reference_runs_the_true_jobs_of_a_regime_with_early_endings():
+    from shockwave_gym.harness.clairvoyant import shockwave_oracle, true_jobs_regime
+    from shockwave_gym.regimes import Regime
+
+    trace = load_trace("teaching-12", gpus=4)
+    config = SimConfig(gpus=4)
+    early = Regime("unknown", early_endings=0.5, seed=3)
+    assert true_jobs_regime(Regime("unknown")) is None and true_jobs_regime(None) is None
+    assert true_jobs_regime(early) == Regime("exact", early_endings=0.5, seed=3)
+    plain = rollout_reference(trace, config, "avg_jct_s", decisions=4)
+    hidden = rollout_reference(trace, config, "avg_jct_s", decisions=4, regime=Regime("unknown", seed=3))
+    assert hidden.value == plain.value  # knowledge does not matter to the clairvoyant reference
+    ended = rollout_reference(trace, config, "avg_jct_s", decisions=4, regime=early)
+    assert ended.value < plain.value  # shorter true jobs
+    from shockwave_agents.registry import make_agent
+    from shockwave_gym.runner import run_episode
+
+    # FIFO ignores lengths: its cell in the regime and the reference's fifo rule agree
+    fifo = run_episode(trace, make_agent("fifo"), config, seed=0, progress=False, regime=early).metrics
+    assert ended.portfolio_values["fifo"] == pytest.approx(fifo["avg_jct_s"], rel=1e-12)
+    oracle = shockwave_oracle(trace, config, regime=early)
+    assert oracle["metrics"]["num_jobs"] == 12 and not oracle["metrics"]["truncated"]
+
+
+# -- Pareto figures -------------------------------------------------------------------------------
+
+
+def test_pareto_points_and_frontier(tmp_path):
+    from shockwave_gym.harness.pareto import frontier, save_pareto, suite_points
+
+    m = lambda j, r, k: {"avg_jct_s": j, "rho_mean": r, "makespan_s": k}  # noqa: E731
+    metrics = {"a": {"t1": m(100, 2.0, 10), "t2": m(300, 4.0, 30)}, "b": {"t1": m(150, 1.5, 20), "t2": m(150, 1.5, 20)},
+               "c": {"t1": m(400, 5.0, 5), "t2": m(400, 5.0, 5)}, "partial": {"t1": m(1, 1.0, 1)}}
+    points = suite_points(metrics)
+    assert points == {"a": (200.0, 3.0, 20.0), "b": (150.0, 1.5, 20.0), "c": (400.0, 5.0, 5.0)}
+    assert frontier(points) == ["b"]  # b beats a and c on both axes
+    assert sorted(frontier({**points, "d": (100.0, 9.0, 1.0)})) == ["b", "d"]
+    path = save_pareto(tmp_path / "p.png", points, "t", {"reference (jct)": (90.0, 1.4, 18.0)})
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -21,12 +21,29 @@ Decision points are every ``stride`` rounds, ``stride`` chosen so there are abou
 ``len(portfolio) x rounds x decisions / 2`` simulated rounds, independent of machine speed.
 
 Objectives: avg JCT, makespan and mean fair-share rho (``rho_mean``: T_fair does not depend
-on the schedule, so it is a weighted JCT sum). The portfolio: FIFO, LAS, SRTF and weighted
-SRPT both on the predicted and on the true remaining time (``*-oracle``), and largest
-remaining GPU-area first (:class:`LargestAreaFirst`, the longest-processing-time rule of
-makespan scheduling, clairvoyant); for mean rho also the ``fair-share`` policy, so that
-reference is never worse than the leaderboard's ``fair-share`` cell. Shockwave is not in the portfolio: its planner solves a program every round,
-which a rollout would repeat ``decisions`` times per rule.
+on the schedule, so it is a weighted JCT sum), and the cost of any scored task
+(:data:`shockwave_gym.tasks.TASKS`, by name: ``"balanced"``), computed from the finished
+simulation as :meth:`~shockwave_gym.tasks.Task.cost` computes it from an episode's metrics.
+The ``jct`` and ``fairness`` tasks' costs are increasing affine maps of avg JCT and mean rho on
+a given trace, so those metric objectives give their references. The portfolio: FIFO, LAS,
+SRTF and weighted SRPT both on the predicted and on the true remaining time (``*-oracle``),
+and largest remaining GPU-area first (:class:`LargestAreaFirst`, the longest-processing-time
+rule of makespan scheduling, clairvoyant); for mean rho also the ``fair-share`` policy, so
+that reference is never worse than the leaderboard's ``fair-share`` cell; for the balanced
+task ``fair-share`` and ``max-rho`` (its fairness term; ``laf-oracle`` serves its makespan
+term, the SRPT rules its JCT term). Shockwave is not in the portfolio: its planner solves a
+program every round, which a rollout would repeat ``decisions`` times per rule;
+:func:`shockwave_oracle` runs it once per trace as a separate candidate.
+
+Information regimes (:mod:`shockwave_gym.regimes`): the reference is clairvoyant, so what a
+regime hides does not matter to it, only which jobs it runs. ``regime=`` gives the regime
+whose *true* jobs are scheduled (:func:`true_jobs_regime`: its early endings, exact
+knowledge); without early endings they are the trace's jobs, and the reference is the exact
+suite's.
+
+Heterogeneous clusters: ``SimConfig(cluster=...)`` runs the typed simulator; the rules pack
+with :func:`~shockwave_gym.interface.pack_for_cluster` (the simulator's default placement) and
+Shockwave plans typed, so the same constructions apply.
 """
 
 from __future__ import annotations
@@ -44,9 +61,13 @@ from shockwave_gym.config import SimConfig
 from shockwave_gym.errors import InputError
 from shockwave_gym.hetero_simulator import make_simulator
 from shockwave_gym.interface import pack_for_cluster
+from shockwave_gym.regimes import Regime, apply_regime
+from shockwave_gym.tasks import TASKS
 
-#: Objectives the reference optimises (lower is better), as metric keys.
-OBJECTIVES = ("avg_jct_s", "makespan_s", "rho_mean")
+#: Metric objectives the reference optimises (lower is better), as metric keys.
+METRIC_OBJECTIVES = ("avg_jct_s", "makespan_s", "rho_mean")
+#: Every objective: the metric keys and the scored tasks' names (their episode cost).
+OBJECTIVES = (*METRIC_OBJECTIVES, *TASKS)
 
 
 class LargestAreaFirst(Agent):
@@ -82,7 +103,21 @@ PORTFOLIO: dict[str, Callable[[], Agent]] = {
 }
 #: Rules added to the portfolio for one objective: for mean rho the ``fair-share`` policy
 #: (played from the start it is exactly the leaderboard's ``fair-share`` cell).
-EXTRA_RULES: dict[str, dict[str, Callable[[], Agent]]] = {"rho_mean": {"fair-share": _registered("fair-share")}}
+#: For the balanced task the rules good at its fairness term: ``fair-share`` and ``max-rho``.
+EXTRA_RULES: dict[str, dict[str, Callable[[], Agent]]] = {
+    "rho_mean": {"fair-share": _registered("fair-share")},
+    "fairness": {"fair-share": _registered("fair-share")},
+    "balanced": {"fair-share": _registered("fair-share"), "max-rho": _registered("max-rho")},
+}
+
+
+def true_jobs_regime(regime: Regime | None) -> Regime | None:
+    """The regime whose jobs the reference schedules for a run in ``regime``: the same true
+    jobs (its early endings and their seed) with exact knowledge; ``None`` (the trace's own
+    jobs) when no job ends early."""
+    if regime is None or regime.early_endings == 0.0:
+        return None
+    return Regime("exact", early_endings=regime.early_endings, seed=regime.seed, prior=regime.prior)
 
 
 def portfolio_names(objective: str) -> list[str]:
@@ -93,12 +128,19 @@ def portfolio_names(objective: str) -> list[str]:
 def objective_value(sim, objective: str) -> float:
     """``avg_jct_s`` (mean completion - arrival), ``makespan_s`` (last completion) or
     ``rho_mean`` (mean of JCT / T_fair, the fair-share rho) of a finished simulation, as
-    :func:`~shockwave_gym.metrics.compute_metrics` defines them; ``inf`` if some job did not finish."""
+    :func:`~shockwave_gym.metrics.compute_metrics` defines them, or a task's cost
+    (:meth:`~shockwave_gym.tasks.Task.cost` of those metrics, the first arrival the jobs'
+    earliest); ``inf`` if some job did not finish."""
     if objective not in OBJECTIVES:
         raise InputError(f"unknown objective {objective!r}; choose one of {', '.join(OBJECTIVES)}")
     completion = sim.completion_s
     if np.isnan(completion).any():
         return math.inf
+    if objective in TASKS:
+        arrival = sim.static.arrival_s
+        metrics = {key: objective_value(sim, key) for key in METRIC_OBJECTIVES}
+        metrics.update(num_jobs=int(completion.size), gpus=int(sim.config.gpus))
+        return TASKS[objective].cost(metrics, first_arrival_s=float(np.min(arrival)), round_s=sim.config.round_s)
     if objective == "avg_jct_s":
         return float((completion - sim.static.arrival_s).mean())
     if objective == "rho_mean":
@@ -164,14 +206,15 @@ class ReferenceResult:
     rules_used: list[str] = field(default_factory=list)
 
 
-def _simulator(trace, config: SimConfig):
-    return make_simulator(trace.jobs, config, None, trace_name=trace.name, oracle=True)
+def _simulator(trace, config: SimConfig, regime: Regime | None = None):
+    jobs = apply_regime(trace.jobs, true_jobs_regime(regime))
+    return make_simulator(jobs, config, None, trace_name=trace.name, oracle=True)
 
 
-def _replay(trace, config: SimConfig, actions: Sequence[np.ndarray]) -> dict:
+def _replay(trace, config: SimConfig, actions: Sequence[np.ndarray], regime: Regime | None = None) -> dict:
     from shockwave_gym.metrics import compute_metrics
 
-    sim = _simulator(trace, config)
+    sim = _simulator(trace, config, regime)
     for choice in actions:
         sim.step(choice)
     if not sim.done:
@@ -191,26 +234,29 @@ def _portfolio(names: Sequence[str] | None, objective: str) -> dict[str, Callabl
     return {n: known[n] for n in names}
 
 
-def portfolio_best(trace, config: SimConfig, objective: str, portfolio: Sequence[str] | None = None) -> ReferenceResult:
-    """Every rule of the portfolio played from the start; the best one's schedule."""
+def portfolio_best(trace, config: SimConfig, objective: str, portfolio: Sequence[str] | None = None,
+                   regime: Regime | None = None) -> ReferenceResult:
+    """Every rule of the portfolio played from the start; the best one's schedule (on the true
+    jobs of ``regime``, :func:`true_jobs_regime`)."""
     start = time.perf_counter()
     rules = _portfolio(portfolio, objective)
-    sim = _simulator(trace, config)
+    sim = _simulator(trace, config, regime)
     runs = [play_rule(sim, name, make, objective) for name, make in rules.items()]
     best = min(runs, key=lambda r: r.value)  # min keeps the first of equals
-    return ReferenceResult(objective, "portfolio-best", best.value, _replay(trace, config, best.actions),
+    return ReferenceResult(objective, "portfolio-best", best.value, _replay(trace, config, best.actions, regime),
                            {r.rule: r.value for r in runs}, best.rule, 0, sum(r.rounds for r in runs),
                            time.perf_counter() - start, sum(r.rounds for r in runs), [best.rule])
 
 
 def rollout_reference(trace, config: SimConfig, objective: str, portfolio: Sequence[str] | None = None,
-                      decisions: int = 16) -> ReferenceResult:
-    """The fortified rollout lookahead (module doc) with about ``decisions`` decision points."""
+                      decisions: int = 16, regime: Regime | None = None) -> ReferenceResult:
+    """The fortified rollout lookahead (module doc) with about ``decisions`` decision points,
+    on the true jobs of ``regime`` (:func:`true_jobs_regime`)."""
     if decisions < 1:
         raise InputError(f"decisions must be >= 1, got {decisions}")
     start = time.perf_counter()
     rules = _portfolio(portfolio, objective)
-    sim = _simulator(trace, config)
+    sim = _simulator(trace, config, regime)
     runs = [play_rule(sim, name, make, objective) for name, make in rules.items()]
     simulated = portfolio_rounds = sum(r.rounds for r in runs)
     first = min(runs, key=lambda r: r.value)
@@ -233,23 +279,39 @@ def rollout_reference(trace, config: SimConfig, objective: str, portfolio: Seque
                 plan_rule = name
                 if name not in used:
                     used.append(name)
-    metrics = _replay(trace, config, taken + plan)
-    if metrics[objective] is None or metrics[objective] > best_value * (1 + 1e-12) + 1e-9:
-        raise RuntimeError(f"{trace.name}: the replayed schedule ({metrics[objective]}) is worse than its "
+    metrics = _replay(trace, config, taken + plan, regime)
+    value = metric_objective(metrics, objective, trace, config)
+    if value is None or value > best_value * (1 + 1e-12) + 1e-9:
+        raise RuntimeError(f"{trace.name}: the replayed schedule ({value}) is worse than its "
                            f"rollout value ({best_value})")
-    return ReferenceResult(objective, "rollout", metrics[objective], metrics, {r.rule: r.value for r in runs},
+    return ReferenceResult(objective, "rollout", value, metrics, {r.rule: r.value for r in runs},
                            first.rule, switches, simulated, time.perf_counter() - start, portfolio_rounds, used)
 
 
-def shockwave_oracle(trace, config: SimConfig) -> dict:
+def metric_objective(metrics: dict, objective: str, trace, config: SimConfig) -> float | None:
+    """An objective's value from an episode's metrics (a task's cost: first arrival from the
+    trace, ``round_s`` from ``config``); ``None`` for a metric the episode did not give."""
+    if objective in TASKS:
+        first = min(job.arrival_s for job in trace.jobs)
+        cost = TASKS[objective].cost(metrics, first_arrival_s=first, round_s=config.round_s)
+        return None if math.isnan(cost) else cost
+    return metrics[objective]
+
+
+#: The metrics :func:`shockwave_oracle` keeps: every objective's and the tasks' inputs.
+ORACLE_METRICS = (*METRIC_OBJECTIVES, "num_jobs", "gpus", "truncated")
+
+
+def shockwave_oracle(trace, config: SimConfig, regime: Regime | None = None) -> dict:
     """Shockwave's planner with true profiles: the default ``shockwave`` agent on the oracle view
-    (its predictor then returns the true remaining time). One episode gives every objective;
-    returns its metrics, the planner's wall-clock limit hits and the wall seconds. Its planner
-    stops a solve at a wall-clock limit, so a hit makes the result machine-dependent."""
+    (its predictor then returns the true remaining time), on the true jobs of ``regime``
+    (:func:`true_jobs_regime`). One episode gives every objective; returns its metrics
+    (:data:`ORACLE_METRICS`), the planner's work-limit hits and the wall seconds."""
     from shockwave_agents.registry import make_agent
     from shockwave_gym.runner import run_episode
 
-    outcome = run_episode(trace, make_agent("shockwave"), config, seed=0, oracle=True, progress=False)
+    outcome = run_episode(trace, make_agent("shockwave"), config, seed=0, oracle=True, progress=False,
+                          regime=true_jobs_regime(regime))
     stats = outcome.agent_stats.get("planner_stats", {})
-    return {"metrics": {key: outcome.metrics[key] for key in OBJECTIVES},
+    return {"metrics": {key: outcome.metrics[key] for key in ORACLE_METRICS},
             "limit_hits": int(stats.get("limit_hits", 0)), "wall_s": outcome.wall_s}

@@ -15,8 +15,17 @@ number of traces). The *headroom line* of a suite is the best classical baseline
 a suite where it is at least :data:`SATURATED` (0.95) is *saturated* for that objective: the
 classical rules already get within 5% of the reference's gain over FIFO there.
 
-The reference's metric (``m_ref``) comes from :mod:`shockwave_gym.harness.clairvoyant`
-(avg JCT, makespan) or the ``fair-share`` agent (fairness, mean rho), one per trace.
+Scored tasks (:data:`shockwave_gym.tasks.TASKS`): ``m`` is the task's episode cost
+(:meth:`~shockwave_gym.tasks.Task.cost`, :func:`task_cost`). For a one-term task (``jct``,
+``fairness``) the cost is an increasing affine map of one metric on a given trace (avg JCT,
+mean rho), so its score equals that metric's score; the room rule is then judged on the
+metric (:func:`task_has_room`), so the no-room traces are that metric's too (the fairness
+cost ``N x (mean rho - 1)`` has an offset, which would move a 5% threshold). The balanced
+task's room is judged on its cost.
+
+The reference's cost (``m_ref``) comes from :mod:`shockwave_gym.harness.clairvoyant`, one
+per trace and task. Suite scores carry a bootstrap interval over the traces with room
+(:func:`score_interval`, :func:`shockwave_gym.harness.paired.mean_interval`).
 """
 
 from __future__ import annotations
@@ -68,16 +77,20 @@ class SuiteScores:
 
 
 def suite_scores(suite: str, metrics: Mapping[str, Mapping[str, float]], reference: Mapping[str, float],
-                 baselines: Iterable[str] = (), floor: str = FLOOR, min_room: float = MIN_ROOM) -> SuiteScores:
+                 baselines: Iterable[str] = (), floor: str = FLOOR, min_room: float = MIN_ROOM,
+                 room: Mapping[str, bool] | None = None) -> SuiteScores:
     """Scores in one suite. ``metrics``: agent -> trace -> metric (the floor agent among them);
     ``reference``: trace -> the reference's metric; ``baselines``: the agents the headroom line
-    takes its best from."""
+    takes its best from. ``room`` (trace -> bool) overrides :func:`has_room` on ``metrics``
+    (a task judged on its metric, :func:`task_has_room`)."""
     if floor not in metrics:
         raise ValueError(f"the floor agent {floor!r} has no metrics in suite {suite!r}")
     traces = tuple(sorted(reference))
-    room = tuple(t for t in traces if t in metrics[floor] and has_room(metrics[floor][t], reference[t], min_room))
+    if room is None:
+        room = {t: t in metrics[floor] and has_room(metrics[floor][t], reference[t], min_room) for t in traces}
+    room = tuple(t for t in traces if room.get(t, False) and t in metrics[floor])
     per_trace = {
-        agent: {t: normalised_score(values[t], metrics[floor][t], reference[t], min_room) for t in room if t in values}
+        agent: {t: _score(values[t], metrics[floor][t], reference[t]) for t in room if t in values}
         for agent, values in metrics.items()
     }
     mean = {agent: _mean(list(scores.values())) if len(scores) == len(room) else math.nan
@@ -86,6 +99,44 @@ def suite_scores(suite: str, metrics: Mapping[str, Mapping[str, float]], referen
     best = max(candidates, key=lambda c: (c[0], [-ord(ch) for ch in c[1]])) if candidates else None
     return SuiteScores(suite, traces, tuple(t for t in traces if t not in room), per_trace, mean,
                        best[0] if best else math.nan, best[1] if best else None)
+
+
+def _score(m_agent, m_floor: float, m_ref: float) -> float:
+    if m_agent is None or not math.isfinite(m_agent):
+        return math.nan
+    return (m_floor - m_agent) / (m_floor - m_ref)
+
+
+def task_cost(task, metrics: Mapping, *, first_arrival_s: float, round_s: float) -> float:
+    """``task``'s (a :class:`~shockwave_gym.tasks.Task` or its name) episode cost; NaN for an
+    episode that did not finish."""
+    from shockwave_gym.tasks import get_task
+
+    return get_task(task).cost(metrics, first_arrival_s=first_arrival_s, round_s=round_s)
+
+
+def task_has_room(task, floor_metrics: Mapping, ref_metrics: Mapping, *, first_arrival_s: float, round_s: float,
+                  min_room: float = MIN_ROOM) -> bool:
+    """The room rule for a task: on its metric for a one-term task (:attr:`Task.metric`), else
+    on its cost."""
+    from shockwave_gym.tasks import get_task
+
+    task = get_task(task)
+    if task.metric is not None:
+        floor, ref = floor_metrics.get(task.metric), ref_metrics.get(task.metric)
+        if floor is None or ref is None:
+            return False
+        return has_room(floor, ref, min_room)
+    return has_room(task.cost(floor_metrics, first_arrival_s=first_arrival_s, round_s=round_s),
+                    task.cost(ref_metrics, first_arrival_s=first_arrival_s, round_s=round_s), min_room)
+
+
+def score_interval(scores: Iterable[float]):
+    """Mean of per-trace scores with a 95% percentile bootstrap interval over the traces
+    (:func:`~shockwave_gym.harness.paired.mean_interval`)."""
+    from shockwave_gym.harness.paired import mean_interval
+
+    return mean_interval(list(scores))
 
 
 def overall_scores(suites: Iterable[SuiteScores]) -> dict[str, float]:
