@@ -375,3 +375,27 @@ def test_the_ansi_render_shows_believed_totals_where_the_length_is_hidden():
     assert "/~" in hidden.render() and "/~" not in exact.render()
     totals = {str(n) for n in exact.view.num_epochs.tolist()}
     assert any(f"/{n}" in exact.render() for n in totals)
+
+
+def test_a_regime_suite_id_runs_each_trace_in_the_suites_regime():
+    """Suite ids of regime suites play the leaderboard's episodes: the suite's regime with the
+    per-trace seed of its split entry, observation version 3 by default."""
+    import gymnasium as gym
+
+    from shockwave_gym.traces.suites import split_entries, suite_regime
+
+    entries = split_entries(["small-overloaded-unknown"], "test")
+    env = gym.make("shockwave_gym/Suite-small-overloaded-unknown-v0", split="test")
+    for i in range(2):
+        env.reset(seed=i)
+        inner = env.unwrapped
+        assert inner.obs_version == 3 and inner.trace.name == entries[i].trace_name
+        assert inner.episode_regime == entries[i].regime
+        assert inner.simulator.view.length_regime == "unknown"
+    train = gym.make("shockwave_gym/Suite-small-overloaded-unknown-v0")
+    train.reset(seed=5)
+    seed = int(train.unwrapped.trace.name.rsplit("-s", 1)[1])
+    assert train.unwrapped.episode_regime == suite_regime("small-overloaded-unknown", seed)
+    exact = gym.make("shockwave_gym/Suite-small-overloaded-unknown-v0", split="test", regime="exact")
+    exact.reset(seed=0)
+    assert exact.unwrapped.obs_version == 2 and exact.unwrapped.episode_regime.is_default

@@ -549,7 +549,7 @@ class ClusterEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
         trace = self.source.sample(self.np_random)
-        regime = regime_for_episode(self.regime, self.source, self.np_random)
+        regime = regime_for_episode(self.regime, self.source, self.np_random, trace)
         if self.simulator is not None and trace is self.trace and regime == self.episode_regime:
             self.simulator.reset()  # same jobs: the feature buffer's static tables still hold
         else:  # the simulator rejects jobs wider than the cluster with an InputError

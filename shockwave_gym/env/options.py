@@ -107,12 +107,17 @@ def draws_new_traces(source: TraceSource) -> bool:
     return not isinstance(source, FileTraceSource)
 
 
-def regime_for_episode(regime: Regime, source: TraceSource, rng: np.random.Generator) -> Regime:
-    """The regime of one episode: ``regime`` itself on a fixed trace; on a source that draws
-    a new trace per reset, ``regime`` with its seed drawn from the env's RNG (after the
-    trace), so each reset seed gives one episode. The default regime draws nothing."""
+def regime_for_episode(regime: Regime, source: TraceSource, rng: np.random.Generator, trace=None) -> Regime:
+    """The regime of one episode: ``regime`` itself on a fixed trace; a suite's own regime for
+    a trace of that suite (``source.regime_of(trace)``, seeded per trace as in the
+    leaderboard) when ``regime`` is that suite's; otherwise, on a source that draws a new
+    trace per reset, ``regime`` with its seed drawn from the env's RNG (after the trace), so
+    each reset seed gives one episode. The default regime draws nothing."""
     if regime.is_default or not draws_new_traces(source):
         return regime
+    own = source.regime_of(trace) if trace is not None and hasattr(source, "regime_of") else None
+    if own is not None and (own.knowledge, own.early_endings) == (regime.knowledge, regime.early_endings):
+        return own  # a suite's trace in its suite's regime: the seed the suite gives it
     from dataclasses import replace
 
     return replace(regime, seed=int(rng.integers(0, SEED_LIMIT)))

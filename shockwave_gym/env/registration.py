@@ -110,7 +110,7 @@ SUITE_MAX_EPISODE_STEPS = 100_000
 
 def _suite_kwargs(suite: str, split: str, train_levels: int | None, kwargs: dict, index: int = 0) -> dict:
     from shockwave_gym.errors import InputError
-    from shockwave_gym.traces.suites import SuiteTraceSource, split_entries
+    from shockwave_gym.traces.suites import SuiteTraceSource, split_entries, suite_regime
 
     if kwargs.get("trace") is not None:
         raise InputError(f"Suite-{suite}: the suite decides the trace; do not pass trace=")
@@ -118,6 +118,9 @@ def _suite_kwargs(suite: str, split: str, train_levels: int | None, kwargs: dict
     source = SuiteTraceSource(suite, split, train_levels=train_levels, start=start)
     if kwargs.get("gpus") not in (None, source.gpus):
         raise InputError(f"Suite-{suite}: the suite's cluster has {source.gpus} GPUs, got gpus={kwargs['gpus']!r}")
+    if not source.suite.exact and kwargs.get("regime") is None and kwargs.get("early_endings") is None:
+        # the suite's own regime, seeded per trace by the source (the leaderboard's episodes)
+        kwargs = {**kwargs, "regime": suite_regime(source.suite, 0), "obs_version": kwargs.get("obs_version", 3)}
     spec = source.suite.cluster_spec
     if spec.types != ("v100",):  # a heterogeneous suite (docs/ENV.md, "Heterogeneous clusters")
         return {**kwargs, "trace": source, "gpus": source.gpus, "cluster": source.suite.cluster_spec}
