@@ -109,6 +109,12 @@ def _exact_regime(regime):
     return true_jobs_regime(regime)
 
 
+def _default_regime():
+    from shockwave_gym.regimes import Regime
+
+    return Regime()
+
+
 def _cells(agents, group: list[dict], regime, out: Path, stored_only: frozenset) -> dict:
     """(agent, trace) -> metrics of ``agents`` on the group's traces (one cluster, one regime):
     run (resumable) unless the agent is ``stored_only``, then only what the store holds."""
@@ -260,7 +266,8 @@ def run(split: str, suites, agents: tuple[str, ...], out: Path, decisions: int, 
         metrics.update(_cells(classical, group, regime, out, stored_only))
     hiding = [c for c in chosen if not _knows_lengths(c["regime"])]
     for regime, group in _groups(hiding, lambda c: _exact_regime(c["regime"])):
-        exact_metrics.update(_cells(classical, group, regime, out, stored_only))
+        # an explicit default regime: a regime suite's trace left to None runs in its suite's
+        exact_metrics.update(_cells(classical, group, regime or _default_regime(), out, stored_only))
     log(f"classical cells: {time.perf_counter() - start:.0f} s")
     # 2. the other agents (Shockwave, learned ones): the paper's setting first, then the regimes
     # (where Shockwave plans from beliefs, its slowest cells)

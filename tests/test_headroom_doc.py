@@ -99,3 +99,25 @@ def test_the_exact_lengths_reference_is_the_best_classical_where_lengths_are_kno
             elif row["information"] is not None:
                 assert math.isclose(row["information"]["value"], row["exact_score"]["value"] - best["value"],
                                     rel_tol=1e-9, abs_tol=1e-12)
+
+
+def test_exact_lengths_runs_are_the_base_suites_cells_on_the_same_jobs(data):
+    """A regime variant without early endings replays its base suite's traces: its classical
+    agents' runs with exact lengths must be the base suite's own cells, trace by trace (a run
+    left in the variant's regime would make the information column zero)."""
+    by_suite: dict = {}
+    for record in data["traces"]:
+        by_suite.setdefault(record["suite"], []).append(record)
+    checked = 0
+    for suite, records in by_suite.items():
+        regime = records[0]["regime"]
+        if regime is None or regime.get("knowledge") == "exact" or regime.get("early_endings"):
+            continue
+        base = by_suite[records[0]["base"]]
+        for variant, original in zip(records, base, strict=True):
+            assert variant["exact_metrics"], suite
+            for agent, metrics in variant["exact_metrics"].items():
+                assert metrics == original["metrics"][agent], (suite, variant["trace"], agent)
+                checked += 1
+            assert variant["metrics"]["wsrpt"] != original["metrics"]["wsrpt"], (suite, variant["trace"])
+    assert checked >= 5 * 5 * 10
