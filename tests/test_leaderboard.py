@@ -60,6 +60,18 @@ def _md_row(text: str, suite: str, agent: str) -> list[str]:
     raise AssertionError(f"no row for {agent} in {suite}")
 
 
+def _balanced(row: dict, suite: str) -> float:
+    """The balanced task's cost of a CSV row (docs/TASKS.md), its trace's first arrival from the split."""
+    from shockwave_gym.tasks import TASKS
+
+    split = row["trace"].rsplit("-", 2)[1] if "-validation-" in row["trace"] else "test"
+    entry = next(e for e in split_entries([suite], split) if e.trace_name == row["trace"])
+    first = min(job.arrival_s for job in entry_trace(entry).jobs)
+    metrics = {key: float(row[key]) for key in ("avg_jct_s", "rho_mean", "makespan_s")}
+    metrics.update(num_jobs=int(row["completed_jobs"]), gpus=int(row["gpus"]), truncated=False)
+    return TASKS["balanced"].cost(metrics, first_arrival_s=first, round_s=120.0)
+
+
 def _check_rows(md: str, rows: list[dict], suite: str, agent: str) -> None:
     """The markdown row of (suite, agent) is recomputed from the CSV's cells: plain means of
     the seconds, paired bootstrap ratios to FIFO, bootstrap means of the rest."""
@@ -68,7 +80,9 @@ def _check_rows(md: str, rows: list[dict], suite: str, agent: str) -> None:
     shown = _md_row(md, suite, agent)
     assert shown[0] == f"`{agent}`"
     for position, (column, _, fmt) in enumerate(SUITE_METRICS, start=1):
-        if column.endswith("_ratio"):
+        if column == "balanced_ratio":
+            expected = ratio_interval([_balanced(r, suite) / _balanced(fifo[r["trace"]], suite) for r in cells])
+        elif column.endswith("_ratio"):
             metric = column.replace("_ratio", "_s")
             expected = ratio_interval([float(r[metric]) / float(fifo[r["trace"]][metric]) for r in cells])
         else:
@@ -174,7 +188,7 @@ def test_labelled_agent_adds_to_the_default_set_and_stdout_shows_the_table(tmp_p
     md = (out / "LEADERBOARD.md").read_text()
     assert "## Overall" in md and "--agents all --agent mine=fifo:backfill=false" in md
     # the Overall table on stdout, one line per agent, FIFO's ratios exactly 1
-    assert "Overall (5 traces; IQM over suites; makespan and JCT as ratios to fifo" in stdout
+    assert "Overall (5 traces; IQM over suites; makespan, JCT and balanced cost as ratios to fifo" in stdout
     table = {line.split()[0]: line for line in stdout.splitlines()[2:] if line.split()}
     assert set(table) >= {"agent", "fifo", "srtf", "mine"}
     assert table["fifo"].split()[1:4] == ["1.000", "[1.000,", "1.000]"]

@@ -4,9 +4,10 @@ Per suite (one trace = one sample, its generator seed):
 
 - makespan and avg JCT in seconds: the mean over the suite's traces (no interval: traces of a
   suite differ in load, so the spread of raw seconds says little about an agent);
-- makespan and avg JCT as ratios to the reference agent (FIFO) **on the same trace**: the
-  geometric mean of the paired per-trace ratios with a 95% percentile bootstrap interval over
-  the traces (:func:`~shockwave_gym.harness.paired.ratio_interval`);
+- makespan, avg JCT and the balanced task's cost (docs/TASKS.md) as ratios to the reference
+  agent (FIFO) **on the same trace**: the geometric mean of the paired per-trace ratios with a
+  95% percentile bootstrap interval over the traces
+  (:func:`~shockwave_gym.harness.paired.ratio_interval`);
 - the fairness measures and unfair shares: the mean with a 95% percentile bootstrap interval
   over the traces (:func:`~shockwave_gym.harness.paired.mean_interval`).
 
@@ -36,7 +37,7 @@ from shockwave_gym.harness.paired import (
 #: Reference agent of the ratios.
 REFERENCE = "fifo"
 #: Ratio columns: (column, metric it divides).
-RATIOS = {"makespan_ratio": "makespan_s", "avg_jct_ratio": "avg_jct_s"}
+RATIOS = {"makespan_ratio": "makespan_s", "avg_jct_ratio": "avg_jct_s", "balanced_ratio": "balanced_cost"}
 #: Columns shown as plain means (no interval).
 PLAIN = frozenset({"makespan_s", "avg_jct_s"})
 
@@ -46,6 +47,7 @@ SUITE_METRICS: tuple[tuple[str, str, str], ...] = (
     ("avg_jct_s", "avg JCT (s)", "{:,.0f}"),
     ("makespan_ratio", f"makespan ×{REFERENCE}", "{:.3f}"),
     ("avg_jct_ratio", f"avg JCT ×{REFERENCE}", "{:.3f}"),
+    ("balanced_ratio", f"balanced ×{REFERENCE}", "{:.3f}"),
     ("rho_mean", "mean ρ", "{:.2f}"),
     ("rho_p95", "p95 ρ", "{:.2f}"),
     ("worst_ftf", "worst FTF ρ static", "{:.2f}"),
@@ -55,6 +57,17 @@ SUITE_METRICS: tuple[tuple[str, str, str], ...] = (
 )
 #: The Overall table: every column but raw seconds (not comparable across cluster sizes).
 OVERALL_METRICS: tuple[tuple[str, str, str], ...] = tuple(m for m in SUITE_METRICS if m[0] not in PLAIN)
+
+
+def add_task_costs(results: pd.DataFrame, traces) -> None:
+    """Add each cell's ``balanced_cost`` (the balanced task's cost, docs/TASKS.md) to
+    ``results``, from its metrics and its trace's first arrival."""
+    from shockwave_gym.tasks import TASKS
+
+    first = {trace.name: min(job.arrival_s for job in trace.jobs) for trace in traces}
+    results["balanced_cost"] = [
+        TASKS["balanced"].cost(row, first_arrival_s=first[row["trace"]], round_s=row["round_s"])
+        for row in results.to_dict("records")]
 
 
 def format_interval(interval: Interval, fmt: str) -> str:

@@ -32,6 +32,7 @@ from shockwave_gym.harness.board_stats import (
     OVERALL_METRICS,
     REFERENCE,
     SUITE_METRICS,
+    add_task_costs,
     format_interval,
     overall_rows,
     suite_rows,
@@ -152,6 +153,7 @@ def run_leaderboard(split: str = "test", *, suites: str | Iterable[str] | None =
     results["suite"] = [by_trace[name].suite for name in results["trace"]]
     results["trace_seed"] = ["" if by_trace[name].seed is None else str(by_trace[name].seed) for name in results["trace"]]
     results["decision_ms"] = 1000.0 * results["decision_wall_s"] / results["rounds"].clip(lower=1)
+    add_task_costs(results, traces)
     run_now = results.attrs.get("run_now", set())  # new cells and stored ones recomputed (not trusted)
     cells_run = sum(key in run_now for key in results["key_hash"])
     chosen = None if suites is None else tuple(s.name for s in resolve_suites(suites))
@@ -215,7 +217,8 @@ def leaderboard_markdown(run: LeaderboardRun) -> str:
             "## Overall",
             "",
             f"{scope}; each column the IQM over suites with a stratified "
-            f"bootstrap interval; makespan and avg JCT as paired ratios to `{REFERENCE}` on the same trace.",
+            f"bootstrap interval; makespan, avg JCT and the balanced task's cost as paired ratios to `{REFERENCE}` "
+            "on the same trace.",
             "",
             *_table(overall, OVERALL_METRICS, {a: f"{full} {w}" for a, w in words.items()}),
             "",
@@ -288,7 +291,9 @@ def _preamble(run: LeaderboardRun, num_suites: int, full: str) -> list[str]:
         "**Statistics.** Lower is better for every metric; each interval is a 95% percentile bootstrap "
         "(seeded). Per suite, one trace per generator seed: makespan and avg JCT in seconds are plain "
         f"means; *×{REFERENCE}* is the geometric mean of the agent's per-trace ratio to `{REFERENCE}` on the "
-        "same trace (paired), with its interval over the traces; every other column is a mean over the "
+        "same trace (paired), with its interval over the traces; *balanced* is the balanced task's cost "
+        "(avg JCT, fair-share ρ and makespan with fixed weights, [TASKS.md](TASKS.md)); every other column "
+        "is a mean over the "
         "traces with its interval. **Overall**, suites count equally: each column is the interquartile "
         "mean (IQM) over suites of the suites' means, with a stratified bootstrap that resamples each "
         "suite's traces within the suite (Agarwal et al., NeurIPS 2021); no interval pools traces of "
@@ -324,7 +329,7 @@ def summary_text(run: LeaderboardRun) -> str:
     overall = overall_rows(run.results[run.results["suite"].isin(complete)])
     if overall:
         traces = sum(e.suite in complete for e in run.entries)
-        blocks = [(f"Overall ({traces} traces; IQM over suites; makespan and JCT as ratios to {REFERENCE})",
+        blocks = [(f"Overall ({traces} traces; IQM over suites; makespan, JCT and balanced cost as ratios to {REFERENCE})",
                    overall, OVERALL_METRICS)]
         if run.not_applicable:
             blocks[0] = (blocks[0][0].replace("traces;", f"traces of the {len(complete)} suites every agent runs;"),
