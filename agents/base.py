@@ -22,10 +22,11 @@ from typing import TypeAlias
 import numpy as np
 
 from shockwave_gym.interface.packing import pack_in_order
+from shockwave_gym.interface.placement import pack_for_cluster
 from shockwave_gym.placement import Placement
 from shockwave_gym.view import ClusterView
 
-__all__ = ["Agent", "Decision", "pack_in_order"]
+__all__ = ["Agent", "Decision", "QueueOrderAgent", "pack_in_order"]
 
 #: What :meth:`Agent.act` returns for one round: job ids (a sequence of ints or an integer
 #: array), a :class:`~shockwave_gym.placement.Placement` (each job id with the index of its
@@ -61,3 +62,22 @@ class Agent(ABC):
     def stats(self) -> dict:
         """Agent-specific statistics for the run's JSON output (e.g. ``planner_stats``)."""
         return {}
+
+
+class QueueOrderAgent(Agent):
+    """A queue order: every round, the active jobs in ascending :meth:`sort_key` (a stable
+    sort over ascending ids, so ties go by arrival), packed in that order
+    (:func:`~shockwave_gym.interface.packing.pack_for_cluster`; ``backfill`` lets a later job
+    take GPUs an earlier one cannot use)."""
+
+    def __init__(self, backfill: bool = True):
+        self.backfill = bool(backfill)
+
+    @abstractmethod
+    def sort_key(self, view: ClusterView, active: np.ndarray) -> np.ndarray:
+        """One key per job of ``active``; lower runs first."""
+
+    def act(self, view: ClusterView) -> np.ndarray:
+        active = view.active_job_ids
+        order = active[np.argsort(self.sort_key(view, active), kind="stable")]
+        return pack_for_cluster(order, view, backfill=self.backfill)

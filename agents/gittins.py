@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from shockwave_agents.base import Agent
-from shockwave_gym.interface import gittins_index_per_epoch, pack_for_cluster, predictor_for
+from shockwave_agents.base import QueueOrderAgent
+from shockwave_gym.interface import gittins_index_per_epoch, predictor_for
 from shockwave_gym.view import ClusterView
 
 
@@ -41,15 +41,8 @@ def gittins_index_per_gpu_s(view: ClusterView, job_ids: np.ndarray) -> np.ndarra
     return per_epoch / (epoch_s * np.asarray(view.gang, dtype=np.float64)[job_ids])
 
 
-class GittinsAgent(Agent):
+class GittinsAgent(QueueOrderAgent):
     name = "gittins"
 
-    def __init__(self, backfill: bool = True):
-        self.backfill = bool(backfill)
-
-    def act(self, view: ClusterView) -> np.ndarray:
-        active = view.active_job_ids
-        index = gittins_index_per_gpu_s(view, active)
-        # active ids are ascending, so a stable sort of -index breaks ties by arrival
-        order = active[np.argsort(-index, kind="stable")]
-        return pack_for_cluster(order, view, backfill=self.backfill)
+    def sort_key(self, view: ClusterView, active: np.ndarray) -> np.ndarray:
+        return -gittins_index_per_gpu_s(view, active)  # highest index first

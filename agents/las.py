@@ -23,13 +23,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from shockwave_agents.base import Agent
+from shockwave_agents.base import QueueOrderAgent
 from shockwave_gym.errors import InputError
-from shockwave_gym.interface import pack_for_cluster
 from shockwave_gym.view import ClusterView
 
 
-class LasAgent(Agent):
+class LasAgent(QueueOrderAgent):
     name = "las"
 
     def __init__(self, queue_thresholds_gpu_s: Sequence[float] = (3600.0,), backfill: bool = True):
@@ -39,15 +38,11 @@ class LasAgent(Agent):
                 f"queue_thresholds_gpu_s must be positive and strictly increasing, got {queue_thresholds_gpu_s!r}"
             )
         self.queue_thresholds_gpu_s = np.asarray(thresholds, dtype=np.float64)
-        self.backfill = bool(backfill)
+        super().__init__(backfill)
 
-    def act(self, view: ClusterView) -> np.ndarray:
-        active = view.active_job_ids
+    def sort_key(self, view: ClusterView, active: np.ndarray) -> np.ndarray:
+        """The job's queue (attained GPU-seconds against the thresholds), or its service."""
         service = view.attained_service_gpu_s[active]
         if self.queue_thresholds_gpu_s.size:
-            key = np.searchsorted(self.queue_thresholds_gpu_s, service, side="right")
-        else:
-            key = service
-        # stable: equal keys keep ascending id, i.e. arrival order
-        order = active[np.argsort(key, kind="stable")]
-        return pack_for_cluster(order, view, backfill=self.backfill)
+            return np.searchsorted(self.queue_thresholds_gpu_s, service, side="right")
+        return service

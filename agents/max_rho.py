@@ -32,8 +32,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from shockwave_agents.base import Agent
-from shockwave_gym.interface import pack_for_cluster, predicted_remaining_s
+from shockwave_agents.base import QueueOrderAgent
+from shockwave_gym.interface import predicted_remaining_s
 from shockwave_gym.view import ClusterView
 
 _TINY_S = 1e-9
@@ -49,15 +49,8 @@ def rho_estimate(view: ClusterView, job_ids: np.ndarray) -> np.ndarray:
     return (view.time_s - np.asarray(view.arrival_s)[job_ids] + remaining_s) / np.maximum(fair_s, _TINY_S)
 
 
-class MaxRhoAgent(Agent):
+class MaxRhoAgent(QueueOrderAgent):
     name = "max-rho"
 
-    def __init__(self, backfill: bool = True):
-        self.backfill = bool(backfill)
-
-    def act(self, view: ClusterView) -> np.ndarray:
-        active = view.active_job_ids
-        rho = rho_estimate(view, active)
-        # active ids are ascending, so a stable sort breaks ties by arrival
-        order = active[np.argsort(-rho, kind="stable")]
-        return pack_for_cluster(order, view, backfill=self.backfill)
+    def sort_key(self, view: ClusterView, active: np.ndarray) -> np.ndarray:
+        return -rho_estimate(view, active)  # largest projected rho first

@@ -23,17 +23,17 @@ from collections.abc import Callable
 
 import numpy as np
 
-from shockwave_agents.base import Agent
-from shockwave_gym.interface import pack_for_cluster, predicted_remaining_s
+from shockwave_agents.base import QueueOrderAgent
+from shockwave_gym.interface import predicted_remaining_s
 from shockwave_gym.view import ClusterView
 
 
-class SrtfAgent(Agent):
+class SrtfAgent(QueueOrderAgent):
     name = "srtf"
 
     def __init__(self, backfill: bool = True, oracle: bool = False,
                  estimate: Callable[[ClusterView], np.ndarray] | None = None):
-        self.backfill = bool(backfill)
+        super().__init__(backfill)
         self.oracle = bool(oracle)
         self.estimate = estimate
 
@@ -42,9 +42,5 @@ class SrtfAgent(Agent):
             return np.asarray(self.estimate(view), dtype=float)
         return view.remaining_s if self.oracle else predicted_remaining_s(view)
 
-    def act(self, view: ClusterView) -> np.ndarray:
-        active = view.active_job_ids
-        remaining_s = self._remaining_s(view)
-        # active ids are ascending, so a stable sort breaks ties by arrival
-        order = active[np.argsort(remaining_s[active], kind="stable")]
-        return pack_for_cluster(order, view, backfill=self.backfill)
+    def sort_key(self, view: ClusterView, active: np.ndarray) -> np.ndarray:
+        return self._remaining_s(view)[active]

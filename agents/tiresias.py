@@ -37,7 +37,6 @@ import numpy as np
 
 from shockwave_agents.las import LasAgent
 from shockwave_gym.errors import InputError
-from shockwave_gym.interface import pack_for_cluster
 from shockwave_gym.view import ClusterView
 
 
@@ -77,13 +76,11 @@ class TiresiasAgent(LasAgent):
             self._promotions += int(promote.sum())
         return queue
 
-    def act(self, view: ClusterView) -> np.ndarray:
+    def sort_key(self, view: ClusterView, active: np.ndarray) -> np.ndarray:
+        """Each job's queue after this boundary's promotions (0 = top)."""
         if self._service_offset_gpu_s is None:
             self.reset(view)
-        active = view.active_job_ids
-        # stable: equal queues keep ascending id, i.e. arrival order
-        order = active[np.argsort(self.promote_and_queue(view, active), kind="stable")]
-        return pack_for_cluster(order, view, backfill=self.backfill)
+        return self.promote_and_queue(view, active)
 
     def stats(self) -> dict:
         return {"promotions": getattr(self, "_promotions", 0)}

@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from shockwave_agents.base import Agent
-from shockwave_gym.interface import pack_for_cluster, predicted_remaining_s
+from shockwave_agents.base import QueueOrderAgent
+from shockwave_gym.interface import predicted_remaining_s
 from shockwave_gym.view import ClusterView
 
 
@@ -40,16 +40,12 @@ def remaining_area_gpu_s(view: ClusterView, *, oracle: bool = False) -> np.ndarr
     return remaining_s * np.asarray(view.gang, dtype=np.float64)
 
 
-class WsrptAgent(Agent):
+class WsrptAgent(QueueOrderAgent):
     name = "wsrpt"
 
     def __init__(self, backfill: bool = True, oracle: bool = False):
-        self.backfill = bool(backfill)
+        super().__init__(backfill)
         self.oracle = bool(oracle)
 
-    def act(self, view: ClusterView) -> np.ndarray:
-        active = view.active_job_ids
-        area = remaining_area_gpu_s(view, oracle=self.oracle)
-        # active ids are ascending, so a stable sort breaks ties by arrival
-        order = active[np.argsort(area[active], kind="stable")]
-        return pack_for_cluster(order, view, backfill=self.backfill)
+    def sort_key(self, view: ClusterView, active: np.ndarray) -> np.ndarray:
+        return remaining_area_gpu_s(view, oracle=self.oracle)[active]
