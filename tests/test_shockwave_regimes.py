@@ -69,12 +69,12 @@ class _HandView:
         self.is_done = np.asarray(is_done)
 
 
-def test_believed_totals_follow_the_conditional_mean_of_a_hand_made_belief():
+def test_believed_totals_follow_the_conditional_mean_of_a_hand_made_belief(monkeypatch):
     done = [0, 1, 2, 3, 5, 12, 4]
     view = _HandView(done, [False] * 6 + [True])
     support = np.tile([2.0, 4.0, 10.0], (len(done), 1))
     weights = np.tile([0.5, 0.25, 0.25], (len(done), 1))
-    lengths._BELIEFS[view] = LengthBelief(support, weights)
+    monkeypatch.setattr(lengths, "build_belief", lambda _view: LengthBelief(support, weights))
     # E[T | T > k]: all three points, then {4, 10} at equal weight, then {10}; past every
     # point the job needs as many again as it has done (2k + 1); a finished job ran k
     expected = [4.5, 4.5, 7.0, 7.0, 10.0, 25.0, 4.0]

@@ -501,7 +501,6 @@ class ClusterEnv(gym.Env):
             raise InputError(f"jct_normaliser_s must be a finite number > 0, got {jct_normaliser_s!r}")
         self.jct_normaliser_s = float(jct_normaliser_s)
         self.reward_fn = make_reward(resolve_reward(reward, task))
-        self.task = task
         self.action_mode = action_mode
         self.obs_version = check_version(obs_version)
         #: the information regime (docs/ENV.md, "Information regimes"); the hook a suite's

@@ -115,7 +115,7 @@ def regime_for_episode(regime: Regime, source: TraceSource, rng: np.random.Gener
     each reset seed gives one episode. The default regime draws nothing."""
     if regime.is_default or not draws_new_traces(source):
         return regime
-    own = source.regime_of(trace) if trace is not None and hasattr(source, "regime_of") else None
+    own = source.regime_of(trace) if trace is not None else None
     if own is not None and (own.knowledge, own.early_endings) == (regime.knowledge, regime.early_endings):
         return own  # a suite's trace in its suite's regime: the seed the suite gives it
     from dataclasses import replace

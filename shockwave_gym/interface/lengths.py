@@ -28,11 +28,11 @@ are the trace's ``N``, as before.
 from __future__ import annotations
 
 import math
-import weakref
 from dataclasses import dataclass
 
 import numpy as np
 
+from shockwave_gym.interface.per_view import once_per_view
 from shockwave_gym.view import ClusterView
 
 #: Points of the accuracy range in the ``estimate`` regime's posterior.
@@ -90,15 +90,10 @@ def build_belief(view: ClusterView) -> LengthBelief:
     return LengthBelief(np.take_along_axis(support, order, axis=1), np.take_along_axis(weights, order, axis=1))
 
 
-_BELIEFS: weakref.WeakKeyDictionary[ClusterView, LengthBelief] = weakref.WeakKeyDictionary()
-
-
+@once_per_view
 def length_belief(view: ClusterView) -> LengthBelief:
     """``view``'s beliefs, built on first use and kept as long as the view."""
-    belief = _BELIEFS.get(view)
-    if belief is None:
-        belief = _BELIEFS[view] = build_belief(view)
-    return belief
+    return build_belief(view)
 
 
 def expected_total_epochs(view: ClusterView) -> np.ndarray:

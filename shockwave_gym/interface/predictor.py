@@ -19,11 +19,10 @@ estimate, cached per view state.
 
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 
 from shockwave_gym.interface.lengths import expected_future_epochs, expected_total_epochs
+from shockwave_gym.interface.per_view import once_per_view
 from shockwave_gym.jobs import DATASET_SIZES
 from shockwave_gym.view import ClusterView
 
@@ -115,15 +114,10 @@ class RemainingTimePredictor:
         return remaining
 
 
-_PREDICTORS: weakref.WeakKeyDictionary[ClusterView, RemainingTimePredictor] = weakref.WeakKeyDictionary()
-
-
+@once_per_view
 def predictor_for(view: ClusterView) -> RemainingTimePredictor:
     """The predictor of ``view``'s jobs, built on first use and kept as long as the view."""
-    predictor = _PREDICTORS.get(view)
-    if predictor is None:
-        predictor = _PREDICTORS[view] = RemainingTimePredictor(view)
-    return predictor
+    return RemainingTimePredictor(view)
 
 
 def predicted_remaining_s(view: ClusterView) -> np.ndarray:

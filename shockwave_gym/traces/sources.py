@@ -48,6 +48,11 @@ class TraceSource(abc.ABC):
         """Upper bound on ``sample(...).num_jobs`` (for fixed-size, padded observations)."""
         raise NotImplementedError
 
+    def regime_of(self, trace: Trace):
+        """The :class:`~shockwave_gym.regimes.Regime` ``trace`` runs in when the source
+        decides it (a regime suite's traces); ``None``: the source does not."""
+        return None
+
 
 class FileTraceSource(TraceSource):
     """Always the same trace: loaded once from a file or bundled name, or given directly."""

@@ -185,14 +185,12 @@ class TrainConfig:
         self.reward = {term: weight / TASK_REWARD_DIVISOR for term, weight in task.weights.items()}
         self.select = task.name if self.select is None else self.select
         if self.vec == "native":
-            from shockwave_gym.env.rewards import make_reward
-            from shockwave_gym.env.vector.rewards import BatchReward
+            from shockwave_gym.env.options import needs_single_envs
 
-            try:
-                BatchReward(make_reward(self.reward))
-            except InputError:
-                raise InputError(f"--task {task.name}: the native vector env (--vec native) does not batch every "
-                                 f"term of its reward {self.reward}; train it with --vec subproc") from None
+            reason = needs_single_envs({"reward": self.reward})
+            if reason is not None:
+                raise InputError(f"--task {task.name}: the native vector env (--vec native) does not batch "
+                                 f"{reason}; train it with --vec subproc")
 
     def to_dict(self) -> dict:
         data = dataclasses.asdict(self)
