@@ -38,7 +38,7 @@ def main(argv=None) -> dict:
     pairs = split_traces(suites, "validation")
     traces = [trace for trace, _ in pairs]
     gpus = {trace.name: size for trace, size in pairs}
-    first = {trace.name: min(job.arrival_s for job in trace.jobs) for trace in traces}
+    first = {trace.name: trace.first_arrival_s for trace in traces}
     frame = evaluate(AGENTS, traces, gpus=gpus, workers=args.workers, out=args.out, figures=False, progress=False)
     spreads = {term: [] for term in TERM_METRICS}
     for name, rows in frame.groupby("trace"):

@@ -64,7 +64,7 @@ def add_task_costs(results: pd.DataFrame, traces) -> None:
     ``results``, from its metrics and its trace's first arrival."""
     from shockwave_gym.tasks import TASKS
 
-    first = {trace.name: min(job.arrival_s for job in trace.jobs) for trace in traces}
+    first = {trace.name: trace.first_arrival_s for trace in traces}
     results["balanced_cost"] = [
         TASKS["balanced"].cost(row, first_arrival_s=first[row["trace"]], round_s=row["round_s"])
         for row in results.to_dict("records")]

@@ -292,7 +292,7 @@ def metric_objective(metrics: dict, objective: str, trace, config: SimConfig) ->
     """An objective's value from an episode's metrics (a task's cost: first arrival from the
     trace, ``round_s`` from ``config``); ``None`` for a metric the episode did not give."""
     if objective in TASKS:
-        first = min(job.arrival_s for job in trace.jobs)
+        first = trace.first_arrival_s
         cost = TASKS[objective].cost(metrics, first_arrival_s=first, round_s=config.round_s)
         return None if math.isnan(cost) else cost
     return metrics[objective]

@@ -39,6 +39,11 @@ class Trace:
     def num_jobs(self) -> int:
         return len(self.jobs)
 
+    @property
+    def first_arrival_s(self) -> float:
+        """When the first job arrives (jobs are in arrival order)."""
+        return self.jobs[0].arrival_s
+
     @classmethod
     def from_jobs(cls, name: str, jobs: Iterable[JobSpec], source: str = "") -> Trace:
         """Sort ``jobs`` stably by arrival and renumber them ``0..n-1`` in that order."""

@@ -40,7 +40,7 @@ def evaluate_agent(agent, traces: Sequence, gpus: int | Sequence, *, max_rounds:
         per_trace[trace.name] = {key: _plain(outcome.metrics.get(key)) for key in EVAL_METRICS}
         per_trace[trace.name].update(  # what a scored task's cost needs (shockwave_gym.tasks)
             completed_jobs=_plain(outcome.metrics.get("completed_jobs")), num_jobs=trace.num_jobs, gpus=config.gpus,
-            truncated=bool(outcome.metrics.get("truncated")), first_arrival_s=min(j.arrival_s for j in trace.jobs),
+            truncated=bool(outcome.metrics.get("truncated")), first_arrival_s=trace.first_arrival_s,
             round_s=config.round_s)
         decision_s += outcome.decision_wall_s
         rounds += int(outcome.metrics.get("rounds") or 0)
