@@ -2,8 +2,9 @@
 
 The reference is the env's Python path (``ClusterEnv`` with its compiled step turned off:
 the numpy :class:`~shockwave_gym.simulator.Simulator`, the interface's action modes, features
-and rewards). The kernels are the single env's compiled step (``gym.make``, K = 1) and the
-native vector env's (K clusters). Hypothesis draws the trace (size, seed, GPUs), the action
+and rewards). The kernels are the vector env's, run by the single env's compiled step (``gym.make``:
+:class:`~shockwave_gym.env.vector.single.SingleStep`, K = 1) and by the native vector env
+(K clusters). Hypothesis draws the trace (size, seed, GPUs), the action
 mode, the reward (each built-in term, or a weighted mix), the observation version, the
 slot count and ``skip_trivial``; every observation, reward, termination, truncation and
 info must be equal, bit for bit, across autoresets.
@@ -36,7 +37,7 @@ ENV_ID = "shockwave_gym/Cluster-v0"
 ROOT = Path(__file__).resolve().parents[1]
 #: The compiled kernels (numba): every one reads a state struct by name.
 KERNEL_MODULES = ("shockwave_gym/batch/jit.py", "shockwave_gym/env/vector/fused.py",
-                  "shockwave_gym/env/vector/jit.py", "shockwave_gym/env/compiled_kernels.py")
+                  "shockwave_gym/env/vector/jit.py")
 BUILT_IN = ("jct", "makespan", "ftf", "ftf_excess")
 
 needs_numba = pytest.mark.skipif(not batch_jit.AVAILABLE, reason="numba missing")

@@ -120,6 +120,10 @@ class BatchSimulator:
         self._arrays: SimArrays | None = None
         self._boxed: tuple | None = None
 
+    def __getstate__(self):
+        # the boxed struct (a numba object) does not pickle: it is built again on first use
+        return {**self.__dict__, "_boxed": None}
+
     @property
     def arrays(self) -> SimArrays:
         """The kernels' view of this simulator's arrays (the same objects, not copies); built
@@ -183,6 +187,17 @@ class BatchSimulator:
         self.exact_overhead = self._exact_overhead()  # changes only when a trace is loaded
         self._arrays = None  # the bank may have grown, the flag changed
         self.restart(k)
+
+    def share_dynamic(self, arrays: dict[str, np.ndarray]) -> None:
+        """Take ``arrays`` (name -> (K, jobs) array of this simulator's shape and dtype) as
+        the per-job dynamic arrays: the kernels then write them in place (the single env's
+        driver hands its Simulator's own arrays, as (1, jobs) views)."""
+        for name, array in arrays.items():
+            old = getattr(self, name)
+            if name not in _DYNAMIC or array.shape != old.shape or array.dtype != old.dtype:
+                raise ValueError(f"cannot share {name}: {array.dtype}{array.shape} for {old.dtype}{old.shape}")
+            setattr(self, name, array)
+        self._arrays = None
 
     def restart(self, k: int) -> None:
         """Cluster ``k`` back to time 0 with nothing run (its trace kept)."""

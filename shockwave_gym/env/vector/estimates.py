@@ -245,10 +245,10 @@ V2_HIGH = np.ascontiguousarray(V2_JOB_HIGH)
 
 
 def take_logarithms_v2(raw: np.ndarray) -> np.ndarray:
-    """numpy's log2 (rows 2-3, row by row) and log1p (rows 4-10), in place: the same
-    vectorised calls as ``transform_v2``."""
-    for row in range(V2_LOG2_ROWS.start, V2_LOG2_ROWS.stop):
-        np.log2(raw[row], out=raw[row])
+    """numpy's log2 (rows 2-3) and log1p (rows 4-10), in place, on a C-contiguous
+    (features, slots) block: contiguous runs, as ``transform_v2``'s calls (numpy's vectorised
+    logarithms give the same bits wherever a value sits in a contiguous run)."""
+    np.log2(raw[V2_LOG2_ROWS], out=raw[V2_LOG2_ROWS])
     np.log1p(raw[V2_LOG1P_ROWS], out=raw[V2_LOG1P_ROWS])
     return raw
 

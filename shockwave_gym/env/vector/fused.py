@@ -33,6 +33,22 @@ AVAILABLE = core_jit.AVAILABLE
 #: Reward term codes of :func:`advance`'s ``term_code`` (-1 ends a cluster's list).
 JCT, MAKESPAN, FTF, FTF_EXCESS = 0, 1, 2, 3
 
+
+
+def reward_codes(reward_fn) -> tuple[list[int], list[float]] | None:
+    """The terms of ``reward_fn`` as :func:`advance`'s codes and weights when it is a
+    :class:`~shockwave_gym.env.rewards.WeightedReward` of built-in terms the kernels pay
+    (``jct``, ``makespan``, ``ftf``, ``ftf_excess``), else None."""
+    from shockwave_gym.env.rewards import REWARDS, WeightedReward
+
+    if type(reward_fn) is not WeightedReward:
+        return None
+    known = {REWARDS["jct"]: JCT, REWARDS["makespan"]: MAKESPAN, REWARDS["ftf"]: FTF, REWARDS["ftf_excess"]: FTF_EXCESS}
+    if any(fn not in known for _, fn, _ in reward_fn.terms):
+        return None
+    return [known[fn] for _, fn, _ in reward_fn.terms], [float(weight) for _, _, weight in reward_fn.terms]
+
+
 if AVAILABLE:
     import numba
 
@@ -294,6 +310,16 @@ if AVAILABLE:
         for k in range(clusters):
             _fill_rows(k, st, plan, full, dynamic)
         return full, dynamic, plan
+
+    @_jit
+    def advance_rows(boxed, io, select, kept, free, cluster_out):
+        """:func:`advance` of one round (no skipping, no resume) then :func:`job_rows_v2`, in
+        one call: the single env's step (env/vector/single.py). Nothing but ``io.bad`` when
+        the action is refused."""
+        advance(boxed, io, False, False, select)
+        if io.bad[0]:
+            return np.empty((V2_FEATURES, 0)), np.empty((2, 0)), np.empty((0, 0), np.int64)
+        return job_rows_v2(boxed, kept, free, cluster_out)
 
     @_jit
     def scatter_v2(plan, full, dynamic, scale_out, low, high, kept):

@@ -42,6 +42,10 @@ class BatchSlotMap:
         self._arrays: SlotArrays | None = None
         self._boxed: tuple | None = None
 
+    def __getstate__(self):
+        # the boxed struct (a numba object) does not pickle: it is built again on first use
+        return {**self.__dict__, "_boxed": None}
+
     @property
     def arrays(self) -> SlotArrays:
         """The kernels' view of the arrays (the same objects), built again after a widening."""
@@ -64,6 +68,14 @@ class BatchSlotMap:
             self.job_slot = np.concatenate([self.job_slot, np.full((k, extra), -1, np.int64)], axis=1)
             self.queued = np.concatenate([self.queued, np.zeros((k, extra), bool)], axis=1)
             self._arrays = None
+
+    def share(self, slot_job: np.ndarray, job_slot: np.ndarray) -> None:
+        """Take ``slot_job`` and ``job_slot`` (this map's shapes) as its own: the kernels
+        then seat jobs in them (the single env's driver hands its SlotMap's, as views)."""
+        if slot_job.shape != self.slot_job.shape or job_slot.shape != self.job_slot.shape:
+            raise ValueError(f"cannot share slot arrays of shapes {slot_job.shape} and {job_slot.shape}")
+        self.slot_job, self.job_slot = slot_job, job_slot
+        self._arrays = None
 
     def reset(self, k: int) -> None:
         self.slot_job[k] = -1
