@@ -518,7 +518,7 @@ class ClusterEnv(gym.Env):
         self.episode_regime: Regime | None = None  # the regime of the current episode (its seed)
         self._last_record = None
         self._metrics: dict | None = None
-        self._compiled = None  # the compiled step of the common configuration (env/compiled.py)
+        self._compiled = None  # the compiled step of the common configuration (env/vector/single.py)
         self._compiled_allowed = True  # False: always the Python path (tests compare the two)
         self._compiled_refused: tuple | None = None  # (simulator, reward_fn) it cannot serve
         self._cluster_features: np.ndarray | None = None  # the compiled step's, else None

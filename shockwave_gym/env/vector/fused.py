@@ -32,6 +32,9 @@ AVAILABLE = core_jit.AVAILABLE
 
 #: Reward term codes of :func:`advance`'s ``term_code`` (-1 ends a cluster's list).
 JCT, MAKESPAN, FTF, FTF_EXCESS = 0, 1, 2, 3
+#: How :func:`advance` takes the agent's round: decoded from ``io.scores`` (PRIORITY) or
+#: ``io.wanted`` (SELECT), or given in the state's ``sel`` (GIVEN: the sequential mode's picks).
+PRIORITY, SELECT, GIVEN = 0, 1, 2
 
 
 
@@ -164,22 +167,24 @@ if AVAILABLE:
         return value
 
     @_jit
-    def advance(boxed, io, resume, skip, select):
-        """One env step of the ``priority`` (``io.scores``) or ``select`` (``io.wanted``)
-        mode in every cluster of ``io.acting``: decode, run the round, then with ``skip`` the
-        rounds no action could change (ClusterVectorEnv._forced_rounds), adding their rewards
-        to ``io.reward`` and counting them in ``io.rounds``. Clusters in ``io.fresh`` (just
-        reset) are only derived and seated. With ``resume``, only the skipping continues
-        (after the caller grew the round records: a cluster that would need more stops and is
-        flagged in ``io.pending``). A refused action (:func:`_refused`) flags its cluster in
-        ``io.bad`` and nothing is run (``io.wanted`` may be bool, integer or float).
+    def advance(boxed, io, resume, skip, mode):
+        """One env step in every cluster of ``io.acting``: the agent's round (``mode``
+        PRIORITY: decoded from ``io.scores``; SELECT: from ``io.wanted``; GIVEN: the jobs
+        already in the state's ``sel``), then with ``skip`` the rounds no action could change
+        (ClusterVectorEnv._forced_rounds), adding their rewards to ``io.reward`` and counting
+        them in ``io.rounds``. Clusters in ``io.fresh`` (just reset) are only derived and
+        seated. With ``resume``, only the skipping continues (after the caller grew the round
+        records: a cluster that would need more stops and is flagged in ``io.pending``). A
+        refused action (:func:`_refused`) flags its cluster in ``io.bad`` and nothing is run
+        (``io.wanted`` may be bool, integer or float).
 
         The per-cluster body is written out here and the scratch arrays are separate
         locals: passing ``io`` and tuples of scratch arrays to per-cluster helpers copied
         them with an atomic reference count per array at every call (some 30 per cluster),
         which cost 5-10% of the vector step at K = 64 and 256 (issue 32)."""
         st = boxed  # the vector env's ClusterState (state.py), as a struct
-        if not resume and _refused(st, io, select):
+        select = mode == SELECT
+        if not resume and mode != GIVEN and _refused(st, io, select):
             return
         sim, slots, tables, est, sel = st.sim, st.slots, st.tables, st.est, st.sel
         width, capacity = sel.shape[1], sim.round_start_s.shape[1]
@@ -190,7 +195,7 @@ if AVAILABLE:
         for k in range(acting.size):
             if acting[k]:
                 first = not resume
-                if first:  # the agent's round: sel[k] from its scores or select bits
+                if first and mode != GIVEN:  # the agent's round: sel[k] from its scores or select bits
                     for j in range(width):
                         sel[k, j] = False
                     if select:
@@ -214,6 +219,16 @@ if AVAILABLE:
             elif fresh[k]:
                 _derive_one(k, sim, tables, est)
                 _slots_one(k, sim, slots)
+
+    @_jit
+    def advance_rows(boxed, io, mode, kept, free, cluster_out):
+        """:func:`advance` of one round (no skipping, no resume) then :func:`job_rows_v2`, in
+        one call: the single env's step (env/vector/single.py). Nothing but ``io.bad`` when
+        the action is refused."""
+        advance(boxed, io, False, False, mode)
+        if io.bad[0]:
+            return np.empty((V2_FEATURES, 0)), np.empty((2, 0)), np.empty((0, 0), np.int64)
+        return job_rows_v2(boxed, kept, free, cluster_out)
 
     @_inline
     def _kept_plan(k, st, kept, plan, whole, partial):
@@ -253,7 +268,7 @@ if AVAILABLE:
     @_inline
     def _fill_rows(k, st, plan, full, dynamic):
         """Cluster ``k``'s columns of ``full`` (its raw version 2 features, as
-        numpy_loops.slot_raw_features_v2) and ``dynamic`` (age and rho-hat), per ``plan``."""
+        observation.JobFeaturesV2.fill) and ``dynamic`` (age and rho-hat), per ``plan``."""
         sim, est, tables = st.sim, st.est, st.tables
         slot_job, gang, gpus, now = st.slots.slot_job, sim.gang, sim.gpus[k], sim.time_s[k]
         arrival, rho, batch, initial = sim.arrival_s, est.rho, est.batch, sim.initial_batch_size
@@ -288,7 +303,7 @@ if AVAILABLE:
     @_jit
     def job_rows_v2(boxed, kept, free, cluster_out):
         """The raw (pre-logarithm) version 2 features to recompute: ``full`` (features,
-        slots to recompute whole) as numpy_loops.slot_raw_features_v2, ``dynamic`` (2, other occupied
+        slots to recompute whole) as observation.JobFeaturesV2.fill, ``dynamic`` (2, other occupied
         slots) their age and rho-hat rows; ``plan`` (K, slots): -1 nothing to write (an empty
         slot already zero), -2 zero the slot, i >= 0 column i of ``full``, -3 - 2 i column i of
         ``dynamic``, -4 - 2 i the same and the job's ran-last flag turned off (it cannot turn
@@ -312,19 +327,9 @@ if AVAILABLE:
         return full, dynamic, plan
 
     @_jit
-    def advance_rows(boxed, io, select, kept, free, cluster_out):
-        """:func:`advance` of one round (no skipping, no resume) then :func:`job_rows_v2`, in
-        one call: the single env's step (env/vector/single.py). Nothing but ``io.bad`` when
-        the action is refused."""
-        advance(boxed, io, False, False, select)
-        if io.bad[0]:
-            return np.empty((V2_FEATURES, 0)), np.empty((2, 0)), np.empty((0, 0), np.int64)
-        return job_rows_v2(boxed, kept, free, cluster_out)
-
-    @_jit
     def scatter_v2(plan, full, dynamic, scale_out, low, high, kept):
         """The kept (K, slots, features) float32 features brought up to date from the
-        logarithms (numpy_loops.scatter_scaled's scaling and clipping): recomputed slots from
+        logarithms (observation.transform_v2's scaling and clipping): recomputed slots from
         ``full``, age and rho-hat of the others from ``dynamic``, vacated slots zeroed."""
         clusters, slots = plan.shape
         features = kept.shape[2]

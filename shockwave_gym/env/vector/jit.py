@@ -1,11 +1,13 @@
-"""Compiled (numba) loops of the vector env's per-step work: derived arrays, predictor,
-rho-hat and the observation's raw features in one pass; the slot map; the ``priority`` and
-``select`` decoders with the packing scan; masked sums for the rewards.
+"""Compiled (numba) per-cluster kernels of an env step: derived arrays, predictor and
+rho-hat in one pass; the observation's raw version 1 features and the cluster features; the
+slot map; the ``priority`` and ``select`` decoders with the packing scan; the jobs-in-system
+area the rewards sum.
 
-Each loop does per element the float64 operations of the numpy path in
-:mod:`shockwave_gym.env.vector` (no fast-math). Logarithms are left to numpy, which applies
-them to the raw features exactly as the single observation does, so results stay bit for
-bit the same. Optional: without numba the numpy path runs.
+Each kernel does per element the float64 operations of the reference (the view, the
+interface's predictor, features and action modes, env/rewards.py; no fast-math). Logarithms
+are left to numpy, which applies them to the raw features exactly as the single observation
+does, so results stay bit for bit the same. Optional: without numba the env runs the
+reference.
 """
 
 from __future__ import annotations
@@ -351,53 +353,6 @@ if AVAILABLE:
                 count += 1
         return absent + count - _scan(k, order, count, gang, gpus, sel)
 
-    @_jit
-    def masked_sums(values, mask, out, counts):
-        """Per row, ``np.sum(values[mask])`` (column order) bit for bit, and the count."""
-        buffer = np.empty(values.shape[1])
-        for k in range(values.shape[0]):
-            count = 0
-            for j in range(values.shape[1]):
-                if mask[k, j]:
-                    buffer[count] = values[k, j]
-                    count += 1
-            out[k] = pairwise_sum(buffer, count)
-            counts[k] = count
-
-    @_jit
-    def jct_areas(arrival, completion, num_jobs, start_s, end_s, out, rows):
-        """jobs_in_system_integral_s per cluster in ``rows`` (0 elsewhere): the arrived jobs'
-        overlaps, summed as numpy does."""
-        buffer = np.empty(arrival.shape[1])
-        for k in range(arrival.shape[0]):
-            if not rows[k]:
-                out[k] = 0.0
-                continue
-            arrived = 0
-            while arrived < num_jobs[k] and arrival[k, arrived] < end_s[k]:
-                arrived += 1
-            for j in range(arrived):
-                c = completion[k, j]
-                overlap = c if c < end_s[k] else end_s[k]  # fmin: NaN (unfinished) -> end
-                if c != c:
-                    overlap = end_s[k]
-                overlap -= max(arrival[k, j], start_s[k])
-                buffer[j] = max(overlap, 0.0)
-            out[k] = pairwise_sum(buffer, arrived)
-
-    @_jit
-    def ftf_excess_sums(rho, status, num_jobs, active_code, out, counts):
-        """Per cluster, the sum of max(0, rho-hat - 1) over active jobs (ascending id), numpy's order."""
-        buffer = np.empty(rho.shape[1])
-        for k in range(rho.shape[0]):
-            count = 0
-            for j in range(num_jobs[k]):
-                if status[k, j] == active_code:
-                    buffer[count] = max(rho[k, j] - 1.0, 0.0)
-                    count += 1
-            out[k] = pairwise_sum(buffer, count)
-            counts[k] = count
-
     @_inline
     def _busy_and_queued(k, sim, slots):
         """Cluster ``k``'s GPUs held by the jobs that ran last round, and its queued jobs."""
@@ -472,19 +427,3 @@ if AVAILABLE:
             overlap -= max(arrival[k, i], start)
             buffer[i] = max(overlap, 0.0)
         return pairwise_sum(buffer, arrived)
-
-    @_jit
-    def themis_rho(arrival, completion, work, num_jobs, gpus, completed, out):
-        """rho of every job in ``completed`` (rewards.themis_rho), 0 elsewhere."""
-        buffer = np.empty(arrival.shape[1])
-        for k in range(arrival.shape[0]):
-            for j in range(num_jobs[k]):
-                out[k, j] = 0.0
-                if not completed[k, j]:
-                    continue
-                a = arrival[k, j]
-                c = completion[k, j]
-                life = c - a
-                area_s = area(arrival, completion, k, num_jobs[k], a, c, buffer)
-                contention = area_s / life if life > 0 else 1.0
-                out[k, j] = life / (work[k, j] * max(1.0, contention / gpus[k]))

@@ -63,7 +63,7 @@ class SingleStep:
         batch.load(0, simulator.static, simulator.config, simulator.trace_name)
         self._tables = TraceJobTables(1)
         self._tables.load(0, predictor_for(simulator.view), type_throughput_table(simulator.view))
-        self._slots = BatchSlotMap(1, slots.max_jobs, compiled=True)
+        self._slots = BatchSlotMap(1, slots.max_jobs)
         self._slots.widen(simulator.num_jobs)
         self._rewards = RewardTables(np.array([codes], np.int64), np.array([weights]), np.array([self.jct_normaliser_s]))
         self._max_rounds = np.array([max_rounds], np.int64)
@@ -160,10 +160,11 @@ class SingleStep:
         (io.wanted if select else io.scores)[0] = values
         boxed = self._room()
         at = sim.round_index
+        mode = fused.SELECT if select else fused.PRIORITY
         if skip:
-            fused.advance(boxed, self._io_boxed, False, False, select)
+            fused.advance(boxed, self._io_boxed, False, False, mode)
         else:
-            self._rows = fused.advance_rows(boxed, self._io_boxed, select, self._struct[3], self._free, self._cluster)
+            self._rows = fused.advance_rows(boxed, self._io_boxed, mode, self._struct[3], self._free, self._cluster)
         if io.bad[0]:
             io.bad[0] = False
             return None
@@ -172,7 +173,7 @@ class SingleStep:
         while skip:
             boxed = self._room()
             at = sim.round_index
-            fused.advance(boxed, self._io_boxed, True, False, select)
+            fused.advance(boxed, self._io_boxed, True, False, mode)
             if batch.round_index[0] == at:
                 self._rows = fused.job_rows_v2(boxed, self._struct[3], self._free, self._cluster)
                 break
