@@ -38,7 +38,7 @@ ENV_ID = "shockwave_gym/Cluster-v0"
 ROOT = Path(__file__).resolve().parents[1]
 #: The compiled kernels (numba): every one reads a state struct by name.
 KERNEL_MODULES = ("shockwave_gym/batch/jit.py", "shockwave_gym/env/vector/fused.py",
-                  "shockwave_gym/env/vector/jit.py")
+                  "shockwave_gym/env/vector/jit.py", "shockwave_gym/env/vector/features.py")
 BUILT_IN = ("jct", "makespan", "ftf", "ftf_excess")
 
 needs_numba = pytest.mark.skipif(not batch_jit.AVAILABLE, reason="numba missing")

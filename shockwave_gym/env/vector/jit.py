@@ -1,7 +1,7 @@
 """Compiled (numba) per-cluster kernels of an env step: derived arrays, predictor and
-rho-hat in one pass; the observation's raw version 1 features and the cluster features; the
-slot map; the ``priority`` and ``select`` decoders with the packing scan; the jobs-in-system
-area the rewards sum.
+rho-hat in one pass; the slot map; the ``priority`` and ``select`` decoders with the packing
+scan; the jobs-in-system area the rewards sum (the features are
+:mod:`~shockwave_gym.env.vector.features`').
 
 Each kernel does per element the float64 operations of the reference (the view, the
 interface's predictor, features and action modes, env/rewards.py; no fast-math). Logarithms
@@ -12,28 +12,10 @@ reference.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from shockwave_gym.batch import jit as core_jit
-from shockwave_gym.cluster import TYPE_ORDER
-from shockwave_gym.interface.observation import (
-    CLUSTER_FEATURES,
-    TIME_SCALE_S,
-    TIME_SPAN_S,
-    TIME_UNIT_S,
-    V2_CLUSTER_HIGH,
-    V2_CLUSTER_LOW,
-)
 from shockwave_gym.state import ACTIVE, DONE
-
-#: GPU types of the version 2 cluster features, and their time feature's scale (observation.py's).
-TYPES = len(TYPE_ORDER)
-LOG_TIME = math.log1p(TIME_SPAN_S / TIME_UNIT_S)
-#: The version 1 cluster features' bounds (observation.CLUSTER_FEATURES).
-CLUSTER_LOW = np.array([f[1] for f in CLUSTER_FEATURES])
-CLUSTER_HIGH = np.array([f[2] for f in CLUSTER_FEATURES])
 
 AVAILABLE = core_jit.AVAILABLE
 
@@ -131,57 +113,6 @@ if AVAILABLE:
         for k in range(rows.size):
             if rows[k]:
                 derive_one(k, sim, tables, est)
-
-    @_jit
-    def slot_raw_features(boxed, scale_in, raw_out):
-        """(features, occupied slots), row-major slot order: job_feature_matrix of each
-        occupied slot's job of the vector env's state struct (ClusterState, boxed) up to its
-        logarithms: row 2 holds batch / initial, rows 3-9 max(0, value x scale_in), ready for
-        numpy's log2 and log1p."""
-        sim, est, slot_job = boxed.sim, boxed.est, boxed.slots.slot_job
-        gang, gpus, num_epochs, initial, round_s = sim.gang, sim.gpus, sim.num_epochs, sim.initial_batch_size, sim.round_s
-        time_s, arrival, run_time, ran_last = sim.time_s, sim.arrival_s, sim.run_time_s, sim.ran_last_round
-        progress, batch, rate, mean, remaining, rho = est.progress, est.batch, est.rate, est.mean, est.remaining, est.rho
-        i = 0
-        for k in range(slot_job.shape[0]):
-            for s in range(slot_job.shape[1]):
-                j = slot_job[k, s]
-                if j < 0:
-                    continue
-                b = batch[k, j]
-                raw_out[0, i] = gang[k, j] / gpus[k]
-                raw_out[1, i] = progress[k, j] / num_epochs[k, j]
-                raw_out[2, i] = b / initial[k, j]
-                raw_out[3, i] = max((rate[k, j] * b) * scale_in[0], 0.0)
-                raw_out[4, i] = max((mean[k, j] / round_s[k]) * scale_in[1], 0.0)
-                raw_out[5, i] = max(remaining[k, j] * scale_in[2], 0.0)
-                raw_out[6, i] = max((time_s[k] - arrival[k, j]) * scale_in[3], 0.0)
-                raw_out[7, i] = max((run_time[k, j] * gang[k, j]) * scale_in[4], 0.0)
-                raw_out[8, i] = max((1.0 if ran_last[k, j] else 0.0) * scale_in[5], 0.0)
-                raw_out[9, i] = max(rho[k, j] * scale_in[6], 0.0)
-                i += 1
-
-    @_jit
-    def scatter_slot_features(slot_job, logged, scale_out, low, high, out):
-        """(K, slots, features) float32: the rest of job_feature_matrix on numpy's logarithms
-        (row 2 x 0.25, rows 3-9 x scale_out, clipping), zeros for empty slots."""
-        features = logged.shape[0]
-        flat = out.reshape(-1)
-        flat[:] = 0.0
-        place = np.empty(logged.shape[1], np.int64)  # output offset of each occupied slot
-        i = 0
-        slots = slot_job.shape[1]
-        for k in range(slot_job.shape[0]):
-            for s in range(slots):
-                if slot_job[k, s] >= 0:
-                    place[i] = (k * slots + s) * features
-                    i += 1
-        for f in range(features):  # feature by feature: the logarithms' rows are read in order
-            scale = 0.25 if f == 2 else (scale_out[f - 3] if f >= 3 else 1.0)
-            row = logged[f]
-            for i in range(row.size):
-                value = row[i] * scale if f >= 2 else row[i]
-                flat[place[i] + f] = np.float32(max(min(value, high[f]), low[f]))
 
     @_inline
     def slots_one(k, sim, slots):
@@ -352,65 +283,6 @@ if AVAILABLE:
                 order[count] = j
                 count += 1
         return absent + count - _scan(k, order, count, gang, gpus, sel)
-
-    @_inline
-    def _busy_and_queued(k, sim, slots):
-        """Cluster ``k``'s GPUs held by the jobs that ran last round, and its queued jobs."""
-        ran_last, gang, queued = sim.ran_last_round, sim.gang, slots.queued
-        busy = 0
-        queue = 0
-        for j in range(sim.num_jobs[k]):
-            if ran_last[k, j]:
-                busy += gang[k, j]
-            if queued[k, j]:
-                queue += 1
-        return busy, queue
-
-    @_jit
-    def cluster_rows(boxed, free, max_jobs, out):
-        """cluster_features for every cluster of the vector env's state struct (ClusterState,
-        boxed): math.log1p and math.log2, as the single env."""
-        sim, slots, num_active = boxed.sim, boxed.slots, boxed.est.num_active
-        gpus, time_s, round_index, round_s, demand = sim.gpus, sim.time_s, sim.round_index, sim.round_s, slots.demand_gpus
-        for k in range(gpus.size):
-            g = gpus[k]
-            busy, queue = _busy_and_queued(k, sim, slots)
-            values = (
-                free[k] / g,
-                busy / g,
-                num_active[k] / max_jobs,
-                queue / max_jobs,
-                demand[k] / g,
-                math.log1p(time_s[k] / TIME_SCALE_S) / 3.0,
-                math.log1p(round_index[k] * round_s[k] / TIME_SCALE_S) / 3.0,
-                math.log2(g) / 8.0,
-            )
-            for f in range(8):
-                out[k, f] = np.float32(min(max(values[f], CLUSTER_LOW[f]), CLUSTER_HIGH[f]))
-
-    # --- observation version 2 and the completion-time fairness reward --------------------
-
-    @_inline
-    def cluster_one_v2(k, st, free, out):
-        """estimates.cluster_features_v2 for cluster ``k`` (math.log2 and math.log1p, as the
-        single env) of a homogeneous batch, its free capacity per type being
-        free_capacity_rows's: free / GPUs for the first type, 0 for the others."""
-        sim, slots = st.sim, st.slots
-        g = sim.gpus[k]
-        busy, queue = _busy_and_queued(k, sim, slots)
-        low, high = V2_CLUSTER_LOW, V2_CLUSTER_HIGH
-        for t in range(TYPES):
-            capacity = free[k] / g if t == 0 else 0.0
-            out[k, t] = np.float32(min(max(capacity, low[t]), high[t]))
-        values = (
-            busy / g,
-            math.log2(1.0 + st.est.num_active[k] / g),
-            math.log2(1.0 + queue / g),
-            math.log2(1.0 + slots.demand_gpus[k] / g),
-            math.log1p(sim.time_s[k] / TIME_UNIT_S) / LOG_TIME,
-        )
-        for f in range(5):
-            out[k, TYPES + f] = np.float32(min(max(values[f], low[TYPES + f]), high[TYPES + f]))
 
     @_inline
     def area(arrival, completion, k, n, start, end, buffer):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from shockwave_gym.env.vector import fused, jit
+from shockwave_gym.env.vector import features
 from shockwave_gym.env.vector.estimates import (
     JOB_HIGH,
     JOB_LOW,
@@ -38,24 +38,24 @@ class VectorOutputs:
             return {"jobs": jobs, "job_valid": (slots.slot_job >= 0).view(np.int8), "picked": picked,
                     "cluster": cluster}
         raw = np.empty((10, int(np.count_nonzero(slots.slot_job >= 0))))
-        jit.slot_raw_features(self._kernel_state(), SCALE_IN, raw)
+        features.slot_raw_features(self._kernel_state(), SCALE_IN, raw)
         jobs = np.empty((self.num_envs, self.max_jobs, 10), np.float32)
-        jit.scatter_slot_features(slots.slot_job, take_logarithms(raw), SCALE_OUT, JOB_LOW, JOB_HIGH, jobs)
+        features.scatter_slot_features(slots.slot_job, take_logarithms(raw), SCALE_OUT, JOB_LOW, JOB_HIGH, jobs)
         cluster = np.empty((self.num_envs, 8), np.float32)
-        jit.cluster_rows(self._kernel_state(), free, self.max_jobs, cluster)
+        features.cluster_rows(self._kernel_state(), free, self.max_jobs, cluster)
         return {"jobs": jobs, "job_valid": slots.valid.view(np.int8).copy(), "picked": picked, "cluster": cluster}
 
     def _jobs_v2(self, free) -> tuple[np.ndarray, np.ndarray]:
         """(K, max_jobs, features) float32 version 2 job features, recomputing only the jobs
-        that ran since they were computed (fused.job_rows_v2), and the cluster features."""
+        that ran since they were computed (features.job_rows_v2), and the cluster features."""
         store = self._features
         if store is None:
             self._features = store = KeptFeatures.zeros(self.num_envs, self.max_jobs, V2_FEATURES)
         cluster = np.empty((self.num_envs, V2_CLUSTER_LOW.size), np.float32)
-        full, dynamic, plan = fused.job_rows_v2(self._kernel_state(), store, free, cluster)
+        full, dynamic, plan = features.job_rows_v2(self._kernel_state(), store, free, cluster)
         take_logarithms_v2(full)
         np.log1p(dynamic, out=dynamic)
-        fused.scatter_v2(plan, full, dynamic, V2_OUT, V2_LOW, V2_HIGH, store.values)
+        features.scatter_v2(plan, full, dynamic, V2_OUT, V2_LOW, V2_HIGH, store.values)
         jobs = store.values.copy()
         return jobs, cluster
 

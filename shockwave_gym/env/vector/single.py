@@ -7,8 +7,8 @@ reward terms): the state struct of the vector env (:class:`~shockwave_gym.env.ve
 for one cluster, built once per episode, whose per-job arrays are the
 :class:`~shockwave_gym.simulator.Simulator`'s own (as (1, jobs) views) and whose slot arrays are
 the env's :class:`~shockwave_gym.interface.slots.SlotMap`'s, so the kernels
-(:func:`~shockwave_gym.env.vector.fused.advance`, :func:`~shockwave_gym.env.vector.fused.job_rows_v2`,
-:func:`~shockwave_gym.env.vector.fused.scatter_v2`) write them in place. After each round it
+(:func:`~shockwave_gym.env.vector.fused.advance`, :func:`~shockwave_gym.env.vector.features.job_rows_v2`,
+:func:`~shockwave_gym.env.vector.features.scatter_v2`) write them in place. After each round it
 commits the round record and the scalars to the simulator (:meth:`Simulator.commit_round`) and
 the queue to the slot map, so the view, ``simulator.result()`` and every public array stay
 exact for agents. None of the vector env's Python (autoreset, info masks) runs.
@@ -20,7 +20,7 @@ import numpy as np
 
 from shockwave_gym.batch import BatchSimulator
 from shockwave_gym.batch import jit as core_jit
-from shockwave_gym.env.vector import fused
+from shockwave_gym.env.vector import features, fused
 from shockwave_gym.env.vector.estimates import (
     V2_FEATURES,
     V2_HIGH,
@@ -175,7 +175,7 @@ class SingleStep:
             at = sim.round_index
             fused.advance(boxed, self._io_boxed, True, False, mode)
             if batch.round_index[0] == at:
-                self._rows = fused.job_rows_v2(boxed, self._struct[3], self._free, self._cluster)
+                self._rows = features.job_rows_v2(boxed, self._struct[3], self._free, self._cluster)
                 break
             self._commit(at)
             rounds += 1
@@ -199,12 +199,12 @@ class SingleStep:
     def observation(self) -> tuple[np.ndarray, np.ndarray]:
         """(max_jobs, F) float32 job features (a fresh copy) and the cluster features after
         :meth:`run`: the kept features brought up to date from the raw rows it computed
-        (fused.job_rows_v2), numpy's logarithms, then fused.scatter_v2."""
+        (features.job_rows_v2), numpy's logarithms, then features.scatter_v2."""
         full, dynamic, plan = self._rows
         take_logarithms_v2(full)
         np.log1p(dynamic, out=dynamic)
         values = self._struct[2].values
-        fused.scatter_v2(plan, full, dynamic, V2_OUT, V2_LOW, V2_HIGH, values)
+        features.scatter_v2(plan, full, dynamic, V2_OUT, V2_LOW, V2_HIGH, values)
         return values[0].copy(), self._cluster[0]
 
 
