@@ -565,6 +565,7 @@ class ClusterEnv(gym.Env):
         self._rounds_skipped_total = 0
         self._rho_hat = ftf_estimate(self.simulator.view)
         self._begin_decision()
+        self._compiled_step()  # a new trace's compiled step is built here, not in the first step
         return self._observation(), self._info(round_closed=False, repairs=0)
 
     def step(self, action):
