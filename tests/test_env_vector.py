@@ -299,3 +299,27 @@ def test_compiled_false_gives_the_single_envs_with_the_same_trajectories(mode):
     for t in range(40):
         actions = random_actions(mode, native.action_masks(), rng)
         assert_same(native.step(actions), fallback.step(actions), f"step {t}")
+
+
+def test_without_numba_the_envs_run_the_reference(monkeypatch):
+    """No numba: ``gym.make`` steps on its Python path (no compiled step), ``gym.make_vec``
+    gives K single envs, and the native env refuses to start; the trajectories are the same."""
+    from shockwave_gym.env.vector import single
+    from shockwave_gym.env.vector.fallback import SyncClusterVectorEnv
+
+    kwargs = {"trace": "teaching-12", "action_mode": "priority", "max_jobs": 8}
+    actions = np.random.default_rng(2).uniform(-1, 1, (40, 8)).astype(np.float32)
+    kernels = gym.make(ENV_ID, **kwargs)
+    expected = [kernels.reset(seed=2)] + [kernels.step(a) for a in actions]
+    assert type(kernels.unwrapped._compiled).__name__ == "SingleStep"
+    monkeypatch.setattr(batch_jit, "AVAILABLE", False)
+    monkeypatch.setattr(single, "AVAILABLE", False)
+    assert isinstance(gym.make_vec(ENV_ID, num_envs=2, vectorization_mode="vector_entry_point", **kwargs),
+                      SyncClusterVectorEnv)
+    with pytest.raises(InputError, match="numba"):
+        ClusterVectorEnv(2, **kwargs)
+    plain = gym.make(ENV_ID, **kwargs)
+    got = [plain.reset(seed=2)] + [plain.step(a) for a in actions]
+    assert plain.unwrapped._compiled is None
+    for t, (a, b) in enumerate(zip(got, expected, strict=True)):
+        assert_same(a, b, f"step {t}")
