@@ -19,7 +19,7 @@ from shockwave_gym.env.vector import features
 from shockwave_gym.env.vector import jit as vec_jit
 from shockwave_gym.env.vector.estimates import V2_FEATURES
 from shockwave_gym.metrics import UNFAIR_THRESHOLD
-from shockwave_gym.state import ACTIVE
+from shockwave_gym.state import ACTIVE, DONE
 
 AVAILABLE = core_jit.AVAILABLE
 
@@ -213,13 +213,45 @@ if AVAILABLE:
                 _derive_one(k, sim, tables, est)
                 _slots_one(k, sim, slots)
 
+    @_inline
+    def _round_lists(st):
+        """Cluster 0's last round as its record lists it: the jobs that ran (ascending ids),
+        their run and restart seconds, those that completed; and the queued jobs."""
+        sim, queued = st.sim, st.slots.queued
+        ran, status, n = sim.ran_last_round, sim.status, sim.num_jobs[0]
+        count, done, waiting = 0, 0, 0
+        for j in range(n):
+            if ran[0, j]:
+                count += 1
+                if status[0, j] == DONE:
+                    done += 1
+            if queued[0, j]:
+                waiting += 1
+        ids, run_s, overhead = np.empty(count, np.int64), np.empty(count), np.empty(count)
+        completed, queue = np.empty(done, np.int64), np.empty(waiting, np.int64)
+        count, done, waiting = 0, 0, 0
+        for j in range(n):
+            if ran[0, j]:
+                ids[count], run_s[count], overhead[count] = j, sim.last_run_s[0, j], sim.last_overhead_s[0, j]
+                count += 1
+                if status[0, j] == DONE:
+                    completed[done] = j
+                    done += 1
+            if queued[0, j]:
+                queue[waiting] = j
+                waiting += 1
+        return ids, run_s, overhead, completed, queue
+
     @_jit
     def advance_rows(boxed, io, mode, kept, free, cluster_out):
-        """:func:`advance` of one round (no skipping, no resume) then features.job_rows_v2, in
-        one call: the single env's step (env/vector/single.py). Nothing but ``io.bad`` when
-        the action is refused."""
+        """:func:`advance` of one round (no skipping, no resume) in cluster 0, then
+        features.job_rows_v2, in one call: the single env's step (env/vector/single.py).
+        Returns the raw rows, and the round's lists and the queue (:func:`_round_lists`);
+        nothing but ``io.bad`` when the action is refused (empty arrays)."""
         advance(boxed, io, False, False, mode)
         if io.bad[0]:
-            return np.empty((V2_FEATURES, 0)), np.empty((2, 0)), np.empty((0, 0), np.int64)
-        return _job_rows_v2(boxed, kept, free, cluster_out)
+            none = np.empty(0, np.int64)
+            return (np.empty((V2_FEATURES, 0)), np.empty((2, 0)), np.empty((0, 0), np.int64)), \
+                (none, np.empty(0), np.empty(0), none, none)
+        return _job_rows_v2(boxed, kept, free, cluster_out), _round_lists(boxed)
 

@@ -156,7 +156,7 @@ class SingleStep:
         with ``skip`` the rounds no action could change, each committed to the simulator,
         and the observation's raw rows (:meth:`observation` finishes them). (reward, repairs,
         rounds), or None when a score of an occupied slot is not finite (nothing changed)."""
-        io, batch, sim = self._io, self.batch, self.simulator
+        io, sim = self._io, self.simulator
         (io.wanted if select else io.scores)[0] = values
         boxed = self._room()
         at = sim.round_index
@@ -164,13 +164,22 @@ class SingleStep:
         if skip:
             fused.advance(boxed, self._io_boxed, False, False, mode)
         else:
-            self._rows = fused.advance_rows(boxed, self._io_boxed, mode, self._struct[3], self._free, self._cluster)
+            self._rows, lists = fused.advance_rows(boxed, self._io_boxed, mode, self._struct[3], self._free,
+                                                   self._cluster)
         if io.bad[0]:
             io.bad[0] = False
             return None
+        if skip:
+            return self._skipping(at, mode)
+        self._commit(at, *lists[:4])
+        return self._seat(lists[4]), io.repairs.item(0) if select else 0, 1
+
+    def _skipping(self, at: int, mode: int) -> tuple[float, int, int]:
+        """After the agent's round ``at``: the rounds no action could change, each committed."""
+        sim, batch = self.simulator, self.batch
         self._commit(at)
         rounds = 1
-        while skip:
+        while True:
             boxed = self._room()
             at = sim.round_index
             fused.advance(boxed, self._io_boxed, True, False, mode)
@@ -181,18 +190,24 @@ class SingleStep:
             rounds += 1
         mine = self._slots
         queue = mine.queued[0].nonzero()[0] if mine.queue_count[0] else np.zeros(0, np.int64)
-        self.num_active = self._struct[0].est.num_active.item(0)
-        self.slots.seated_elsewhere(sim.view, batch.next_arrival.item(0), self.num_active, queue,
-                                    mine.demand_gpus.item(0))
-        return io.reward.item(0), io.repairs.item(0) if select else 0, rounds
+        return self._seat(queue), self._io.repairs.item(0) if mode == fused.SELECT else 0, rounds
 
-    def _commit(self, at: int) -> None:
-        """Round ``at``'s record and the clock to the simulator (its per-job arrays are the
-        kernels')."""
+    def _seat(self, queue: np.ndarray) -> float:
+        """The kernels' seating to the slot map (``queue``: the queued jobs); the reward."""
+        self.num_active = self._struct[0].est.num_active.item(0)
+        self.slots.seated_elsewhere(self.simulator.view, self.batch.next_arrival.item(0), self.num_active, queue,
+                                    self._slots.demand_gpus.item(0))
+        return self._io.reward.item(0)
+
+    def _commit(self, at: int, ids=None, run_s=None, overhead_s=None, completed=None) -> None:
+        """Round ``at``'s record (its lists, or read from the simulator's arrays) and the clock
+        to the simulator (its per-job arrays are the kernels')."""
         sim, batch = self.simulator, self.batch
-        ids = sim.ran_last_round.nonzero()[0]
-        record = RoundRecord(at, batch.round_start_s.item(at), batch.round_end_s.item(at), ids, sim.last_run_s[ids],
-                             sim.last_overhead_s[ids], ids[sim.status[ids] == DONE], batch.round_gpus_busy.item(at))
+        if ids is None:
+            ids = sim.ran_last_round.nonzero()[0]
+            run_s, overhead_s, completed = sim.last_run_s[ids], sim.last_overhead_s[ids], ids[sim.status[ids] == DONE]
+        record = RoundRecord(at, batch.round_start_s.item(at), batch.round_end_s.item(at), ids, run_s, overhead_s,
+                             completed, batch.round_gpus_busy.item(at))
         sim.commit_round(record, batch.time_s.item(0), batch.next_arrival.item(0), batch.num_done.item(0))
         self._version = sim.version  # the kernels made this state: nothing to take again
 
