@@ -236,7 +236,7 @@ if AVAILABLE:
     def job_rows_v2(boxed, kept, free, cluster_out):
         """The raw (pre-logarithm) version 2 features to recompute: ``full`` (features,
         slots to recompute whole) as observation.JobFeaturesV2.fill, ``dynamic`` (2, other occupied
-        slots) their age and rho-hat rows; ``plan`` (K, slots): -1 nothing to write (an empty
+        slots) their age and rho-hat rows; ``kept.plan`` (K, slots): -1 nothing to write (an empty
         slot already zero), -2 zero the slot, i >= 0 column i of ``full``, -3 - 2 i column i of
         ``dynamic``, -4 - 2 i the same and the job's ran-last flag turned off (it cannot turn
         on without the job running). A slot's kept features are current when it holds the same job, at the same
@@ -247,7 +247,7 @@ if AVAILABLE:
         clusters, slots = st.slots.slot_job.shape
         for k in range(clusters):
             cluster_one_v2(k, st, free, cluster_out)
-        plan = np.empty((clusters, slots), np.int64)
+        plan = kept.plan
         whole = 0
         partial = 0
         for k in range(clusters):
@@ -256,7 +256,7 @@ if AVAILABLE:
         dynamic = np.empty((2, partial))
         for k in range(clusters):
             _fill_rows(k, st, plan, full, dynamic)
-        return full, dynamic, plan
+        return full, dynamic
 
     @_jit
     def scatter_v2(plan, full, dynamic, scale_out, low, high, kept):

@@ -216,42 +216,37 @@ if AVAILABLE:
     @_inline
     def _round_lists(st):
         """Cluster 0's last round as its record lists it: the jobs that ran (ascending ids),
-        their run and restart seconds, those that completed; and the queued jobs."""
-        sim, queued = st.sim, st.slots.queued
+        their run and restart seconds (rows 0 and 1 of one array), those that completed."""
+        sim = st.sim
         ran, status, n = sim.ran_last_round, sim.status, sim.num_jobs[0]
-        count, done, waiting = 0, 0, 0
+        count, done = 0, 0
         for j in range(n):
             if ran[0, j]:
                 count += 1
                 if status[0, j] == DONE:
                     done += 1
-            if queued[0, j]:
-                waiting += 1
-        ids, run_s, overhead = np.empty(count, np.int64), np.empty(count), np.empty(count)
-        completed, queue = np.empty(done, np.int64), np.empty(waiting, np.int64)
-        count, done, waiting = 0, 0, 0
+        ids, seconds, completed = np.empty(count, np.int64), np.empty((2, count)), np.empty(done, np.int64)
+        count, done = 0, 0
         for j in range(n):
             if ran[0, j]:
-                ids[count], run_s[count], overhead[count] = j, sim.last_run_s[0, j], sim.last_overhead_s[0, j]
+                ids[count], seconds[0, count], seconds[1, count] = j, sim.last_run_s[0, j], sim.last_overhead_s[0, j]
                 count += 1
                 if status[0, j] == DONE:
                     completed[done] = j
                     done += 1
-            if queued[0, j]:
-                queue[waiting] = j
-                waiting += 1
-        return ids, run_s, overhead, completed, queue
+        return ids, seconds, completed
 
     @_jit
     def advance_rows(boxed, io, mode, kept, free, cluster_out):
         """:func:`advance` of one round (no skipping, no resume) in cluster 0, then
         features.job_rows_v2, in one call: the single env's step (env/vector/single.py).
-        Returns the raw rows, and the round's lists and the queue (:func:`_round_lists`);
-        nothing but ``io.bad`` when the action is refused (empty arrays)."""
+        Returns the raw rows and the round's lists (:func:`_round_lists`); nothing but
+        ``io.bad`` when the action is refused (empty arrays)."""
         advance(boxed, io, False, False, mode)
         if io.bad[0]:
             none = np.empty(0, np.int64)
-            return (np.empty((V2_FEATURES, 0)), np.empty((2, 0)), np.empty((0, 0), np.int64)), \
-                (none, np.empty(0), np.empty(0), none, none)
-        return _job_rows_v2(boxed, kept, free, cluster_out), _round_lists(boxed)
+            return np.empty((V2_FEATURES, 0)), np.empty((2, 0)), none, np.empty((2, 0)), none
+        full, dynamic = _job_rows_v2(boxed, kept, free, cluster_out)
+        ids, seconds, completed = _round_lists(boxed)
+        return full, dynamic, ids, seconds, completed
 

@@ -52,10 +52,10 @@ class VectorOutputs:
         if store is None:
             self._features = store = KeptFeatures.zeros(self.num_envs, self.max_jobs, V2_FEATURES)
         cluster = np.empty((self.num_envs, V2_CLUSTER_LOW.size), np.float32)
-        full, dynamic, plan = features.job_rows_v2(self._kernel_state(), store, free, cluster)
+        full, dynamic = features.job_rows_v2(self._kernel_state(), store, free, cluster)
         take_logarithms_v2(full)
         np.log1p(dynamic, out=dynamic)
-        features.scatter_v2(plan, full, dynamic, V2_OUT, V2_LOW, V2_HIGH, store.values)
+        features.scatter_v2(store.plan, full, dynamic, V2_OUT, V2_LOW, V2_HIGH, store.values)
         jobs = store.values.copy()
         return jobs, cluster
 

@@ -164,15 +164,16 @@ class SingleStep:
         if skip:
             fused.advance(boxed, self._io_boxed, False, False, mode)
         else:
-            self._rows, lists = fused.advance_rows(boxed, self._io_boxed, mode, self._struct[3], self._free,
-                                                   self._cluster)
+            full, dynamic, ids, seconds, completed = fused.advance_rows(boxed, self._io_boxed, mode, self._struct[3],
+                                                                        self._free, self._cluster)
+            self._rows = full, dynamic
         if io.bad[0]:
             io.bad[0] = False
             return None
         if skip:
             return self._skipping(at, mode)
-        self._commit(at, *lists[:4])
-        return self._seat(lists[4]), io.repairs.item(0) if select else 0, 1
+        self._commit(at, ids, seconds[0], seconds[1], completed)
+        return self._seat(), io.repairs.item(0) if select else 0, 1
 
     def _skipping(self, at: int, mode: int) -> tuple[float, int, int]:
         """After the agent's round ``at``: the rounds no action could change, each committed."""
@@ -188,12 +189,12 @@ class SingleStep:
                 break
             self._commit(at)
             rounds += 1
-        mine = self._slots
-        queue = mine.queued[0].nonzero()[0] if mine.queue_count[0] else np.zeros(0, np.int64)
-        return self._seat(queue), self._io.repairs.item(0) if mode == fused.SELECT else 0, rounds
+        return self._seat(), self._io.repairs.item(0) if mode == fused.SELECT else 0, rounds
 
-    def _seat(self, queue: np.ndarray) -> float:
-        """The kernels' seating to the slot map (``queue``: the queued jobs); the reward."""
+    def _seat(self) -> float:
+        """The kernels' seating to the slot map; the reward."""
+        mine = self._slots
+        queue = mine.queued[0].nonzero()[0] if mine.queue_count.item(0) else np.zeros(0, np.int64)
         self.num_active = self._struct[0].est.num_active.item(0)
         self.slots.seated_elsewhere(self.simulator.view, self.batch.next_arrival.item(0), self.num_active, queue,
                                     self._slots.demand_gpus.item(0))
@@ -215,12 +216,12 @@ class SingleStep:
         """(max_jobs, F) float32 job features (a fresh copy) and the cluster features after
         :meth:`run`: the kept features brought up to date from the raw rows it computed
         (features.job_rows_v2), numpy's logarithms, then features.scatter_v2."""
-        full, dynamic, plan = self._rows
+        full, dynamic = self._rows
         take_logarithms_v2(full)
         np.log1p(dynamic, out=dynamic)
-        values = self._struct[2].values
-        features.scatter_v2(plan, full, dynamic, V2_OUT, V2_LOW, V2_HIGH, values)
-        return values[0].copy(), self._cluster[0]
+        kept = self._struct[2]
+        features.scatter_v2(kept.plan, full, dynamic, V2_OUT, V2_LOW, V2_HIGH, kept.values)
+        return kept.values[0].copy(), self._cluster[0]
 
 
 def serves(env) -> bool:
