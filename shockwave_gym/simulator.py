@@ -365,7 +365,7 @@ class Simulator:
 
     def _commit_round(self, record: RoundRecord, time_s: float, next_arrival: int, num_done: int) -> None:
         """The bookkeeping of :meth:`run_round` for a round whose per-job arrays a compiled
-        step (:mod:`shockwave_gym.env.compiled`) has already updated in place, with the
+        step (:mod:`shockwave_gym.env.vector.single`) has already updated in place, with the
         arrivals admitted up to the next decision time ``time_s``."""
         self.history.append(record)
         self.time_s = time_s

@@ -115,9 +115,9 @@ def test_default_regime_changes_nothing_and_keeps_the_compiled_step():
         _assert_same_runs(runs[0], run)
     env = ClusterEnv(trace="teaching-12", regime="exact")
     env.reset(seed=0)
-    from shockwave_gym.env import compiled
+    from shockwave_gym.env.vector import single
 
-    assert (env._compiled_step() is not None) == compiled.AVAILABLE
+    assert (env._compiled_step() is not None) == single.AVAILABLE
     early = ClusterEnv(trace="teaching-12", regime="exact", early_endings=0.3)
     early.reset(seed=0)
     assert early._compiled_step() is None  # a non-default regime takes the Python step

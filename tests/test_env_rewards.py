@@ -263,8 +263,8 @@ def test_fair_share_return_on_a_heterogeneous_cluster():
 
 def test_the_vector_env_names_the_unbatched_fair_share_term():
     from shockwave_gym.env.rewards import WeightedReward
-    from shockwave_gym.env.vector.rewards import BatchReward
+    from shockwave_gym.env.vector.vector_env import ClusterVectorEnv
 
     with pytest.raises(InputError, match="'fair_share' is not batched.*vectorization_mode='sync'"):
-        BatchReward(make_reward({"jct": 1.0, "fair_share": 1.0}))
+        ClusterVectorEnv(2, trace="teaching-12", reward={"jct": 1.0, "fair_share": 1.0})
     assert isinstance(make_reward("fair_share"), WeightedReward)

@@ -57,8 +57,7 @@ def compare_rollouts(kwargs: list[dict], mode: str, steps: int, *, max_episode_s
     reference = SyncVectorEnv([lambda kw=kw: gym.make(ENV_ID, **kw, **extra) for kw in kwargs],
                               autoreset_mode=autoreset_mode)
     native = ClusterVectorEnv.from_env_kwargs(kwargs, max_episode_steps=max_episode_steps or 100_000,
-                                              autoreset_mode=autoreset_mode, compiled=compiled)
-    assert compiled is None or native.compiled == compiled
+                                              autoreset_mode=autoreset_mode)
     assert native.single_observation_space == reference.single_observation_space
     assert native.single_action_space == reference.single_action_space
     assert native.observation_space == reference.observation_space
@@ -89,7 +88,7 @@ def compare_rollouts(kwargs: list[dict], mode: str, steps: int, *, max_episode_s
 @pytest.mark.parametrize("mode", ACTION_MODES)
 def test_trajectories_equal_separate_envs_across_autoresets(mode, compiled):
     steps = 500 if mode == "sequential" else 250
-    ended = compare_rollouts(mixed_kwargs(mode), mode, steps, compiled=compiled)
+    ended = compare_rollouts(mixed_kwargs(mode), mode, steps)
     assert ended >= 5  # autoresets crossed
 
 
@@ -107,22 +106,20 @@ OPTIONS = {
 def test_env_options_match_separate_envs(mode, option, compiled):
     kwargs = [{**kw, **OPTIONS[option]} for kw in mixed_kwargs(mode)]
     steps = 300 if mode == "sequential" else 150
-    ended = compare_rollouts(kwargs, mode, steps, compiled=compiled)
+    ended = compare_rollouts(kwargs, mode, steps)
     assert ended >= (1 if mode == "sequential" else 5)
 
 
 @pytest.mark.parametrize("compiled", BACKENDS)
 def test_skipped_rounds_and_same_step_autoreset_match(compiled):
     kwargs = [{**kw, "skip_trivial": True} for kw in same_reward(mixed_kwargs("priority"))]
-    assert compare_rollouts(kwargs, "priority", 120, max_episode_steps=25, autoreset_mode=AutoresetMode.SAME_STEP,
-                            compiled=compiled) >= 10
+    assert compare_rollouts(kwargs, "priority", 120, max_episode_steps=25, autoreset_mode=AutoresetMode.SAME_STEP) >= 10
 
 
 @pytest.mark.parametrize("compiled", BACKENDS)
 def test_time_limit_truncation_and_same_step_autoreset_match(compiled):
     kwargs = same_reward(mixed_kwargs("select"))
-    assert compare_rollouts(kwargs, "select", 120, max_episode_steps=30, autoreset_mode=AutoresetMode.SAME_STEP,
-                            compiled=compiled) >= 10
+    assert compare_rollouts(kwargs, "select", 120, max_episode_steps=30, autoreset_mode=AutoresetMode.SAME_STEP) >= 10
 
 
 @pytest.mark.parametrize("compiled", BACKENDS)
@@ -130,7 +127,7 @@ def test_epoch_bank_compaction_keeps_trajectories(monkeypatch, compiled):
     monkeypatch.setattr(EpochBank, "min_dead_epochs", 0)  # rebuild the bank at every chance
     monkeypatch.setattr(TraceJobTables, "slack_rows", 0)  # and the per-trace job tables
     kwargs = [{"trace": generated(12, s), "gpus": 6, "max_jobs": 12, "action_mode": "priority"} for s in range(3)]
-    assert compare_rollouts(kwargs, "priority", 200, compiled=compiled) >= 3
+    assert compare_rollouts(kwargs, "priority", 200) >= 3
 
 
 def test_integer_priority_scores_and_a_non_integral_restart_loss_match():
@@ -216,7 +213,7 @@ def test_skipped_rounds_that_outgrow_the_round_records_match(mode, compiled):
     kwargs = [{"trace": long_jobs, "gpus": 64, "max_jobs": 6, "action_mode": mode, "skip_trivial": True},
               {"trace": "teaching-12", "max_jobs": 6, "action_mode": mode, "skip_trivial": True}]
     reference = SyncVectorEnv([lambda kw=kw: gym.make(ENV_ID, **kw) for kw in kwargs])
-    native = ClusterVectorEnv.from_env_kwargs(kwargs, max_episode_steps=10_000, compiled=compiled)
+    native = ClusterVectorEnv.from_env_kwargs(kwargs, max_episode_steps=10_000)
     assert_same(native.reset(seed=2), reference.reset(seed=2), "reset")
     rng = np.random.default_rng(1)
     most = 0
@@ -234,7 +231,7 @@ def test_per_trace_job_tables_are_shared_and_rebuilt(monkeypatch):
     cluster runs are kept, and every cluster still reads its own trace's values."""
     monkeypatch.setattr(TraceJobTables, "slack_rows", 0)
     kwargs = [{"trace": "teaching-12", "max_jobs": 12}] * 2 + [{"trace": generated(12, 9), "gpus": 6, "max_jobs": 12}]
-    native = ClusterVectorEnv.from_env_kwargs(kwargs, compiled=True)
+    native = ClusterVectorEnv.from_env_kwargs(kwargs)
     native.reset(seed=0)
     tables = native.job_tables
     assert tables.row0[0] == tables.row0[1] != tables.row0[2]
@@ -256,8 +253,8 @@ def test_per_trace_job_tables_are_shared_and_rebuilt(monkeypatch):
 def test_refused_actions_leave_the_clusters_as_they_were(compiled):
     """Non-finite priority scores and select entries other than 0 and 1 (in any dtype) are
     refused before any cluster runs a round; bool, integer and float 0/1 selects agree."""
-    priority = ClusterVectorEnv(2, trace="teaching-12", compiled=compiled)
-    reference = ClusterVectorEnv(2, trace="teaching-12", compiled=compiled)
+    priority = ClusterVectorEnv(2, trace="teaching-12")
+    reference = ClusterVectorEnv(2, trace="teaching-12")
     priority.reset(seed=0)
     reference.reset(seed=0)
     scores = np.zeros((2, 12), np.float32)
@@ -267,7 +264,7 @@ def test_refused_actions_leave_the_clusters_as_they_were(compiled):
             priority.step(scores)
     scores[1, 0] = 0.5
     assert_same(priority.step(scores), reference.step(scores), "after refused scores")
-    select = ClusterVectorEnv(2, trace="teaching-12", action_mode="select", compiled=compiled)
+    select = ClusterVectorEnv(2, trace="teaching-12", action_mode="select")
     select.reset(seed=0)
     for bad in (np.full((2, 12), 2, np.int64), np.full((2, 12), 0.5), np.full((2, 12), np.nan),
                 np.full((2, 12), "1")):
@@ -276,9 +273,53 @@ def test_refused_actions_leave_the_clusters_as_they_were(compiled):
     bits = np.random.default_rng(0).random((2, 12)) < 0.5
     results = []
     for dtype in (bool, np.int8, np.int64, np.float32):
-        envs = ClusterVectorEnv(2, trace="teaching-12", action_mode="select", compiled=compiled)
+        envs = ClusterVectorEnv(2, trace="teaching-12", action_mode="select")
         envs.reset(seed=0)
         results.append(envs.step(bits.astype(dtype)))
     results.append(select.step(bits))  # the refused actions left it at its reset state
     for other in results[1:]:
         assert_same(other, results[0], "select dtypes")
+
+
+@pytest.mark.parametrize("mode", ["priority", "sequential"])
+def test_compiled_false_gives_the_single_envs_with_the_same_trajectories(mode):
+    """``compiled=False`` (and a missing numba) takes the fallback: K single envs, each on its
+    reference path where the kernels do not serve it; the trajectories are the native env's."""
+    from shockwave_gym.env.vector.fallback import SyncClusterVectorEnv
+
+    kwargs = {"trace": "teaching-12", "action_mode": mode, "max_jobs": 8}
+    fallback = gym.make_vec(ENV_ID, num_envs=2, vectorization_mode="vector_entry_point", compiled=False, **kwargs)
+    assert isinstance(fallback, SyncClusterVectorEnv)
+    if not batch_jit.AVAILABLE:
+        return
+    native = gym.make_vec(ENV_ID, num_envs=2, vectorization_mode="vector_entry_point", **kwargs)
+    assert isinstance(native, ClusterVectorEnv)
+    assert_same(native.reset(seed=5), fallback.reset(seed=5), "reset")
+    rng = np.random.default_rng(5)
+    for t in range(40):
+        actions = random_actions(mode, native.action_masks(), rng)
+        assert_same(native.step(actions), fallback.step(actions), f"step {t}")
+
+
+def test_without_numba_the_envs_run_the_reference(monkeypatch):
+    """No numba: ``gym.make`` steps on its Python path (no compiled step), ``gym.make_vec``
+    gives K single envs, and the native env refuses to start; the trajectories are the same."""
+    from shockwave_gym.env.vector import single
+    from shockwave_gym.env.vector.fallback import SyncClusterVectorEnv
+
+    kwargs = {"trace": "teaching-12", "action_mode": "priority", "max_jobs": 8}
+    actions = np.random.default_rng(2).uniform(-1, 1, (40, 8)).astype(np.float32)
+    kernels = gym.make(ENV_ID, **kwargs)
+    expected = [kernels.reset(seed=2)] + [kernels.step(a) for a in actions]
+    assert type(kernels.unwrapped._compiled).__name__ == "SingleStep"
+    monkeypatch.setattr(batch_jit, "AVAILABLE", False)
+    monkeypatch.setattr(single, "AVAILABLE", False)
+    assert isinstance(gym.make_vec(ENV_ID, num_envs=2, vectorization_mode="vector_entry_point", **kwargs),
+                      SyncClusterVectorEnv)
+    with pytest.raises(InputError, match="numba"):
+        ClusterVectorEnv(2, **kwargs)
+    plain = gym.make(ENV_ID, **kwargs)
+    got = [plain.reset(seed=2)] + [plain.step(a) for a in actions]
+    assert plain.unwrapped._compiled is None
+    for t, (a, b) in enumerate(zip(got, expected, strict=True)):
+        assert_same(a, b, f"step {t}")

@@ -2,7 +2,7 @@
 action dtypes.
 
 * An autoreset may load a trace with more jobs than any cluster ran so far, which widens
-  every per-job array; each mode, on the numpy and the compiled path, with every built-in
+  every per-job array; each mode, with every built-in
   reward, must go on giving exactly the single envs' trajectories.
 * An action refused on a step with pending autoresets changes nothing: no cluster resets,
   no RNG draws, no state moves; the next accepted step is the one a never-refused env takes.
@@ -55,9 +55,7 @@ def rollout_against_single_envs(kwargs, mode, compiled, steps, *, autoreset_mode
                                 seed=0) -> tuple[int, int, int]:
     """Step the native env and K single envs alike; (episodes ended, first width, last width)."""
     reference = SyncVectorEnv([lambda kw=kw: gym.make(ENV_ID, **kw) for kw in kwargs], autoreset_mode=autoreset_mode)
-    native = ClusterVectorEnv.from_env_kwargs(kwargs, max_episode_steps=100_000, autoreset_mode=autoreset_mode,
-                                              compiled=compiled)
-    assert native.compiled == compiled
+    native = ClusterVectorEnv.from_env_kwargs(kwargs, max_episode_steps=100_000, autoreset_mode=autoreset_mode)
     assert_same(native.reset(seed=seed), reference.reset(seed=seed), "reset")
     first_width = native.sim.pos.shape[1]
     rng = np.random.default_rng(seed)
@@ -99,7 +97,7 @@ def test_generated_v0_survives_autoresets(mode, compiled):
     jobs; the rollouts cross autoresets and match K single ``Generated-v0`` envs."""
     kwargs = {"action_mode": mode, "reward": "ftf"}
     native = gym.make_vec("shockwave_gym/Generated-v0", num_envs=2, vectorization_mode="vector_entry_point",
-                          compiled=compiled, **kwargs)
+                          **kwargs)
     reference = SyncVectorEnv([lambda: gym.make("shockwave_gym/Generated-v0", **kwargs)] * 2)
     assert_same(native.reset(seed=0), reference.reset(seed=0), "reset")
     rng = np.random.default_rng(0)
@@ -147,7 +145,7 @@ def test_refused_actions_with_pending_autoresets_change_nothing(mode, compiled):
     every array and RNG is as before; then the rollout goes on exactly as the single envs'."""
     kwargs = cluster_kwargs(mode, None)
     reference = SyncVectorEnv([lambda kw=kw: gym.make(ENV_ID, **kw) for kw in kwargs])
-    native = ClusterVectorEnv.from_env_kwargs(kwargs, max_episode_steps=100_000, compiled=compiled)
+    native = ClusterVectorEnv.from_env_kwargs(kwargs, max_episode_steps=100_000)
     assert_same(native.reset(seed=4), reference.reset(seed=4), "reset")
     rng = np.random.default_rng(4)
     refused_with_pending = 0
@@ -186,7 +184,7 @@ def test_every_action_dtype_steps_alike(mode, compiled):
     """One env per dtype, stepped with the same values across autoresets: identical steps.
     Integer and bool priority scores are numbers too (checked against the single env below)."""
     kwargs = cluster_kwargs(mode, None)
-    envs = {np.dtype(d).name: ClusterVectorEnv.from_env_kwargs(kwargs, max_episode_steps=100_000, compiled=compiled)
+    envs = {np.dtype(d).name: ClusterVectorEnv.from_env_kwargs(kwargs, max_episode_steps=100_000)
             for d in DTYPES[mode]}
     for envs_one in envs.values():
         envs_one.reset(seed=1)
@@ -205,7 +203,7 @@ def test_every_action_dtype_steps_alike(mode, compiled):
 def test_every_dtype_the_action_space_contains_matches_the_single_envs(mode, compiled):
     """Whatever ``action_space.contains`` accepts is stepped as the single envs step it."""
     kwargs = cluster_kwargs(mode, None)
-    native = ClusterVectorEnv.from_env_kwargs(kwargs, max_episode_steps=100_000, compiled=compiled)
+    native = ClusterVectorEnv.from_env_kwargs(kwargs, max_episode_steps=100_000)
     reference = SyncVectorEnv([lambda kw=kw: gym.make(ENV_ID, **kw) for kw in kwargs])
     assert_same(native.reset(seed=2), reference.reset(seed=2), "reset")
     names = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",

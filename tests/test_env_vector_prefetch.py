@@ -65,7 +65,7 @@ def wait_gone(pid: int, timeout_s: float = 15.0) -> bool:
 @pytest.mark.parametrize("mode", ["priority", "sequential"])
 def test_prefetched_episodes_equal_in_process_ones(mode, compiled):
     kwargs = cluster_kwargs(mode)
-    envs = [ClusterVectorEnv.from_env_kwargs(kwargs, autoreset_mode=AutoresetMode.SAME_STEP, compiled=compiled,
+    envs = [ClusterVectorEnv.from_env_kwargs(kwargs, autoreset_mode=AutoresetMode.SAME_STEP,
                                              max_episode_steps=60, prefetch=flag) for flag in (False, True)]
     plain, fetched = envs
     assert plain._prefetcher is None and fetched._prefetcher is not None

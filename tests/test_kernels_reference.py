@@ -2,8 +2,9 @@
 
 The reference is the env's Python path (``ClusterEnv`` with its compiled step turned off:
 the numpy :class:`~shockwave_gym.simulator.Simulator`, the interface's action modes, features
-and rewards). The kernels are the single env's compiled step (``gym.make``, K = 1) and the
-native vector env's (K clusters). Hypothesis draws the trace (size, seed, GPUs), the action
+and rewards). The kernels are the vector env's, run by the single env's compiled step (``gym.make``:
+:class:`~shockwave_gym.env.vector.single.SingleStep`, K = 1) and by the native vector env
+(K clusters). Hypothesis draws the trace (size, seed, GPUs), the action
 mode, the reward (each built-in term, or a weighted mix), the observation version, the
 slot count and ``skip_trivial``; every observation, reward, termination, truncation and
 info must be equal, bit for bit, across autoresets.
@@ -29,6 +30,7 @@ from hypothesis import strategies as st
 import shockwave_gym  # noqa: F401  (registers the ids)
 from shockwave_gym.batch import jit as batch_jit
 from shockwave_gym.env.rewards import REWARDS
+from shockwave_gym.env.vector.state import ClusterState
 from shockwave_gym.env.vector.vector_env import ClusterVectorEnv
 from shockwave_gym.traces import GeneratedTraceSource, GeneratorConfig
 
@@ -36,7 +38,7 @@ ENV_ID = "shockwave_gym/Cluster-v0"
 ROOT = Path(__file__).resolve().parents[1]
 #: The compiled kernels (numba): every one reads a state struct by name.
 KERNEL_MODULES = ("shockwave_gym/batch/jit.py", "shockwave_gym/env/vector/fused.py",
-                  "shockwave_gym/env/vector/jit.py", "shockwave_gym/env/compiled_kernels.py")
+                  "shockwave_gym/env/vector/jit.py", "shockwave_gym/env/vector/features.py")
 BUILT_IN = ("jct", "makespan", "ftf", "ftf_excess")
 
 needs_numba = pytest.mark.skipif(not batch_jit.AVAILABLE, reason="numba missing")
@@ -76,7 +78,7 @@ def test_kernels_equal_the_reference_over_generated_episodes(config, seed):
     steps = 60 if mode == "sequential" else 30
     k = 3
     reference = SyncVectorEnv([lambda: _reference(config) for _ in range(k)])
-    native = ClusterVectorEnv(k, max_episode_steps=100_000, compiled=True, **config)
+    native = ClusterVectorEnv(k, max_episode_steps=100_000, **config)
     single, single_reference = gym.make(ENV_ID, **config), _reference(config)
     assert_same(native.reset(seed=seed), reference.reset(seed=seed), "reset")
     assert_same(single.reset(seed=seed), single_reference.reset(seed=seed), "single reset")
@@ -142,7 +144,7 @@ def test_the_state_struct_holds_the_owners_arrays_and_follows_replacements():
     env.step(np.zeros((2, env.max_jobs), np.float32))
     struct, boxed = env._kernel_struct
     assert struct.sim.work_done_s is env.sim.work_done_s and struct.slots.slot_job is env.slots.slot_job
-    assert struct.est.rho is env._state.rho and struct.reward.jct_normaliser_s is env.jct_normaliser_s
+    assert struct.est.rho is env._est.rho and struct.reward.jct_normaliser_s is env.jct_normaliser_s
     env.step(np.zeros((2, env.max_jobs), np.float32))
     assert env._kernel_struct[1] is boxed  # nothing replaced: the same struct
     env.sim.reserve_rounds(env.sim.round_start_s.shape[1] + 1)
@@ -150,3 +152,23 @@ def test_the_state_struct_holds_the_owners_arrays_and_follows_replacements():
     assert env._kernel_struct[0].sim.round_start_s is env.sim.round_start_s
     assert env._kernel_struct[1] is not boxed
     assert set(REWARDS) >= set(BUILT_IN)
+
+
+@needs_numba
+def test_the_single_env_runs_the_vector_kernels_on_the_simulators_own_arrays():
+    """The single env's compiled step is the vector env's kernels at K = 1: its struct's
+    per-job arrays are views of the Simulator's and the SlotMap's own arrays (row 0 of a
+    (1, n) batch), so the kernels write the arrays the view reads; a reset builds it again."""
+    env = gym.make(ENV_ID, trace="teaching-12").unwrapped
+    env.reset(seed=0)
+    env.step(np.zeros(env.max_jobs, np.float32))
+    step, sim = env._compiled, env.simulator
+    assert type(step).__name__ == "SingleStep"
+    struct = step._struct[0]
+    assert type(struct) is ClusterState  # the vector env's struct
+    for name, own in (("work_done_s", "work_done_s"), ("status", "status"), ("pos", "epoch_pos")):
+        assert getattr(struct.sim, name).base is getattr(sim, own) and getattr(struct.sim, name).shape == (1, sim.num_jobs)
+    assert struct.slots.slot_job.base is env.slots.slot_job
+    env.reset(seed=1)
+    env.step(np.zeros(env.max_jobs, np.float32))
+    assert env._compiled._struct[0].sim.status.base is env.simulator.status

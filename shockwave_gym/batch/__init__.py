@@ -1,20 +1,19 @@
-"""K independent clusters simulated in one batched pass (the vector env's core).
+"""K independent clusters simulated together (the vector env's core, and the single env's
+compiled step at K = 1).
 
 * :mod:`~shockwave_gym.batch.bank` - the per-epoch arrays of the traces the clusters run,
   concatenated once per distinct trace;
-* :mod:`~shockwave_gym.batch.rounds` - :class:`BatchSimulator`: the round rules (R1-R5) over
-  padded (clusters x jobs) arrays (numba loops when installed, numpy otherwise);
-* :mod:`~shockwave_gym.batch.jit` - the compiled (numba) loops of a round, optional;
-* :mod:`~shockwave_gym.batch.sums` - row sums that add in exactly the order of a 1-D
-  ``numpy.sum``, so batched reductions reproduce the single simulator bit for bit.
+* :mod:`~shockwave_gym.batch.rounds` - :class:`BatchSimulator`: the clusters' padded
+  (clusters x jobs) arrays, by name (:class:`~shockwave_gym.batch.rounds.SimArrays`);
+* :mod:`~shockwave_gym.batch.jit` - the round rules compiled (numba), and the state struct the
+  kernels take.
 
 Every value is computed with the same float64 operations, in the same order, as
 :class:`~shockwave_gym.simulator.Simulator` and :class:`~shockwave_gym.view.ClusterView` do for
-one cluster; ``tests/test_env_vector.py`` compares them with ``np.array_equal``.
+one cluster; ``tests/test_kernels_reference.py`` compares them bit for bit.
 """
 
 from shockwave_gym.batch.bank import EpochBank
 from shockwave_gym.batch.rounds import BatchSimulator
-from shockwave_gym.batch.sums import pairwise_row_sums
 
-__all__ = ["BatchSimulator", "EpochBank", "pairwise_row_sums"]
+__all__ = ["BatchSimulator", "EpochBank"]

@@ -13,24 +13,18 @@ import numpy as np
 
 from shockwave_gym.state import StaticJobArrays
 
-#: Flat per-epoch arrays copied from each trace: (bank name, StaticJobArrays field, dtype).
-_FIELDS = (
-    ("end_global", "epoch_end_global_s", np.float64),
-    ("end_within", "epoch_end_within_s", np.float64),
-    ("start_within", "epoch_start_within_s", np.float64),
-    ("duration", "epoch_duration_s", np.float64),
-    ("batch_size", "epoch_batch_size", np.int64),
-    ("rate", "epoch_rate", np.float64),
-)
-
-
 #: First column of the size counts in :attr:`EpochBank.packed`.
 PACKED_COUNTS = 5
+#: The columns before them: (StaticJobArrays field) per column.
+_PACKED = ("epoch_duration_s", "epoch_start_within_s", "epoch_rate", "epoch_batch_size", "epoch_end_within_s")
 
 
 class EpochBank:
-    """Flat epoch arrays of distinct traces; ``size_counts`` is (epochs, width) int32 with
-    ``width`` the widest reachable-size list seen (narrower traces padded with zeros)."""
+    """The flat per-epoch arrays of distinct traces the kernels read: ``end_global`` (each
+    epoch's end in the trace's flat time) and ``packed``, one row per epoch (a job's lookups
+    share cache lines): duration, start within the job, rate, batch size, end within the job,
+    then the size counts through the epoch, ``width`` columns (the widest reachable-size list
+    seen; narrower traces padded with zeros)."""
 
     #: Dead epochs :meth:`compact` tolerates even while there is room (tests lower it).
     min_dead_epochs = 1 << 22
@@ -38,18 +32,9 @@ class EpochBank:
     def __init__(self) -> None:
         self.size = 0
         self.width = 1
-        self.arrays = {name: np.zeros(0, dtype) for name, _, dtype in _FIELDS}
-        self.size_counts = np.zeros((0, self.width), np.int32)
-        #: The compiled path's copy, one row per epoch (a job's lookups share cache lines):
-        #: duration, start within the job, rate, batch size, end within the job, size counts.
+        self.end_global = np.zeros(0)
         self.packed = np.zeros((0, PACKED_COUNTS + self.width))
         self._entries: dict[int, tuple[int, StaticJobArrays]] = {}
-
-    def __getattr__(self, name: str) -> np.ndarray:
-        arrays = self.__dict__.get("arrays")
-        if arrays is not None and name in arrays:
-            return arrays[name]
-        raise AttributeError(name)
 
     def start_of(self, static: StaticJobArrays) -> int:
         """Offset of ``static``'s epochs in the flat arrays (stored on first use)."""
@@ -62,35 +47,23 @@ class EpochBank:
 
     def _append(self, static: StaticJobArrays) -> int:
         count = int(static.epoch_duration_s.size)
-        width = static.size_counts_by_row.shape[1]
-        if width > self.width:
-            grown = np.zeros((self.size_counts.shape[0], width), np.int32)
-            grown[:, : self.width] = self.size_counts
-            packed = np.zeros((self.packed.shape[0], PACKED_COUNTS + width))
-            packed[:, : self.packed.shape[1]] = self.packed
-            self.size_counts, self.packed, self.width = grown, packed, width
+        counts = static.size_counts_through_epoch
+        width = max(self.width, counts.shape[1])
         needed = self.size + count
-        if needed > self.size_counts.shape[0]:
-            capacity = max(needed, 2 * self.size_counts.shape[0], 1024)
-            for name, array in self.arrays.items():
-                grown = np.zeros(capacity, array.dtype)
-                grown[: self.size] = array[: self.size]
-                self.arrays[name] = grown
-            grown = np.zeros((capacity, self.width), np.int32)
-            grown[: self.size] = self.size_counts[: self.size]
-            self.size_counts = grown
-            packed = np.zeros((capacity, self.packed.shape[1]))
-            packed[: self.size] = self.packed[: self.size]
-            self.packed = packed
+        if needed > self.end_global.size or width > self.width:
+            capacity = max(needed, 2 * self.end_global.size, 1024) if needed > self.end_global.size else self.end_global.size
+            end_global = np.zeros(capacity)
+            end_global[: self.size] = self.end_global[: self.size]
+            packed = np.zeros((capacity, PACKED_COUNTS + width))
+            packed[: self.size, : self.packed.shape[1]] = self.packed[: self.size]
+            self.end_global, self.packed, self.width = end_global, packed, width
         start = self.size
-        for name, source, _ in _FIELDS:
-            self.arrays[name][start:needed] = getattr(static, source)
-        self.size_counts[start:needed] = 0
-        self.size_counts[start:needed, :width] = static.size_counts_through_epoch
+        self.end_global[start:needed] = static.epoch_end_global_s
         rows = self.packed[start:needed]
-        for column, name in enumerate(("duration", "start_within", "rate", "batch_size", "end_within")):
-            rows[:, column] = self.arrays[name][start:needed]
-        rows[:, PACKED_COUNTS:] = self.size_counts[start:needed]
+        for column, name in enumerate(_PACKED):
+            rows[:, column] = getattr(static, name)
+        rows[:, PACKED_COUNTS:] = 0
+        rows[:, PACKED_COUNTS : PACKED_COUNTS + counts.shape[1]] = counts
         self.size = needed
         return start
 
@@ -105,14 +78,14 @@ class EpochBank:
         needed = 0 if incoming is None or id(incoming) in self._entries else int(incoming.epoch_duration_s.size)
         keep = {id(s) for s in live}
         dead = sum(int(st.epoch_duration_s.size) for key, (_, st) in self._entries.items() if key not in keep)
-        if dead == 0 or (self.size + needed <= self.size_counts.shape[0] and dead <= self.min_dead_epochs):
+        if dead == 0 or (self.size + needed <= self.end_global.size and dead <= self.min_dead_epochs):
             return {}
         shifts = {}
         entries = sorted(((start, key, st) for key, (start, st) in self._entries.items() if key in keep),
                          key=lambda entry: entry[0])
         self._entries = {}
         write = 0
-        stores = [*self.arrays.values(), self.size_counts, self.packed]
+        stores = [self.end_global, self.packed]
         for start, key, static in entries:
             count = int(static.epoch_duration_s.size)
             if start != write:

@@ -1,8 +1,12 @@
-"""Compiled (numba) inner loops of :class:`~shockwave_gym.batch.rounds.BatchSimulator`.
+"""The round rules compiled (numba): one round (:func:`step_one`) and the admission of
+arrivals (:func:`admit_one`) in one cluster of a :class:`~shockwave_gym.batch.rounds.BatchSimulator`,
+and the state struct the kernels take (:func:`box`).
 
-Optional: without numba the simulator runs its numpy path, with the same results. Each loop
-does per element exactly the float64 operations of the numpy path (no fast-math, so no
-reassociation or fused multiply-adds), and :func:`pairwise_sum` adds in numpy's 1-D order.
+The second of the two implementations of the rules (the first is the readable
+:class:`~shockwave_gym.simulator.Simulator`): each loop does per element exactly the float64
+operations of the reference (no fast-math, so no reassociation or fused multiply-adds), and
+:func:`pairwise_sum` adds in numpy's 1-D order. Optional: without numba the env runs the
+reference.
 Why a JIT: a batched numpy step costs hundreds of array calls whatever K, and their fixed
 cost alone exceeds the budget of a CartPole-speed step (docs/VECTOR_ENV.md has the figures).
 """
@@ -248,22 +252,6 @@ if AVAILABLE:
         sim.time_s[k] = start + round_len
         sim.round_index[k] += 1
         return start, start + round_len, busy, finished
-
-    @_jit
-    def step_rows(rows, sel, boxed, start_out, end_out, busy_out):
-        """One round in every cluster of ``rows`` (BatchSimulator.step's numpy path, per
-        element) of the simulator's struct (SimArrays, boxed)."""
-        sim = boxed
-        width = sel.shape[1]
-        paid = np.empty(width)
-        completed = np.empty(width, np.int64)
-        for k in range(rows.size):
-            if not rows[k]:
-                continue
-            start, end, busy, _ = step_one(k, sel, sim, paid, completed)
-            start_out[k] = start
-            end_out[k] = end
-            busy_out[k] = busy
 
     @_inline
     def admit_one(k, sim):

@@ -518,7 +518,7 @@ class ClusterEnv(gym.Env):
         self.episode_regime: Regime | None = None  # the regime of the current episode (its seed)
         self._last_record = None
         self._metrics: dict | None = None
-        self._compiled = None  # the compiled step of the common configuration (env/compiled.py)
+        self._compiled = None  # the compiled step of the common configuration (env/vector/single.py)
         self._compiled_allowed = True  # False: always the Python path (tests compare the two)
         self._compiled_refused: tuple | None = None  # (simulator, reward_fn) it cannot serve
         self._cluster_features: np.ndarray | None = None  # the compiled step's, else None
@@ -565,6 +565,7 @@ class ClusterEnv(gym.Env):
         self._rounds_skipped_total = 0
         self._rho_hat = ftf_estimate(self.simulator.view)
         self._begin_decision()
+        self._compiled_step()  # a new trace's compiled step is built here, not in the first step
         return self._observation(), self._info(round_closed=False, repairs=0)
 
     def step(self, action):
@@ -624,9 +625,9 @@ class ClusterEnv(gym.Env):
         return self._observation(), reward, terminated, truncated, info
 
     def _compiled_step(self):
-        """The compiled step (:mod:`shockwave_gym.env.compiled`) when this env can take it:
-        numba installed, a homogeneous cluster, the default information regime, observation
-        version 2, the ``priority`` or
+        """The compiled step (:class:`shockwave_gym.env.vector.single.SingleStep`: the vector
+        env's kernels at K = 1) when this env can take it: numba installed, a homogeneous
+        cluster, the default information regime, observation version 2, the ``priority`` or
         ``select`` mode, built-in reward terms, a trace whose jobs reach fewer than 8 batch
         sizes, and none of the step's helpers overridden by a subclass. Else None (the
         Python path, same results)."""
@@ -640,15 +641,12 @@ class ClusterEnv(gym.Env):
         refused = self._compiled_refused
         if refused is not None and refused[0] is self.simulator and refused[1] is self.reward_fn:
             return None
-        terms = None
-        if self._compiled_eligible():
-            from shockwave_gym.env import compiled as fast
-
-            terms = fast.reward_terms(self.reward_fn)
-        if terms is None:
+        if not self._compiled_eligible():
             self._compiled_refused = (self.simulator, self.reward_fn)
             return None
-        self._compiled = fast.CompiledStep(self.simulator, self.slots, self.reward_fn, terms, self.jct_normaliser_s)
+        from shockwave_gym.env.vector.single import SingleStep
+
+        self._compiled = SingleStep(self.simulator, self.slots, self.reward_fn, self.jct_normaliser_s, self.max_rounds)
         return self._compiled
 
     def _compiled_eligible(self) -> bool:
@@ -662,48 +660,38 @@ class ClusterEnv(gym.Env):
                 return False
         if type(self.simulator) is not Simulator:
             return False
-        from shockwave_gym.env import compiled as fast
+        from shockwave_gym.env.vector import fused, single
 
-        return fast.AVAILABLE and self.simulator.static.reachable_sizes.shape[1] <= fast.MAX_SEQUENTIAL_WIDTH
+        return single.serves(self) and fused.reward_codes(self.reward_fn) is not None
 
     def _compiled_env_step(self, compiled, action):
         """step() on the compiled path: the same checks, rounds, rewards, observation and
         info as the Python path, bit for bit."""
-        from shockwave_gym.env import compiled as fast
-
         sim = self.simulator
         start_s = sim.time_s
-        if self.action_mode == "priority":
-            scores = np.asarray(action)
-            if scores.shape != (self.max_jobs,):
-                raise InvalidActionError(f"priority action must have shape ({self.max_jobs},), got {scores.shape}")
-            if scores.dtype.kind not in "biuf":
-                raise InvalidActionError(f"priority scores must be numbers (integer or float), got dtype {scores.dtype}")
-            if scores.dtype == np.float64 and not math.isfinite(
-                    np.add.reduce(scores[self.slots.slots_by_job()], dtype=np.float64)):
+        select = self.action_mode == "select"
+        if not select:
+            values = np.asarray(action)
+            if values.shape != (self.max_jobs,):
+                raise InvalidActionError(f"priority action must have shape ({self.max_jobs},), got {values.shape}")
+            if values.dtype.kind not in "biuf":
+                raise InvalidActionError(f"priority scores must be numbers (integer or float), got dtype {values.dtype}")
+            if values.dtype == np.float64 and not math.isfinite(
+                    np.add.reduce(values[self.slots.slots_by_job()], dtype=np.float64)):
                 raise InvalidActionError("priority scores must be finite")  # finite scores may sum to inf
-            # every dtype as float64 (PriorityMode sorts these values): one signature to compile
-            result = compiled.run(fast.PRIORITY, scores=scores.astype(np.float64))
-            if result is None:
-                raise InvalidActionError("priority scores must be finite")
         else:
-            result = compiled.run(fast.SELECT, wanted=np.array(select_bits(action, self.max_jobs), dtype=np.bool_))
-        reward, repairs = result
+            values = select_bits(action, self.max_jobs)
+        result = compiled.run(values, select, self.skip_trivial)
+        if result is None:
+            raise InvalidActionError("priority scores must be finite")
+        reward, repairs, rounds = result
         if repairs:
             self._repairs_total += repairs
             self._rounds_repaired += 1
-        rounds = 1
-        select = self.action_mode == "select"
-        while self.skip_trivial and not sim.done and sim.round_index < self.max_rounds:
-            if self.slots.demand_gpus > self.gpus or (select and self.slots.queue.size):
-                break
-            reward += compiled.run(fast.ALL_ACTIVE)[0]
-            rounds += 1
         self._last_record = sim.history[-1]
         self._rounds_skipped_total += rounds - 1
-        self._slot_features = compiled.job_features()
+        self._slot_features, self._cluster_features = compiled.observation()
         self._job_valid = (self.slots.slot_job >= 0).view(np.int8)  # slots.valid_int8(), fresh
-        self._cluster_features = compiled.cluster
         terminated = sim.done
         truncated = not terminated and sim.round_index >= self.max_rounds
         info = self._info(round_closed=True, repairs=repairs, rounds=rounds, elapsed_s=sim.time_s - start_s,

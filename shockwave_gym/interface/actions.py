@@ -104,7 +104,10 @@ class PriorityMode(_SlotMode):
 
         return spaces.Box(-1.0, 1.0, shape=(self.max_jobs,), dtype=np.float32)
 
-    def choose(self, action, view: ClusterView, slots: SlotMap) -> tuple[np.ndarray, int]:
+    def order(self, action, slots: SlotMap) -> np.ndarray:
+        """The jobs in the order the round takes them: slotted jobs by descending score (ties
+        by arrival), then the queue in arrival order; InvalidActionError for a malformed
+        action or a non-finite score of an occupied slot."""
         scores = np.asarray(action)
         if scores.shape != (self.max_jobs,):
             raise InvalidActionError(f"priority action must have shape ({self.max_jobs},), got {scores.shape}")
@@ -119,7 +122,10 @@ class PriorityMode(_SlotMode):
         order = slots.jobs_by_id()[(-own).argsort(kind="stable")]
         if slots.queue.size:
             order = np.concatenate([order, slots.queue])
-        return pack_in_order(order, view.gang, view.gpus), 0
+        return order
+
+    def choose(self, action, view: ClusterView, slots: SlotMap) -> tuple[np.ndarray, int]:
+        return pack_in_order(self.order(action, slots), view.gang, view.gpus), 0
 
     def masks(self, slots) -> np.ndarray:
         """(max_jobs,) bool: slots whose score matters (informational; nothing to mask)."""

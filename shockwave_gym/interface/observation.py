@@ -48,6 +48,7 @@ from shockwave_gym.interface.length_features import (
     regime_features,
 )
 from shockwave_gym.interface.lengths import believed_total_epochs
+from shockwave_gym.interface.per_view import once_per_view
 from shockwave_gym.interface.predictor import predicted_remaining_s
 from shockwave_gym.interface.slots import SlotMap
 from shockwave_gym.view import ClusterView
@@ -339,12 +340,13 @@ def _builtin_tables() -> tuple:
     return tuple(ThroughputTable.builtin(t) for t in TYPE_ORDER)
 
 
+@once_per_view
 def type_throughput_table(view: ClusterView) -> tuple[np.ndarray, np.ndarray]:
-    """(sizes (N, W) int64, relative (N, W, len(TYPE_ORDER)) float64): for each job and each
-    batch size it can reach (``view.reachable_sizes``; -1 pads), the built-in table's rate of
-    every type over the built-in V100 rate for the job's model and gang; 0 where a type has
-    no positive rate (it cannot run the job), all 0 when the V100 table has none. Public
-    facts only (model, gang, reachable sizes)."""
+    """(sizes (N, W) int64, relative (N, W, len(TYPE_ORDER)) float64), read-only, built once
+    per view: for each job and each batch size it can reach (``view.reachable_sizes``; -1
+    pads), the built-in table's rate of every type over the built-in V100 rate for the job's
+    model and gang; 0 where a type has no positive rate (it cannot run the job), all 0 when
+    the V100 table has none. Public facts only (model, gang, reachable sizes)."""
     tables = _builtin_tables()
     sizes = np.where(view.reachable_valid, view.reachable_sizes, -1).astype(np.int64)
     relative = np.zeros((*sizes.shape, len(TYPE_ORDER)))
@@ -358,6 +360,7 @@ def type_throughput_table(view: ClusterView) -> tuple[np.ndarray, np.ndarray]:
             for t, table in enumerate(tables):
                 if table.has(spec.model, size, spec.gang):
                     relative[j, w, t] = table.rate(spec.model, size, spec.gang) / base
+    sizes.flags.writeable = relative.flags.writeable = False
     return sizes, relative
 
 

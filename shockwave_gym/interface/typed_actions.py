@@ -30,8 +30,6 @@ the simulator the explicit placement they computed, so what runs is what was dec
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from shockwave_gym.errors import InvalidActionError
@@ -89,20 +87,7 @@ class TypedPriorityMode(PriorityMode):
         self.num_types = num_types
 
     def place(self, action, view, slots: SlotMap, context: TypeContext) -> tuple[np.ndarray, np.ndarray, int]:
-        scores = np.asarray(action)
-        if scores.shape != (self.max_jobs,):
-            raise InvalidActionError(f"priority action must have shape ({self.max_jobs},), got {scores.shape}")
-        if scores.dtype.kind not in "biuf":
-            raise InvalidActionError(f"priority scores must be numbers (integer or float), got dtype {scores.dtype}")
-        scores = scores.astype(np.float64, copy=False)  # every dtype sorts as its values (PriorityMode)
-        by_id = slots.slots_by_job()
-        own = scores[by_id]
-        if not math.isfinite(np.add.reduce(own, dtype=np.float64)):
-            raise InvalidActionError("priority scores must be finite")
-        order = slots.jobs_by_id()[(-own).argsort(kind="stable")]
-        if slots.queue.size:
-            order = np.concatenate([order, slots.queue])
-        chosen, types = context.place(order, view.gang)
+        chosen, types = context.place(self.order(action, slots), view.gang)
         return chosen, types, 0
 
 

@@ -40,6 +40,6 @@ def random_actions(mode: str, masks: np.ndarray, rng: np.random.Generator) -> np
     return np.array([rng.choice(np.flatnonzero(row)) if row.any() else row.size - 1 for row in masks], dtype=np.int64)
 
 
-#: Both implementations: the numba loops (when numba is installed) and the pure-numpy path.
-BACKENDS = [pytest.param(True, id="compiled", marks=pytest.mark.skipif(not batch_jit.AVAILABLE, reason="numba missing")),
-            pytest.param(False, id="numpy")]
+#: The native vector env runs the compiled kernels: its tests need numba (without it,
+#: gym.make_vec gives K single envs, tested in tests/test_env_vector.py checks).
+BACKENDS = [pytest.param(True, id="compiled", marks=pytest.mark.skipif(not batch_jit.AVAILABLE, reason="numba missing"))]

@@ -1,15 +1,14 @@
-"""The three action modes (:mod:`shockwave_gym.interface.actions`) decoded for K clusters.
-
-Each ``choose`` takes the batched action and the rows that act, and returns the job sets as
-a (K, jobs) bool mask, which rows close their round, and the repair counts; the rules (repair
-rule, priority packing, sequential picks and masks) are the single modes', row by row.
+"""The three action modes (:mod:`shockwave_gym.interface.actions`) for K clusters: each
+checks the batched action and gives the masks; the kernels decode ``priority`` and ``select``
+(:func:`~shockwave_gym.env.vector.fused.advance`). The ``sequential`` mode's picks are built
+here (:meth:`BatchSequential.choose`: a (K, jobs) bool mask of the rounds that close, which
+rows close, the repair counts), with the single mode's rules row by row.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from shockwave_gym.env.vector.packing import pack_rows
 from shockwave_gym.env.vector.slots import BatchSlotMap
 from shockwave_gym.errors import InvalidActionError
 
@@ -65,18 +64,6 @@ class BatchSelect(_ModeBase):
             bits = as_bool
         return np.ascontiguousarray(bits)
 
-    def choose(self, action, slots: BatchSlotMap, gang: np.ndarray, gpus: np.ndarray, rows: np.ndarray):
-        """``action`` as :meth:`check` returns it."""
-        wanted = action & rows[:, None]
-        valid = slots.valid
-        absent = np.count_nonzero(wanted & ~valid, axis=1)
-        candidate = np.zeros(gang.shape, bool)
-        r, s = np.nonzero(wanted & valid)
-        candidate[r, slots.slot_job[r, s]] = True  # job-id order is the scan order
-        taken = pack_rows(gang, candidate, gpus)
-        dropped = np.count_nonzero(candidate, axis=1) - np.count_nonzero(taken, axis=1)
-        return taken, rows.copy(), absent + dropped
-
     def masks(self, slots: BatchSlotMap) -> np.ndarray:
         out = np.ones((*slots.slot_job.shape, 2), bool)
         out[:, :, 1] = slots.valid
@@ -99,24 +86,6 @@ class BatchPriority(_ModeBase):
             if bad.any():
                 raise rows_error(bad, "priority scores must be finite")
         return scores
-
-    def choose(self, action, slots: BatchSlotMap, gang: np.ndarray, gpus: np.ndarray, rows: np.ndarray):
-        """``action`` as :meth:`check` returns it."""
-        scores = action
-        slot_job = slots.slot_job
-        valid = slots.valid & rows[:, None]
-        key = np.where(valid, -scores, np.inf)  # empty slots last
-        order = np.lexsort((slot_job, key), axis=1)  # descending score, ties by arrival
-        ids = np.take_along_axis(slot_job, order, axis=1)
-        candidate = np.take_along_axis(valid, order, axis=1)
-        queued = slots.queued & rows[:, None]
-        if queued.any():  # queued jobs fill the rest in arrival order
-            width = queued.shape[1]
-            ids = np.concatenate([ids, np.broadcast_to(np.arange(width), queued.shape)], axis=1)
-            candidate = np.concatenate([candidate, queued], axis=1)
-        gang_in_order = np.take_along_axis(gang, np.maximum(ids, 0), axis=1)
-        taken = pack_rows(gang_in_order, candidate, gpus)
-        return _selection(slots, gang.shape[1], taken, ids), rows.copy(), np.zeros(rows.size, np.int64)
 
     def masks(self, slots: BatchSlotMap) -> np.ndarray:
         return slots.valid

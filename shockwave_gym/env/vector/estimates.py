@@ -1,35 +1,26 @@
-"""The tables and steps around the per-step loops (:mod:`~shockwave_gym.env.vector.jit`,
-:mod:`~shockwave_gym.env.vector.numpy_loops`): the predictor's per-trace tables, the job
-features' logarithms and constants, and the cluster features.
+"""The tables and steps around the kernels' features (:mod:`~shockwave_gym.env.vector.jit`,
+:mod:`~shockwave_gym.env.vector.fused`): the predictor's per-trace tables, and the job
+features' logarithms (numpy's, as the reference takes them) and constants.
 
-Same formulas, constants and operation order as :mod:`shockwave_gym.interface.predictor`,
-:mod:`~shockwave_gym.interface.ftf` and :mod:`~shockwave_gym.interface.observation`; the
-per-trace predictor tables come from :class:`~shockwave_gym.interface.predictor.RemainingTimePredictor`
-itself. Sums over reachable batch sizes are short (< 8 terms), so they add in index order
-whatever the padding, exactly as for one cluster.
+The per-trace predictor tables come from
+:class:`~shockwave_gym.interface.predictor.RemainingTimePredictor` itself. Sums over reachable
+batch sizes are short (< 8 terms), so they add in index order whatever the padding, exactly as
+for one cluster.
 """
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import numpy as np
 
-from shockwave_gym.batch import BatchSimulator
 from shockwave_gym.cluster import TYPE_ORDER
 from shockwave_gym.errors import InputError
 from shockwave_gym.interface.observation import (
-    CLUSTER_FEATURES,
     JOB_FEATURES,
     JOB_FEATURES_V2,
     LOG_SCALE_IN,
     LOG_SCALE_OUT,
-    LOG_TIME,
-    TIME_SCALE_S,
-    TIME_UNIT_S,
-    V2_CLUSTER_HIGH,
-    V2_CLUSTER_LOW,
     V2_JOB_HIGH,
     V2_JOB_LOW,
     V2_LOG1P_ROWS,
@@ -38,65 +29,11 @@ from shockwave_gym.interface.observation import (
     V2_SCALE_OUT,
 )
 from shockwave_gym.interface.predictor import RemainingTimePredictor
-from shockwave_gym.state import ACTIVE
 
 _JOB_LOW = np.array([f[1] for f in JOB_FEATURES], np.float32).astype(np.float64)[:, None, None]
 _JOB_HIGH = np.array([f[2] for f in JOB_FEATURES], np.float32).astype(np.float64)[:, None, None]
-_CLUSTER_LOW = np.array([f[1] for f in CLUSTER_FEATURES])
-_CLUSTER_HIGH = np.array([f[2] for f in CLUSTER_FEATURES])
 #: numpy sums fewer than 8 terms in index order; more would change the grouping.
 _MAX_SIZES = 7
-
-
-class BatchPredictor:
-    """Per job: epoch duration at each reachable size and the Dirichlet prior, (K, jobs, W)."""
-
-    def __init__(self, num_clusters: int):
-        self.duration_at_s = np.zeros((num_clusters, 0, 1))
-        self.prior = np.zeros((num_clusters, 0, 1))
-
-    def load(self, k: int, predictor: RemainingTimePredictor, jobs: int, sizes: int) -> None:
-        n, w = predictor.prior.shape
-        if sizes > _MAX_SIZES:
-            raise InputError(f"the vector env supports at most {_MAX_SIZES} reachable batch sizes per job, got {sizes}")
-        self.widen(jobs, sizes)
-        for name, source in (("duration_at_s", predictor.duration_at_s), ("prior", predictor.prior)):
-            array = getattr(self, name)
-            array[k] = 0.0
-            array[k, :n, :w] = source
-
-    def widen(self, jobs: int, sizes: int) -> None:
-        k, j, w = self.prior.shape
-        if jobs > j or sizes > w:
-            for name in ("duration_at_s", "prior"):
-                grown = np.zeros((k, max(j, jobs), max(w, sizes)))
-                grown[:, :j, :w] = getattr(self, name)
-                setattr(self, name, grown)
-
-
-class BatchTypeTable:
-    """Per job and reachable batch size, the built-in per-type rates over the V100 rate
-    (:func:`~shockwave_gym.interface.observation.type_throughput_table`): ``sizes`` (K, jobs,
-    W) int64 (-1 pads) and ``relative`` (K, jobs, W, types)."""
-
-    def __init__(self, num_clusters: int):
-        self.sizes = np.full((num_clusters, 0, 1), -1, np.int64)
-        self.relative = np.zeros((num_clusters, 0, 1, len(TYPE_ORDER)))
-
-    def load(self, k: int, table: tuple[np.ndarray, np.ndarray]) -> None:
-        sizes, relative = table
-        n, w = sizes.shape
-        _, j, width = self.sizes.shape
-        if n > j or w > width:
-            grown_sizes = np.full((self.sizes.shape[0], max(j, n), max(width, w)), -1, np.int64)
-            grown_sizes[:, :j, :width] = self.sizes
-            grown = np.zeros((*grown_sizes.shape, len(TYPE_ORDER)))
-            grown[:, :j, :width] = self.relative
-            self.sizes, self.relative = grown_sizes, grown
-        self.sizes[k] = -1
-        self.relative[k] = 0.0
-        self.sizes[k, :n, :w] = sizes
-        self.relative[k, :n, :w] = relative
 
 
 class JobTables(NamedTuple):
@@ -114,8 +51,8 @@ class TraceJobTables:
     """The compiled path's per-job tables (the predictor's duration at each reachable size and
     Dirichlet prior, the observation's per-type rates), each trace's stored once however many
     clusters run it: job ``j`` of cluster ``k`` is row ``row0[k] + j``. Rows are copied from
-    the same per-trace tables as :class:`BatchPredictor` and :class:`BatchTypeTable`'s and
-    padded alike (prior and durations 0, sizes -1, rates 0), so every lookup gives the same
+    the per-trace tables (the predictor's, :func:`~shockwave_gym.interface.observation.type_throughput_table`'s)
+    and padded (prior and durations 0, sizes -1, rates 0), so every lookup gives the same
     value; clusters sharing a trace share its rows, which keeps them in cache."""
 
     #: Stored rows tolerated beyond twice the live ones before a rebuild.
@@ -194,15 +131,6 @@ class TraceJobTables:
                 self.row0[k] = self._entries[id(owner[0])][0]
 
 
-def free_capacity_rows(gpus: np.ndarray, free_gpus: np.ndarray) -> np.ndarray:
-    """(K, types) free GPUs of each type / GPUs, for every cluster: the batched
-    :func:`~shockwave_gym.interface.observation.free_capacity_by_type` (homogeneous
-    clusters are all V100)."""
-    out = np.zeros((gpus.size, len(TYPE_ORDER)))
-    out[:, 0] = free_gpus / gpus
-    return out
-
-
 def take_logarithms(raw: np.ndarray) -> np.ndarray:
     """numpy's log2 (row 2) and log1p (rows 3-9), in place, on the compiled path's raw
     (features, occupied slots) block: the same vectorised calls as ``job_features``."""
@@ -218,24 +146,6 @@ JOB_LOW = np.ascontiguousarray(_JOB_LOW[:, 0, 0])
 JOB_HIGH = np.ascontiguousarray(_JOB_HIGH[:, 0, 0])
 
 
-def cluster_features(sim: BatchSimulator, num_active, slots, free_gpus, max_jobs: int) -> np.ndarray:
-    """(K, 8) float32 cluster features (``cluster_features`` for every cluster; the compiled
-    path's twin is jit.cluster_rows)."""
-    gpus = sim.gpus
-    queue_length, demand_gpus = slots.queue_length, slots.demand_gpus
-    values = np.empty((gpus.size, len(CLUSTER_FEATURES)))
-    values[:, 0] = free_gpus / gpus
-    values[:, 1] = (sim.gang * sim.ran_last_round).sum(axis=1) / gpus
-    values[:, 2] = num_active / max_jobs
-    values[:, 3] = queue_length / max_jobs
-    values[:, 4] = demand_gpus / gpus
-    # math.log1p, as the single observation uses: numpy's vectorised log1p may differ in the last bit
-    values[:, 5] = [math.log1p(t) / 3.0 for t in (sim.time_s / TIME_SCALE_S).tolist()]
-    values[:, 6] = [math.log1p(t) / 3.0 for t in (sim.round_index * sim.round_s / TIME_SCALE_S).tolist()]
-    values[:, 7] = [math.log2(g) / 8.0 for g in gpus.tolist()]
-    return np.minimum(np.maximum(values, _CLUSTER_LOW), _CLUSTER_HIGH).astype(np.float32)
-
-
 V2_FEATURES = len(JOB_FEATURES_V2)
 #: Version 2's per-feature constants of the batched path, as flat arrays.
 V2_IN = np.ascontiguousarray(V2_SCALE_IN)
@@ -245,27 +155,9 @@ V2_HIGH = np.ascontiguousarray(V2_JOB_HIGH)
 
 
 def take_logarithms_v2(raw: np.ndarray) -> np.ndarray:
-    """numpy's log2 (rows 2-3, row by row) and log1p (rows 4-10), in place: the same
-    vectorised calls as ``transform_v2``."""
-    for row in range(V2_LOG2_ROWS.start, V2_LOG2_ROWS.stop):
-        np.log2(raw[row], out=raw[row])
+    """numpy's log2 (rows 2-3) and log1p (rows 4-10), in place, on a C-contiguous
+    (features, slots) block: contiguous runs, as ``transform_v2``'s calls (numpy's vectorised
+    logarithms give the same bits wherever a value sits in a contiguous run)."""
+    np.log2(raw[V2_LOG2_ROWS], out=raw[V2_LOG2_ROWS])
     np.log1p(raw[V2_LOG1P_ROWS], out=raw[V2_LOG1P_ROWS])
     return raw
-
-
-def cluster_features_v2(sim: BatchSimulator, num_active, slots, free_gpus) -> np.ndarray:
-    """(K, len(CLUSTER_FEATURES_V2)) float32 (``cluster_features_v2`` for every cluster)."""
-    gpus = sim.gpus
-    capacity = free_capacity_rows(gpus, np.asarray(free_gpus, np.int64))
-    types = capacity.shape[1]
-    values = np.empty((gpus.size, V2_CLUSTER_LOW.size))
-    values[:, :types] = capacity
-    values[:, types] = (sim.gang * sim.ran_last_round).sum(axis=1) / gpus
-    for column, counts in ((1, num_active), (2, slots.queue_length), (3, slots.demand_gpus)):
-        values[:, types + column] = [math.log2(1.0 + x) for x in (counts / gpus).tolist()]
-    values[:, types + 4] = [math.log1p(t) / LOG_TIME for t in (sim.time_s / TIME_UNIT_S).tolist()]
-    return np.minimum(np.maximum(values, V2_CLUSTER_LOW), V2_CLUSTER_HIGH).astype(np.float32)
-
-
-def active_mask(sim: BatchSimulator) -> np.ndarray:
-    return sim.status == ACTIVE

@@ -1,13 +1,14 @@
 """Every id's ``vector_entry_point``: the native vector env, or a clean fallback for what
 it does not batch.
 
-The native :class:`~shockwave_gym.env.vector.vector_env.ClusterVectorEnv` batches clusters
-of one GPU type (the core's :mod:`shockwave_gym.batch` has no GPU types) in the default
-information regime, with observation version 1 or 2 and batched reward terms. When any
-cluster is heterogeneous (a ``cluster=`` with more than one type, or any type but V100),
-or the arguments ask for a regime other than the default, ``obs_version=3`` or the
-``fair_share`` reward term (a ``task`` that has it), :func:`make_vector_env` returns
-:class:`SyncClusterVectorEnv` instead: Gymnasium's
+The native :class:`~shockwave_gym.env.vector.vector_env.ClusterVectorEnv` runs the compiled
+kernels (numba) over clusters of one GPU type (the core's :mod:`shockwave_gym.batch` has no
+GPU types) in the default information regime, with observation version 1 or 2 and batched
+reward terms. When numba is missing (or ``compiled=False``), any cluster is heterogeneous (a
+``cluster=`` with more than one type, or any type but V100), or the arguments ask for a
+regime other than the default, ``obs_version=3`` or the ``fair_share`` reward term (a
+``task`` that has it), :func:`make_vector_env` returns :class:`SyncClusterVectorEnv` instead
+(each single env then runs its reference path where the kernels do not serve it): Gymnasium's
 ``SyncVectorEnv`` over K :class:`~shockwave_gym.env.cluster_env.ClusterEnv` (each in a
 ``TimeLimit`` when ``max_episode_steps`` is set), with the native env's ``action_masks()``
 (K, mask length) and ``max_episode_steps``. It steps the clusters one after another, so it
@@ -57,15 +58,20 @@ def make_vector_env(num_envs: int = 1, *, max_episode_steps: int | None = None,
                     autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
                     compiled: bool | None = None, env_factory=None, **kwargs):
     """The vector env of K clusters built by ``env_factory(**kwargs)`` (default
-    :class:`ClusterEnv`): native when it can batch them (:func:`needs_fallback`), else the
-    fallback."""
+    :class:`ClusterEnv`): native when the kernels can batch them (numba installed,
+    ``compiled`` not False, not :func:`needs_fallback`), else the fallback. ``compiled=True``
+    insists on the native env (InputError without numba)."""
+    from shockwave_gym.batch import jit
+
     if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
         raise InputError(f"num_envs must be a positive integer, got {num_envs!r}")
-    if not needs_fallback(kwargs):
+    if compiled and not jit.AVAILABLE:
+        raise InputError("compiled=True needs numba (pip install numba): the native vector env runs compiled kernels")
+    if compiled is not False and jit.AVAILABLE and not needs_fallback(kwargs):
         from shockwave_gym.env.vector.vector_env import ClusterVectorEnv
 
         return ClusterVectorEnv(num_envs, max_episode_steps=max_episode_steps, autoreset_mode=autoreset_mode,
-                                compiled=compiled, **kwargs)
+                                **kwargs)
     if kwargs.get("render_mode") is not None:
         raise InputError("the vector env does not render; render a single env (gym.make) instead")
     if env_factory is None:

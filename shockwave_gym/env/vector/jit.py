@@ -1,37 +1,21 @@
-"""Compiled (numba) loops of the vector env's per-step work: derived arrays, predictor,
-rho-hat and the observation's raw features in one pass; the slot map; the ``priority`` and
-``select`` decoders with the packing scan; masked sums for the rewards.
+"""Compiled (numba) per-cluster kernels of an env step: derived arrays, predictor and
+rho-hat in one pass; the slot map; the ``priority`` and ``select`` decoders with the packing
+scan; the jobs-in-system area the rewards sum (the features are
+:mod:`~shockwave_gym.env.vector.features`').
 
-Each loop does per element the float64 operations of the numpy path in
-:mod:`shockwave_gym.env.vector` (no fast-math). Logarithms are left to numpy, which applies
-them to the raw features exactly as the single observation does, so results stay bit for
-bit the same. Optional: without numba the numpy path runs.
+Each kernel does per element the float64 operations of the reference (the view, the
+interface's predictor, features and action modes, env/rewards.py; no fast-math). Logarithms
+are left to numpy, which applies them to the raw features exactly as the single observation
+does, so results stay bit for bit the same. Optional: without numba the env runs the
+reference.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from shockwave_gym.batch import jit as core_jit
-from shockwave_gym.cluster import TYPE_ORDER
-from shockwave_gym.interface.observation import (
-    CLUSTER_FEATURES,
-    TIME_SCALE_S,
-    TIME_SPAN_S,
-    TIME_UNIT_S,
-    V2_CLUSTER_HIGH,
-    V2_CLUSTER_LOW,
-)
 from shockwave_gym.state import ACTIVE, DONE
-
-#: GPU types of the version 2 cluster features, and their time feature's scale (observation.py's).
-TYPES = len(TYPE_ORDER)
-LOG_TIME = math.log1p(TIME_SPAN_S / TIME_UNIT_S)
-#: The version 1 cluster features' bounds (observation.CLUSTER_FEATURES).
-CLUSTER_LOW = np.array([f[1] for f in CLUSTER_FEATURES])
-CLUSTER_HIGH = np.array([f[2] for f in CLUSTER_FEATURES])
 
 AVAILABLE = core_jit.AVAILABLE
 
@@ -129,57 +113,6 @@ if AVAILABLE:
         for k in range(rows.size):
             if rows[k]:
                 derive_one(k, sim, tables, est)
-
-    @_jit
-    def slot_raw_features(boxed, scale_in, raw_out):
-        """(features, occupied slots), row-major slot order: job_feature_matrix of each
-        occupied slot's job of the vector env's state struct (ClusterState, boxed) up to its
-        logarithms: row 2 holds batch / initial, rows 3-9 max(0, value x scale_in), ready for
-        numpy's log2 and log1p."""
-        sim, est, slot_job = boxed.sim, boxed.est, boxed.slots.slot_job
-        gang, gpus, num_epochs, initial, round_s = sim.gang, sim.gpus, sim.num_epochs, sim.initial_batch_size, sim.round_s
-        time_s, arrival, run_time, ran_last = sim.time_s, sim.arrival_s, sim.run_time_s, sim.ran_last_round
-        progress, batch, rate, mean, remaining, rho = est.progress, est.batch, est.rate, est.mean, est.remaining, est.rho
-        i = 0
-        for k in range(slot_job.shape[0]):
-            for s in range(slot_job.shape[1]):
-                j = slot_job[k, s]
-                if j < 0:
-                    continue
-                b = batch[k, j]
-                raw_out[0, i] = gang[k, j] / gpus[k]
-                raw_out[1, i] = progress[k, j] / num_epochs[k, j]
-                raw_out[2, i] = b / initial[k, j]
-                raw_out[3, i] = max((rate[k, j] * b) * scale_in[0], 0.0)
-                raw_out[4, i] = max((mean[k, j] / round_s[k]) * scale_in[1], 0.0)
-                raw_out[5, i] = max(remaining[k, j] * scale_in[2], 0.0)
-                raw_out[6, i] = max((time_s[k] - arrival[k, j]) * scale_in[3], 0.0)
-                raw_out[7, i] = max((run_time[k, j] * gang[k, j]) * scale_in[4], 0.0)
-                raw_out[8, i] = max((1.0 if ran_last[k, j] else 0.0) * scale_in[5], 0.0)
-                raw_out[9, i] = max(rho[k, j] * scale_in[6], 0.0)
-                i += 1
-
-    @_jit
-    def scatter_slot_features(slot_job, logged, scale_out, low, high, out):
-        """(K, slots, features) float32: the rest of job_feature_matrix on numpy's logarithms
-        (row 2 x 0.25, rows 3-9 x scale_out, clipping), zeros for empty slots."""
-        features = logged.shape[0]
-        flat = out.reshape(-1)
-        flat[:] = 0.0
-        place = np.empty(logged.shape[1], np.int64)  # output offset of each occupied slot
-        i = 0
-        slots = slot_job.shape[1]
-        for k in range(slot_job.shape[0]):
-            for s in range(slots):
-                if slot_job[k, s] >= 0:
-                    place[i] = (k * slots + s) * features
-                    i += 1
-        for f in range(features):  # feature by feature: the logarithms' rows are read in order
-            scale = 0.25 if f == 2 else (scale_out[f - 3] if f >= 3 else 1.0)
-            row = logged[f]
-            for i in range(row.size):
-                value = row[i] * scale if f >= 2 else row[i]
-                flat[place[i] + f] = np.float32(max(min(value, high[f]), low[f]))
 
     @_inline
     def slots_one(k, sim, slots):
@@ -351,112 +284,6 @@ if AVAILABLE:
                 count += 1
         return absent + count - _scan(k, order, count, gang, gpus, sel)
 
-    @_jit
-    def masked_sums(values, mask, out, counts):
-        """Per row, ``np.sum(values[mask])`` (column order) bit for bit, and the count."""
-        buffer = np.empty(values.shape[1])
-        for k in range(values.shape[0]):
-            count = 0
-            for j in range(values.shape[1]):
-                if mask[k, j]:
-                    buffer[count] = values[k, j]
-                    count += 1
-            out[k] = pairwise_sum(buffer, count)
-            counts[k] = count
-
-    @_jit
-    def jct_areas(arrival, completion, num_jobs, start_s, end_s, out, rows):
-        """jobs_in_system_integral_s per cluster in ``rows`` (0 elsewhere): the arrived jobs'
-        overlaps, summed as numpy does."""
-        buffer = np.empty(arrival.shape[1])
-        for k in range(arrival.shape[0]):
-            if not rows[k]:
-                out[k] = 0.0
-                continue
-            arrived = 0
-            while arrived < num_jobs[k] and arrival[k, arrived] < end_s[k]:
-                arrived += 1
-            for j in range(arrived):
-                c = completion[k, j]
-                overlap = c if c < end_s[k] else end_s[k]  # fmin: NaN (unfinished) -> end
-                if c != c:
-                    overlap = end_s[k]
-                overlap -= max(arrival[k, j], start_s[k])
-                buffer[j] = max(overlap, 0.0)
-            out[k] = pairwise_sum(buffer, arrived)
-
-    @_jit
-    def ftf_excess_sums(rho, status, num_jobs, active_code, out, counts):
-        """Per cluster, the sum of max(0, rho-hat - 1) over active jobs (ascending id), numpy's order."""
-        buffer = np.empty(rho.shape[1])
-        for k in range(rho.shape[0]):
-            count = 0
-            for j in range(num_jobs[k]):
-                if status[k, j] == active_code:
-                    buffer[count] = max(rho[k, j] - 1.0, 0.0)
-                    count += 1
-            out[k] = pairwise_sum(buffer, count)
-            counts[k] = count
-
-    @_inline
-    def _busy_and_queued(k, sim, slots):
-        """Cluster ``k``'s GPUs held by the jobs that ran last round, and its queued jobs."""
-        ran_last, gang, queued = sim.ran_last_round, sim.gang, slots.queued
-        busy = 0
-        queue = 0
-        for j in range(sim.num_jobs[k]):
-            if ran_last[k, j]:
-                busy += gang[k, j]
-            if queued[k, j]:
-                queue += 1
-        return busy, queue
-
-    @_jit
-    def cluster_rows(boxed, free, max_jobs, out):
-        """cluster_features for every cluster of the vector env's state struct (ClusterState,
-        boxed): math.log1p and math.log2, as the single env."""
-        sim, slots, num_active = boxed.sim, boxed.slots, boxed.est.num_active
-        gpus, time_s, round_index, round_s, demand = sim.gpus, sim.time_s, sim.round_index, sim.round_s, slots.demand_gpus
-        for k in range(gpus.size):
-            g = gpus[k]
-            busy, queue = _busy_and_queued(k, sim, slots)
-            values = (
-                free[k] / g,
-                busy / g,
-                num_active[k] / max_jobs,
-                queue / max_jobs,
-                demand[k] / g,
-                math.log1p(time_s[k] / TIME_SCALE_S) / 3.0,
-                math.log1p(round_index[k] * round_s[k] / TIME_SCALE_S) / 3.0,
-                math.log2(g) / 8.0,
-            )
-            for f in range(8):
-                out[k, f] = np.float32(min(max(values[f], CLUSTER_LOW[f]), CLUSTER_HIGH[f]))
-
-    # --- observation version 2 and the completion-time fairness reward --------------------
-
-    @_inline
-    def cluster_one_v2(k, st, free, out):
-        """estimates.cluster_features_v2 for cluster ``k`` (math.log2 and math.log1p, as the
-        single env) of a homogeneous batch, its free capacity per type being
-        free_capacity_rows's: free / GPUs for the first type, 0 for the others."""
-        sim, slots = st.sim, st.slots
-        g = sim.gpus[k]
-        busy, queue = _busy_and_queued(k, sim, slots)
-        low, high = V2_CLUSTER_LOW, V2_CLUSTER_HIGH
-        for t in range(TYPES):
-            capacity = free[k] / g if t == 0 else 0.0
-            out[k, t] = np.float32(min(max(capacity, low[t]), high[t]))
-        values = (
-            busy / g,
-            math.log2(1.0 + st.est.num_active[k] / g),
-            math.log2(1.0 + queue / g),
-            math.log2(1.0 + slots.demand_gpus[k] / g),
-            math.log1p(sim.time_s[k] / TIME_UNIT_S) / LOG_TIME,
-        )
-        for f in range(5):
-            out[k, TYPES + f] = np.float32(min(max(values[f], low[TYPES + f]), high[TYPES + f]))
-
     @_inline
     def area(arrival, completion, k, n, start, end, buffer):
         """rewards.jobs_in_system_integral_s of cluster ``k``: the arrived jobs' overlaps
@@ -472,19 +299,3 @@ if AVAILABLE:
             overlap -= max(arrival[k, i], start)
             buffer[i] = max(overlap, 0.0)
         return pairwise_sum(buffer, arrived)
-
-    @_jit
-    def themis_rho(arrival, completion, work, num_jobs, gpus, completed, out):
-        """rho of every job in ``completed`` (rewards.themis_rho), 0 elsewhere."""
-        buffer = np.empty(arrival.shape[1])
-        for k in range(arrival.shape[0]):
-            for j in range(num_jobs[k]):
-                out[k, j] = 0.0
-                if not completed[k, j]:
-                    continue
-                a = arrival[k, j]
-                c = completion[k, j]
-                life = c - a
-                area_s = area(arrival, completion, k, num_jobs[k], a, c, buffer)
-                contention = area_s / life if life > 0 else 1.0
-                out[k, j] = life / (work[k, j] * max(1.0, contention / gpus[k]))

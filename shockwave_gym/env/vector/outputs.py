@@ -1,5 +1,5 @@
 """What the native vector env hands back each step: the observations of the K clusters
-(compiled or numpy features, version 1 or 2) and their infos, with Gymnasium's per-key masks,
+(the kernels' features, version 1 or 2) and their infos, with Gymnasium's per-key masks,
 a reset cluster's info merged in and an ended cluster's kept apart (:class:`VectorOutputs`,
 a part of :class:`~shockwave_gym.env.vector.ClusterVectorEnv`)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from shockwave_gym.env.vector import fused, jit, numpy_loops
+from shockwave_gym.env.vector import features
 from shockwave_gym.env.vector.estimates import (
     JOB_HIGH,
     JOB_LOW,
@@ -15,11 +15,8 @@ from shockwave_gym.env.vector.estimates import (
     SCALE_OUT,
     V2_FEATURES,
     V2_HIGH,
-    V2_IN,
     V2_LOW,
     V2_OUT,
-    cluster_features,
-    cluster_features_v2,
     take_logarithms,
     take_logarithms_v2,
 )
@@ -32,56 +29,33 @@ class VectorOutputs:
     its simulator, slot map, action mode and estimates."""
 
     def _observations(self) -> dict[str, np.ndarray]:
-        sim, state, slots = self.sim, self._state, self.slots
-        mean, batch, rate = state.extra
+        sim, slots = self.sim, self.slots
         sequential = self.action_mode == "sequential"
-        free = self.mode.free_gpus if sequential else sim.gpus
-        if self.obs_version == 2 and self.compiled:
-            jobs, cluster = self._jobs_v2(free)
-            return {
-                "jobs": jobs,
-                "job_valid": (slots.slot_job >= 0).view(np.int8),
-                "picked": self.mode.picked.astype(np.int8) if sequential else np.zeros(slots.slot_job.shape, np.int8),
-                "cluster": cluster,
-            }
-        occupied = int(np.count_nonzero(slots.slot_job >= 0))
+        free = np.asarray(self.mode.free_gpus if sequential else sim.gpus, np.int64)
+        picked = self.mode.picked.astype(np.int8) if sequential else np.zeros(slots.slot_job.shape, np.int8)
         if self.obs_version == 2:
-            raw = np.empty((V2_FEATURES, occupied))
-            numpy_loops.slot_raw_features_v2(sim.arrays, state.est, slots.slot_job, self.type_table, V2_IN, raw)
-            jobs = np.empty((self.num_envs, self.max_jobs, V2_FEATURES), np.float32)
-            self._loops.scatter_scaled(slots.slot_job, take_logarithms_v2(raw), V2_OUT, V2_LOW, V2_HIGH, jobs)
-            cluster = cluster_features_v2(sim, state.num_active, slots, free)
-        else:
-            raw = np.empty((10, occupied))
-            if self.compiled:
-                jit.slot_raw_features(self._kernel_state(), SCALE_IN, raw)
-            else:
-                numpy_loops.slot_raw_features(sim.arrays, state.est, slots.slot_job, SCALE_IN, raw)
-            jobs = np.empty((self.num_envs, self.max_jobs, 10), np.float32)
-            self._loops.scatter_slot_features(slots.slot_job, take_logarithms(raw), SCALE_OUT, JOB_LOW, JOB_HIGH, jobs)
-            if self.compiled:
-                cluster = np.empty((self.num_envs, 8), np.float32)
-                jit.cluster_rows(self._kernel_state(), np.asarray(free, np.int64), self.max_jobs, cluster)
-            else:
-                cluster = cluster_features(sim, state.num_active, slots, free, self.max_jobs)
-        return {
-            "jobs": jobs,
-            "job_valid": slots.valid.view(np.int8).copy(),
-            "picked": self.mode.picked.astype(np.int8) if sequential else np.zeros(slots.slot_job.shape, np.int8),
-            "cluster": cluster,
-        }
+            jobs, cluster = self._jobs_v2(free)
+            return {"jobs": jobs, "job_valid": (slots.slot_job >= 0).view(np.int8), "picked": picked,
+                    "cluster": cluster}
+        raw = np.empty((10, int(np.count_nonzero(slots.slot_job >= 0))))
+        features.slot_raw_features(self._kernel_state(), SCALE_IN, raw)
+        jobs = np.empty((self.num_envs, self.max_jobs, 10), np.float32)
+        features.scatter_slot_features(slots.slot_job, take_logarithms(raw), SCALE_OUT, JOB_LOW, JOB_HIGH, jobs)
+        cluster = np.empty((self.num_envs, 8), np.float32)
+        features.cluster_rows(self._kernel_state(), free, self.max_jobs, cluster)
+        return {"jobs": jobs, "job_valid": slots.valid.view(np.int8).copy(), "picked": picked, "cluster": cluster}
 
     def _jobs_v2(self, free) -> tuple[np.ndarray, np.ndarray]:
         """(K, max_jobs, features) float32 version 2 job features, recomputing only the jobs
-        that ran since they were computed (fused.job_rows_v2), and the cluster features."""
+        that ran since they were computed (features.job_rows_v2), and the cluster features."""
         store = self._features
         if store is None:
             self._features = store = KeptFeatures.zeros(self.num_envs, self.max_jobs, V2_FEATURES)
         cluster = np.empty((self.num_envs, V2_CLUSTER_LOW.size), np.float32)
-        full, dynamic, plan = fused.job_rows_v2(self._kernel_state(), store, np.asarray(free, np.int64), cluster)
+        full, dynamic = features.job_rows_v2(self._kernel_state(), store, free, cluster)
         take_logarithms_v2(full)
         np.log1p(dynamic, out=dynamic)
-        fused.scatter_v2(plan, full, dynamic, V2_OUT, V2_LOW, V2_HIGH, store.values)
+        features.scatter_v2(store.plan, full, dynamic, V2_OUT, V2_LOW, V2_HIGH, store.values)
         jobs = store.values.copy()
         return jobs, cluster
 
@@ -95,7 +69,7 @@ class VectorOutputs:
         infos = {
             "round_index": sim.round_index.copy(),
             "time_s": sim.time_s.copy(),
-            "num_active": self._state.num_active.copy(),
+            "num_active": self._est.num_active.copy(),
             "queue_length": queue_length,
             "queued_job_ids": queued,
             "slot_job_ids": slots.slot_job.copy(),

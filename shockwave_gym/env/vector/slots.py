@@ -13,7 +13,6 @@ import numpy as np
 
 from shockwave_gym.batch import jit as core_jit
 from shockwave_gym.env.vector import jit
-from shockwave_gym.state import ACTIVE
 
 
 class SlotArrays(NamedTuple):
@@ -30,17 +29,20 @@ class BatchSlotMap:
     """``slot_job`` (K, max_jobs) job id per slot (-1 empty), ``job_slot`` (K, jobs) slot per
     job (-1 none), ``queued`` (K, jobs) bool, ``demand_gpus`` (K,) sum of active gangs."""
 
-    def __init__(self, num_clusters: int, max_jobs: int, *, compiled: bool = False):
+    def __init__(self, num_clusters: int, max_jobs: int):
         self.max_jobs = max_jobs
-        self.compiled = compiled
         self.slot_job = np.full((num_clusters, max_jobs), -1, np.int64)
         self.job_slot = np.full((num_clusters, 0), -1, np.int64)
         self.queued = np.zeros((num_clusters, 0), bool)
         self.demand_gpus = np.zeros(num_clusters, np.int64)
-        #: the compiled path's queue length per cluster, kept by its slot update
+        #: the queue length per cluster, kept by the kernels' slot update
         self.queue_count = np.zeros(num_clusters, np.int64)
         self._arrays: SlotArrays | None = None
         self._boxed: tuple | None = None
+
+    def __getstate__(self):
+        # the boxed struct (a numba object) does not pickle: it is built again on first use
+        return {**self.__dict__, "_boxed": None}
 
     @property
     def arrays(self) -> SlotArrays:
@@ -65,6 +67,14 @@ class BatchSlotMap:
             self.queued = np.concatenate([self.queued, np.zeros((k, extra), bool)], axis=1)
             self._arrays = None
 
+    def share(self, slot_job: np.ndarray, job_slot: np.ndarray) -> None:
+        """Take ``slot_job`` and ``job_slot`` (this map's shapes) as its own: the kernels
+        then seat jobs in them (the single env's driver hands its SlotMap's, as views)."""
+        if slot_job.shape != self.slot_job.shape or job_slot.shape != self.job_slot.shape:
+            raise ValueError(f"cannot share slot arrays of shapes {slot_job.shape} and {job_slot.shape}")
+        self.slot_job, self.job_slot = slot_job, job_slot
+        self._arrays = None
+
     def reset(self, k: int) -> None:
         self.slot_job[k] = -1
         self.job_slot[k] = -1
@@ -78,37 +88,9 @@ class BatchSlotMap:
 
     @property
     def queue_length(self) -> np.ndarray:
-        if self.compiled:
-            return self.queue_count.copy()
-        return np.count_nonzero(self.queued, axis=1)
+        return self.queue_count.copy()
 
     def update(self, sim, rows: np.ndarray) -> None:
-        """Free the slots of jobs no longer active, then seat waiting jobs, in ``rows``."""
-        if self.compiled:
-            jit.update_slots(rows, sim.boxed, self.boxed)
-            return
-        self._arrays = None  # the numpy path replaces arrays
-        active, gang = sim.status == ACTIVE, sim.gang
-        row = rows[:, None]
-        self.demand_gpus = np.where(rows, (gang * active).sum(axis=1), self.demand_gpus)
-        slot_job = self.slot_job
-        held = np.take_along_axis(active, np.maximum(slot_job, 0), axis=1)
-        gone = row & (slot_job >= 0) & ~held
-        if gone.any():
-            r, s = np.nonzero(gone)
-            self.job_slot[r, slot_job[r, s]] = -1
-            slot_job[r, s] = -1
-        waiting = row & active & (self.job_slot < 0)
-        empty = slot_job < 0
-        free_count = np.count_nonzero(empty, axis=1)
-        wait_rank = np.cumsum(waiting, axis=1) - 1
-        seat = waiting & (wait_rank < free_count[:, None])
-        if seat.any():
-            fr, fs = np.nonzero(empty)
-            free_table = np.zeros(slot_job.shape, np.int64)
-            free_table[fr, np.cumsum(empty, axis=1)[fr, fs] - 1] = fs
-            r, j = np.nonzero(seat)
-            slots = free_table[r, wait_rank[r, j]]
-            slot_job[r, slots] = j
-            self.job_slot[r, j] = slots
-        self.queued = np.where(row, waiting & ~seat, self.queued)
+        """Free the slots of jobs no longer active, then seat waiting jobs, in ``rows``
+        (jit.update_slots)."""
+        jit.update_slots(rows, sim.boxed, self.boxed)

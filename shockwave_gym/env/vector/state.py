@@ -51,17 +51,20 @@ class RewardTables(NamedTuple):
 
 class KeptFeatures(NamedTuple):
     """The kept version 2 job features per (cluster, slot): the float32 values and, per slot,
-    the job they describe (-1 none: zeros, -2 unknown), its rounds run and ran-last flag then."""
+    the job they describe (-1 none: zeros, -2 unknown), its rounds run and ran-last flag then;
+    ``plan``, the last observation's plan (features.job_rows_v2)."""
 
     values: np.ndarray
     job: np.ndarray
     rounds: np.ndarray
     ran: np.ndarray
+    plan: np.ndarray
 
     @classmethod
     def zeros(cls, num_clusters: int, slots: int, features: int) -> KeptFeatures:
-        return cls(np.zeros((num_clusters, slots, features), np.float32), np.full((num_clusters, slots), -2, np.int64),
-                   np.zeros((num_clusters, slots), np.int64), np.zeros((num_clusters, slots), bool))
+        shape = (num_clusters, slots)
+        return cls(np.zeros((*shape, features), np.float32), np.full(shape, -2, np.int64), np.zeros(shape, np.int64),
+                   np.zeros(shape, bool), np.zeros(shape, np.int64))
 
 
 class ClusterState(NamedTuple):

@@ -1,15 +1,18 @@
 """The native vector env's per-cluster set-up: one :class:`~shockwave_gym.env.ClusterEnv`
 template per distinct sub-env (checked to agree on what the spaces depend on), the reward
-tables of the fused step, the estimates a state carries, and small helpers for clusters whose
-traces or tables differ."""
+tables of the kernels, and whether clusters may share a trace's tables."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from shockwave_gym.env.cluster_env import ClusterEnv
-from shockwave_gym.env.vector.rewards import BatchReward, term_codes
+from shockwave_gym.env.rewards import REWARDS
+from shockwave_gym.env.vector.fused import reward_codes
 from shockwave_gym.errors import InputError
+
+#: The reward terms the kernels pay.
+BATCHED = ("jct", "makespan", "ftf", "ftf_excess")
 
 #: What every sub-env must share (the spaces depend on it).
 SHARED = ("action_mode", "max_jobs", "obs_version", "skip_trivial", "idle_allowed")
@@ -34,48 +37,33 @@ def make_templates(env_kwargs: list[dict]) -> list[ClusterEnv]:
     return out
 
 
-def reward_tables_of(templates: list[ClusterEnv]) -> tuple[list, np.ndarray, np.ndarray]:
-    """([(BatchReward, clusters mask)], term codes (K, terms), weights (K, terms)): clusters
-    with the same reward terms (the exact terms, not their rounded repr) are computed together;
-    the codes and weights are the fused step's reward tables."""
-    groups: dict[tuple, list[int]] = {}
-    for i, t in enumerate(templates):
-        groups.setdefault(tuple((name, weight) for name, _, weight in t.reward_fn.terms), []).append(i)
-    rewards = []
+def reward_tables_of(templates: list[ClusterEnv]) -> tuple[np.ndarray, np.ndarray]:
+    """(term codes (K, terms), weights (K, terms)) of the clusters' rewards, as the kernels
+    pay them (fused.reward_codes; -1 ends a cluster's list); InputError for a term they do
+    not pay."""
     terms = max(len(t.reward_fn.terms) for t in templates)
     term_code = np.full((len(templates), terms), -1, np.int64)
     term_weight = np.zeros((len(templates), terms))
-    for rows in groups.values():
-        mask = np.zeros(len(templates), bool)
-        mask[rows] = True
-        reward = BatchReward(templates[rows[0]].reward_fn)
-        rewards.append((reward, mask))
-        codes, weights = term_codes(reward)
-        term_code[rows, : len(codes)] = codes
-        term_weight[rows, : len(codes)] = weights
-    return rewards, term_code, term_weight
+    for row, template in enumerate(templates):
+        codes = reward_codes(template.reward_fn)
+        if codes is None:
+            raise unbatched(template.reward_fn)
+        term_code[row, : len(codes[0])] = codes[0]
+        term_weight[row, : len(codes[1])] = codes[1]
+    return term_code, term_weight
 
 
-class EstimateState:
-    """One state's per-job estimates; ``extra`` holds (mean epoch duration, batch size,
-    throughput), which only the observation reads."""
-
-    __slots__ = ("progress", "active", "num_active", "remaining", "rho", "extra", "est", "derived")
-
-    def __init__(self, progress, active, num_active, remaining, rho, extra):
-        self.progress, self.active, self.num_active = progress, active, num_active
-        self.remaining, self.rho, self.extra = remaining, rho, extra
-        #: compiled path: the same arrays as the kernels' Estimates (state.py), and its
-        #: ``derived`` flags (cleared for a cluster that resets)
-        self.est = self.derived = None
-
-
-def widened(active: np.ndarray, width: int) -> np.ndarray:
-    """``active`` (K, jobs) with False columns up to ``width`` jobs (the jobs a narrower trace
-    does not have were not active)."""
-    out = np.zeros((active.shape[0], width), bool)
-    out[:, : active.shape[1]] = active
-    return out
+def unbatched(reward_fn) -> InputError:
+    """The error for a reward the kernels do not pay: a built-in term they lack, or a callable."""
+    for name, fn, _ in getattr(reward_fn, "terms", ()):
+        if name in REWARDS and REWARDS[name] is fn and name not in BATCHED:
+            return InputError(f"reward term {name!r} is not batched in the vector env; use the single env or "
+                              f"vectorization_mode='sync' (batched terms: {', '.join(BATCHED)})")
+        if name not in BATCHED or REWARDS.get(name) is not fn:
+            return InputError(f"reward term {name!r} is a custom callable, which the vector env cannot batch; "
+                              f"use built-in rewards ({', '.join(REWARDS)}) or vectorization_mode='sync'")
+    return InputError(f"reward {reward_fn!r} is not a weighted sum of built-in terms, which the vector env "
+                      f"cannot batch; use vectorization_mode='sync'")
 
 
 def same_table(a, b) -> bool:

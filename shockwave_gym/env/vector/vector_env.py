@@ -8,9 +8,11 @@ Sub-env ``i`` behaves exactly as ``gym.make(id, **kwargs)`` reset with seed ``se
 same observations, rewards, terminations, truncations (``max_rounds`` and the registered
 ``max_episode_steps``, as ``TimeLimit`` counts them) and infos, bit for bit. Autoreset
 follows Gymnasium 1.x (``autoreset_mode``: next step by default, or same step). Rounds,
-observations, masks and rewards are computed for every cluster at once
-(:class:`~shockwave_gym.batch.BatchSimulator` and :mod:`shockwave_gym.env.vector`); only a
-reset (drawing the trace, building its tables on first sight) works per cluster.
+observations, masks and rewards are computed for every cluster at once by the compiled
+kernels (:mod:`shockwave_gym.env.vector.fused`, over :class:`~shockwave_gym.batch.BatchSimulator`'s
+arrays); only a reset (drawing the trace, building its tables on first sight) works per
+cluster. It needs numba: without it, ``gym.make_vec`` gives K single envs instead
+(:mod:`~shockwave_gym.env.vector.fallback`).
 See docs/VECTOR_ENV.md.
 """
 
@@ -27,17 +29,11 @@ from gymnasium.vector.utils import batch_space
 from shockwave_gym.batch import BatchSimulator
 from shockwave_gym.batch import jit as core_jit
 from shockwave_gym.env.cluster_env import ClusterEnv
-from shockwave_gym.env.vector import fused, jit, numpy_loops
+from shockwave_gym.env.vector import fused, jit
 from shockwave_gym.env.vector.actions import BATCH_MODES, rows_error
-from shockwave_gym.env.vector.estimates import (
-    BatchPredictor,
-    BatchTypeTable,
-    TraceJobTables,
-    active_mask,
-)
+from shockwave_gym.env.vector.estimates import TraceJobTables
 from shockwave_gym.env.vector.outputs import VectorOutputs, merge_rows, rows_only
 from shockwave_gym.env.vector.prefetch import Prefetcher, prefetchable, trace_tables, want_worker
-from shockwave_gym.env.vector.rewards import BatchTransition
 from shockwave_gym.env.vector.slots import BatchSlotMap
 from shockwave_gym.env.vector.state import (
     ClusterState,
@@ -46,11 +42,9 @@ from shockwave_gym.env.vector.state import (
     StepIO,
 )
 from shockwave_gym.env.vector.templates import (
-    EstimateState,
     make_templates,
     reward_tables_of,
     same_table,
-    widened,
 )
 from shockwave_gym.errors import InputError, InvalidActionError
 from shockwave_gym.metrics import compute_metrics
@@ -62,37 +56,38 @@ class ClusterVectorEnv(VectorOutputs, VectorEnv):
     ``ClusterVectorEnv(num_envs, **kwargs)`` gives every cluster the same arguments;
     :meth:`from_env_kwargs` one argument dict per cluster (traces and GPUs may differ; the
     action mode and ``max_jobs``, hence the spaces, must agree). ``max_episode_steps``
-    truncates as ``TimeLimit`` does. Rewards must be built-in terms. ``compiled`` picks the
-    numba loops (default when numba is installed) or the pure-numpy path; both give the same
-    results bit for bit.
+    truncates as ``TimeLimit`` does. Rewards must be built-in terms. Needs numba.
     """
 
     metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
 
     def __init__(self, num_envs: int = 1, *, max_episode_steps: int | None = None,
-                 autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP, compiled: bool | None = None,
-                 prefetch: bool | str = False, **kwargs):
+                 autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP, prefetch: bool | str = False,
+                 **kwargs):
         if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
             raise InputError(f"num_envs must be a positive integer, got {num_envs!r}")
-        self._setup([kwargs] * num_envs, max_episode_steps, autoreset_mode, compiled, prefetch)
+        self._setup([kwargs] * num_envs, max_episode_steps, autoreset_mode, prefetch)
 
     @classmethod
     def from_env_kwargs(cls, env_kwargs: list[dict], *, max_episode_steps: int | None = None,
                         autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
-                        compiled: bool | None = None, prefetch: bool | str = False) -> ClusterVectorEnv:
+                        prefetch: bool | str = False) -> ClusterVectorEnv:
         """One cluster per dict of :class:`ClusterEnv` arguments."""
         if not env_kwargs:
             raise InputError("from_env_kwargs needs at least one dict of env arguments")
         self = cls.__new__(cls)
-        self._setup(list(env_kwargs), max_episode_steps, autoreset_mode, compiled, prefetch)
+        self._setup(list(env_kwargs), max_episode_steps, autoreset_mode, prefetch)
         return self
 
-    def _setup(self, env_kwargs: list[dict], max_episode_steps, autoreset_mode, compiled, prefetch=False) -> None:
+    def _setup(self, env_kwargs: list[dict], max_episode_steps, autoreset_mode, prefetch=False) -> None:
         if any(kw.get("render_mode") is not None for kw in env_kwargs):
             raise InputError("the vector env does not render; render a single env (gym.make) instead")
+        if not core_jit.AVAILABLE:
+            raise InputError("the native vector env runs compiled kernels, which need numba (pip install numba); "
+                             "gym.make_vec gives K single envs without it")
         self.templates = make_templates(env_kwargs)
         first = self.templates[0]
-        self._rewards, term_code, term_weight = reward_tables_of(self.templates)
+        term_code, term_weight = reward_tables_of(self.templates)
         self.num_envs = k = len(self.templates)
         self.action_mode = first.action_mode
         self.max_jobs = first.max_jobs
@@ -109,29 +104,25 @@ class ClusterVectorEnv(VectorOutputs, VectorEnv):
         self.max_rounds = np.array([t.max_rounds for t in self.templates], np.int64)
         self.jct_normaliser_s = np.array([t.jct_normaliser_s for t in self.templates])
         self._reward_tables = RewardTables(term_code, term_weight, self.jct_normaliser_s)
-        self.sim = BatchSimulator(k, compiled=compiled)
-        self.compiled = self.sim.compiled
-        self._loops = jit if self.compiled else numpy_loops
+        self.sim = BatchSimulator(k)
         self.obs_version = first.obs_version
         self.skip_trivial = first.skip_trivial
-        # per-cluster tables for the numpy path, per-trace rows for the compiled one
-        self.predictor = None if self.compiled else BatchPredictor(k)
-        self.type_table = None if self.compiled else BatchTypeTable(k)
-        self.job_tables = TraceJobTables(k) if self.compiled else None
-        self.slots = BatchSlotMap(k, self.max_jobs, compiled=self.compiled)
-        # the compiled path decodes priority and select in fused.advance; these are the numpy rules
+        self.job_tables = TraceJobTables(k)  # per-trace rows of the predictor's and the type rates' tables
+        self.slots = BatchSlotMap(k, self.max_jobs)
+        # the action's checks and masks (and the sequential mode's picks); the kernels decode
+        # priority and select
         self.mode = BATCH_MODES[self.action_mode](k, self.max_jobs, idle_allowed=first.idle_allowed)
         self._rounds_skipped_total = np.zeros(k, np.int64)
         #: one compiled call per step (env/vector/fused.py): the priority and select modes
-        self._fused = self.compiled and self.action_mode in ("priority", "select")
-        self._features = None  # the compiled path's kept observation features (KeptFeatures)
+        self._fused = self.action_mode in ("priority", "select")
+        self._features = None  # the kept observation features (KeptFeatures)
         self._np_random = [None] * k
         self._tables: list[tuple | None] = [None] * k  # (trace, simulator, predictor) per cluster
         self._steps = np.zeros(k, np.int64)
         self._repairs_total = np.zeros(k, np.int64)
         self._rounds_repaired = np.zeros(k, np.int64)
         self._autoreset = np.zeros(k, bool)
-        self._state = None
+        self._est: Estimates | None = None  # the kernels' estimates (state.py), after the first reset
         self._kernel_struct: tuple | None = None  # (ClusterState, boxed) of the compiled kernels (_kernel_state)
         self._no_queues = np.empty(k, dtype=object)
         for i in range(k):
@@ -175,6 +166,8 @@ class ClusterVectorEnv(VectorOutputs, VectorEnv):
         return self._observations(), infos
 
     def step(self, actions):
+        if self._est is None:
+            raise gym.error.ResetNeeded("call reset() before step()")
         if self._fused:
             return self._finish_step(*self._advance_fused(actions))
         sim = self.sim
@@ -182,12 +175,9 @@ class ClusterVectorEnv(VectorOutputs, VectorEnv):
         acting = ~resetting
         mode = self.mode
         actions = mode.check(actions, self.slots, acting)  # a refused action changes nothing
-        if resetting.any():
-            for i in np.flatnonzero(resetting).tolist():
-                self._reset_cluster(i, None)
-            self._begin_decision(resetting)
+        fresh = self._reset_rows(resetting)
         sel, closes, repairs = mode.choose(actions, self.slots, sim.gang, sim.gpus, acting)
-        if self.skip_trivial and self.action_mode == "sequential":
+        if self.skip_trivial:
             forced = mode.forced_picks(acting & ~closes)
             if forced.any():
                 closes = closes | forced
@@ -196,14 +186,16 @@ class ClusterVectorEnv(VectorOutputs, VectorEnv):
         repairs = np.where(closing, repairs, 0)
         start_s = sim.time_s.copy()
         rounds = closing.astype(np.int64)
-        rewards = np.where(closing, self._run_rounds(sel, closing, refresh_all=True), 0.0)
+        rewards = self._run_given(sel, closing, fresh)
+        if resetting.any():  # their first decision, once the kernels seated their jobs
+            mode.start_round(self.slots, sim.gang, sim.gpus, resetting)
         if self.skip_trivial:
             running = closing & ~sim.done & (sim.round_index < self.max_rounds)
             while running.any():
-                sel, forced = self._forced_rounds(running)
+                forced = mode.forced_picks(running)
                 if not forced.any():
                     break
-                rewards = rewards + np.where(forced, self._run_rounds(sel, forced), 0.0)
+                rewards = rewards + self._run_given(mode.selection(self.slots, sim.gang.shape[1], forced), forced)
                 rounds += forced
                 running = forced & ~sim.done & (sim.round_index < self.max_rounds)
             self._rounds_skipped_total += np.maximum(rounds - 1, 0)
@@ -247,32 +239,25 @@ class ClusterVectorEnv(VectorOutputs, VectorEnv):
         return self._observations(), rewards, terminated, truncated, infos
 
     def _advance_fused(self, actions):
-        """The compiled step of the priority and select modes (fused.advance): the same
-        rounds, rewards and seating as the general path below, in one call."""
+        """The step of the priority and select modes: the kernels decode, run the rounds,
+        pay the rewards and seat jobs (fused.advance), in one call."""
         k = self.num_envs
-        sim, slots, state = self.sim, self.slots, self._state
+        sim, slots = self.sim, self.slots
         resetting = self._autoreset
-        fresh = resetting
         acting = ~resetting
         select = self.action_mode == "select"
         # one dtype per mode, whatever the caller's (one compiled signature); refused before
         # any pending autoreset runs (the kernel checks scores itself when none is pending)
         checked = self.mode.check(actions, slots, acting, finite=bool(resetting.any()))
         scores, wanted = (_NO_SCORES, checked) if select else (checked, _NO_WANTED)
-        if resetting.any():
-            for i in np.flatnonzero(resetting).tolist():
-                self._reset_cluster(i, None)
-            if state.progress.shape != sim.pos.shape:  # a wider trace: every cluster derives again
-                self._new_state()
-                fresh = np.ones(k, bool)
-        if sim.round_index.max() >= sim.round_start_s.shape[1]:  # the agent's round needs a record
-            sim.reserve_rounds(int(sim.round_index.max()) + 1)
+        fresh = self._reset_rows(resetting)
+        self._reserve_rounds()
         start_s = sim.time_s.copy()
         io = StepIO(acting, fresh, scores, wanted, np.zeros(k), np.zeros(k, np.int64), np.zeros(k, np.int64),
                     np.zeros(k, bool), np.zeros(k, bool))
         resume = False
         while True:
-            fused.advance(self._kernel_state(), io, resume, self.skip_trivial, select)
+            fused.advance(self._kernel_state(), io, resume, self.skip_trivial, fused.SELECT if select else fused.PRIORITY)
             if io.bad.any():
                 raise InvalidActionError(_SELECT_VALUES) if select else rows_error(io.bad, "priority scores must be finite")
             if not io.pending.any():
@@ -285,11 +270,46 @@ class ClusterVectorEnv(VectorOutputs, VectorEnv):
             self._rounds_skipped_total += np.maximum(rounds - 1, 0)
         return acting, acting, repairs, rounds, rewards, start_s
 
+    def _reset_rows(self, rows: np.ndarray) -> np.ndarray:
+        """Reset the clusters in ``rows`` (a pending autoreset); the clusters the kernels must
+        derive and seat afresh: ``rows``, or every one when a wider trace came in."""
+        if not rows.any():
+            return rows
+        for i in np.flatnonzero(rows).tolist():
+            self._reset_cluster(i, None)
+        if self._est.progress.shape != self.sim.pos.shape:  # a wider trace: every cluster derives again
+            self._est = Estimates.zeros(self.sim.pos.shape)
+            return np.ones(self.num_envs, bool)
+        return rows
+
+    def _reserve_rounds(self) -> None:
+        """Room for every cluster's next round record."""
+        sim = self.sim
+        if sim.round_index.max() >= sim.round_start_s.shape[1]:
+            sim.reserve_rounds(int(sim.round_index.max()) + 1)
+
+    def _run_given(self, sel: np.ndarray, rows: np.ndarray, fresh: np.ndarray | None = None) -> np.ndarray:
+        """The rounds of the job sets ``sel`` in ``rows`` (fused.advance, GIVEN), the clusters
+        in ``fresh`` derived and seated; the next decisions of ``rows`` begun (the caller begins
+        those of a reset cluster). The rewards (0 outside ``rows``)."""
+        k = self.num_envs
+        fresh = np.zeros(k, bool) if fresh is None else fresh
+        if not (rows.any() or fresh.any()):
+            return np.zeros(k)
+        self._reserve_rounds()
+        boxed = self._kernel_state()
+        self._kernel_struct[0].sel[rows] = sel[rows]
+        io = StepIO(rows, fresh & ~rows, _NO_SCORES, _NO_WANTED, np.zeros(k), np.zeros(k, np.int64),
+                    np.zeros(k, np.int64), np.zeros(k, bool), np.zeros(k, bool))
+        fused.advance(boxed, io, False, False, fused.GIVEN)
+        self.mode.start_round(self.slots, self.sim.gang, self.sim.gpus, rows)
+        return io.reward
+
     def _kernel_state(self):
         """The compiled kernels' state struct (state.py's ClusterState, boxed): the owners'
         current array views, built again when one of them changed (a reset that loaded a wider
         trace, more round records, new estimates)."""
-        sim, slots, tables, est = self.sim.arrays, self.slots.arrays, self.job_tables.arrays, self._state.est
+        sim, slots, tables, est = self.sim.arrays, self.slots.arrays, self.job_tables.arrays, self._est
         kept = self._kernel_struct
         if kept is not None:
             struct, boxed = kept
@@ -300,45 +320,9 @@ class ClusterVectorEnv(VectorOutputs, VectorEnv):
         self._kernel_struct = (struct, core_jit.box(struct))
         return self._kernel_struct[1]
 
-    def _run_rounds(self, sel: np.ndarray, rows: np.ndarray, *, refresh_all: bool = False) -> np.ndarray:
-        """Run one round of ``sel`` in ``rows``, refresh (every cluster with ``refresh_all``:
-        some may just have been reset), start their next decisions; the rewards of every
-        cluster (meaningful in ``rows``)."""
-        sim, state = self.sim, self._state
-        state = EstimateState(state.progress, state.active, state.num_active, state.remaining, state.rho, state.extra)
-        start_s = sim.time_s.copy()
-        active_before = state.active
-        if active_before.shape != sim.status.shape:  # an autoreset this step loaded a wider trace
-            active_before = widened(active_before, sim.status.shape[1])
-        if rows.any():
-            sim.step(sel & rows[:, None], rows)
-        self._refresh(None if refresh_all else rows)
-        new = self._state
-        transition = BatchTransition(
-            sim=sim, start_s=start_s, end_s=sim.time_s, active_before=active_before, active=new.active,
-            rho_hat=new.rho, max_jobs=self.max_jobs, jct_normaliser_s=self.jct_normaliser_s, compiled=self.compiled,
-            rows=rows,
-        )
-        rewards = self._rewards[0][0](transition)
-        for reward, reward_rows in self._rewards[1:]:
-            rewards = np.where(reward_rows, reward(transition), rewards)
-        self._begin_decision(rows)
-        return rewards
-
-    def _forced_rounds(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(job sets, rows) of the rounds no action could change (ClusterEnv._forced_round)."""
-        sim, slots = self.sim, self.slots
-        if self.action_mode == "sequential":
-            forced = self.mode.forced_picks(rows)
-            return self.mode.selection(slots, sim.gang.shape[1], forced), forced
-        forced = rows & (slots.demand_gpus <= sim.gpus)
-        if self.action_mode == "select":
-            forced &= slots.queue_length == 0
-        return active_mask(sim), forced
-
     def action_masks(self) -> np.ndarray:
         """(K, mask length) bool: each cluster's ``ClusterEnv.action_masks()``."""
-        if self._state is None:
+        if self._est is None:
             raise gym.error.ResetNeeded("call reset() before action_masks()")
         return self.mode.masks(self.slots)
 
@@ -360,7 +344,7 @@ class ClusterVectorEnv(VectorOutputs, VectorEnv):
             self._announced[i] = int(seed)
 
     def close_extras(self, **kwargs) -> None:
-        self._state = None
+        self._est = None
         if self._prefetcher is not None:
             self._prefetcher.close()
             self._prefetcher = None
@@ -394,15 +378,10 @@ class ClusterVectorEnv(VectorOutputs, VectorEnv):
             _, simulator, predictor, type_table = tables
             self.sim.load(i, simulator.static, simulator.config, trace.name)
             self.slots.widen(self.sim.width)
-            if self.compiled:
-                self.job_tables.load(i, predictor, type_table)
-            else:
-                self.predictor.load(i, predictor, self.sim.width, self.sim.bank.width)
-                if type_table is not None:
-                    self.type_table.load(i, type_table)
+            self.job_tables.load(i, predictor, type_table)
         self.slots.reset(i)
-        if self._state is not None and self._state.derived is not None:
-            self._state.derived[i] = False
+        if self._est is not None:
+            self._est.derived[i] = False
         if self._features is not None:
             self._features.job[i] = -2
         self._steps[i] = 0
@@ -419,36 +398,12 @@ class ClusterVectorEnv(VectorOutputs, VectorEnv):
 
     # --- batched state ---------------------------------------------------------------------
 
-    def _refresh(self, rows: np.ndarray | None = None) -> None:
-        """Derived arrays, predictions and rho-hat of the current state: of the clusters in
-        ``rows`` (all with None), the others keeping theirs (their state has not changed).
-        The compiled path updates its arrays in place and recomputes only what changed
-        (jit.derive_one); the numpy path recomputes every cluster in fresh arrays."""
-        sim = self.sim
-        shape = sim.pos.shape
-        old = self._state
-        if self.compiled:
-            if old is None or old.progress.shape != shape:
-                old = self._new_state()
-                rows = None
-            if rows is None:
-                rows = np.ones(self.num_envs, bool)
-            jit.derive_rows(rows, self._kernel_state())
-            old.active = active_mask(sim)
-            return
-        est = Estimates.zeros(shape)  # fresh arrays: the numpy path keeps no state between steps
-        numpy_loops.derive_rows(sim.arrays, self.predictor.prior, self.predictor.duration_at_s, est)
-        self._state = EstimateState(est.progress, active_mask(sim), est.num_active, est.remaining, est.rho,
-                             (est.mean, est.batch, est.rate))
-        self._state.est = est
-
-    def _new_state(self) -> EstimateState:
-        """The compiled path's state arrays (nothing derived yet), installed as the state."""
-        est = Estimates.zeros(self.sim.pos.shape)
-        self._state = state = EstimateState(est.progress, None, est.num_active, est.remaining, est.rho,
-                                     (est.mean, est.batch, est.rate))
-        state.est, state.derived = est, est.derived
-        return state
+    def _refresh(self) -> None:
+        """Every cluster's estimates of the current state (jit.derive_rows), in fresh arrays
+        when the jobs' width changed."""
+        if self._est is None or self._est.progress.shape != self.sim.pos.shape:
+            self._est = Estimates.zeros(self.sim.pos.shape)
+        jit.derive_rows(np.ones(self.num_envs, bool), self._kernel_state())
 
     def _begin_decision(self, rows: np.ndarray) -> None:
         """Seat jobs and start building the rounds of ``rows`` (as ClusterEnv._begin_decision)."""
