@@ -37,8 +37,13 @@ from shockwave_gym.throughput import ThroughputTable, TypedThroughputs
 
 
 def make_simulator(jobs: Sequence[JobSpec], config: SimConfig, throughputs=None, **kwargs) -> Simulator:
-    """:class:`HeteroSimulator` when ``config`` has a ``cluster``, else the homogeneous
+    """:class:`~shockwave_gym.elastic.ElasticSimulator` when a job is elastic; else
+    :class:`HeteroSimulator` when ``config`` has a ``cluster``, else the homogeneous
     :class:`~shockwave_gym.simulator.Simulator` (``throughputs`` then a single table)."""
+    from shockwave_gym.elastic import ElasticSimulator, is_elastic_trace
+
+    if is_elastic_trace(jobs):
+        return ElasticSimulator(jobs, config, throughputs, **kwargs)
     if config.heterogeneous:
         return HeteroSimulator(jobs, config, throughputs, **kwargs)
     if isinstance(throughputs, TypedThroughputs):

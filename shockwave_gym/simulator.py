@@ -200,6 +200,17 @@ class Simulator:
         Accepts any iterable of integer ids (list, tuple, set, generator, int array). A
         boolean mask is rejected rather than misread as ids; so are fractional ids.
         """
+        ids = self.checked_ids(job_ids)
+        if ids.size == 0:
+            return ids
+        used = int(self.static.gang[ids].sum())
+        if used > self.config.gpus:
+            raise InvalidActionError(f"selection needs {used} GPUs; the cluster has {self.config.gpus}")
+        return ids
+
+    def checked_ids(self, job_ids: Iterable[int]) -> np.ndarray:
+        """:meth:`validate_selection` without the GPU count: well-formed, unique, active
+        job ids, sorted (an elastic run checks GPUs against the counts it gives)."""
         if job_ids is None:
             raise InvalidActionError("a selection of job ids is required (use [] to idle)")
         raw = job_ids if isinstance(job_ids, np.ndarray) else np.array(list(job_ids))
@@ -222,9 +233,6 @@ class Simulator:
         not_active = ids[self.status[ids] != ACTIVE]
         if not_active.size:
             raise InvalidActionError(f"job(s) {not_active.tolist()} are not active at t={self.time_s}")
-        used = int(self.static.gang[ids].sum())
-        if used > self.config.gpus:
-            raise InvalidActionError(f"selection needs {used} GPUs; the cluster has {self.config.gpus}")
         return ids
 
     def validate_placement(self, action: Iterable[int]) -> tuple[np.ndarray, np.ndarray | None]:

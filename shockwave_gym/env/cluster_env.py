@@ -22,6 +22,7 @@ from shockwave_gym.env.options import (
     resolve_regime,
     resolve_reward,
 )
+from shockwave_gym.elastic import ElasticSimulator, is_elastic_trace
 from shockwave_gym.env.render import ansi_table
 from shockwave_gym.env.rewards import RoundTransition, make_reward, uses_fair_time
 from shockwave_gym.errors import InputError, InvalidActionError
@@ -806,6 +807,9 @@ class ClusterEnv(gym.Env):
         """The simulator of ``trace``'s jobs as ``regime`` runs them (the jobs themselves in
         the default regime)."""
         jobs = apply_regime(trace.jobs, regime)
+        if is_elastic_trace(jobs):  # the Python path: the compiled step has no elastic jobs
+            return ElasticSimulator(jobs, self.sim_config, self.typed_throughputs if self.cluster is not None
+                                    else self.throughputs, trace_name=trace.name)
         if self.cluster is None:
             return Simulator(jobs, self.sim_config, self.throughputs, trace_name=trace.name)
         from shockwave_gym.hetero_simulator import HeteroSimulator

@@ -42,6 +42,10 @@ BUNDLED_CLUSTERS: dict[str, str] = {
     "hetero-120": "v100=12,p100=12,k80=12",
 }
 
+#: Bundled traces that hold elastic jobs (docs/SEMANTICS.md, "Elastic jobs"): the native
+#: vector env refuses them without loading them, and the fallback runs them.
+ELASTIC_BUNDLED: frozenset[str] = frozenset()
+
 #: Bundled traces that are the authors' data, not ours: name -> where it comes from.
 AUTHORS_TRACES: dict[str, str] = {
     "authors-canonical-120": (
