@@ -11,6 +11,7 @@ import numpy as np
 
 from shockwave_gym.cluster import ClusterSpec
 from shockwave_gym.config import SimConfig, require_positive_int, round_options
+from shockwave_gym.elastic import ElasticSimulator, is_elastic_trace
 from shockwave_gym.env.options import (
     check_observation_regime,
     flag,
@@ -22,7 +23,6 @@ from shockwave_gym.env.options import (
     resolve_regime,
     resolve_reward,
 )
-from shockwave_gym.elastic import ElasticSimulator, is_elastic_trace
 from shockwave_gym.env.render import ansi_table
 from shockwave_gym.env.rewards import RoundTransition, make_reward, uses_fair_time
 from shockwave_gym.errors import InputError, InvalidActionError

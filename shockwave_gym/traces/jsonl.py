@@ -35,6 +35,7 @@ from typing import Any
 
 from shockwave_gym.errors import TraceError
 from shockwave_gym.jobs import JobSpec
+from shockwave_gym.traces.elastic_fields import GANGS_KEY
 from shockwave_gym.traces.fields import (
     FIELD_BY_JSON_KEY,
     FIELD_BY_KEY,
@@ -43,7 +44,6 @@ from shockwave_gym.traces.fields import (
     parse_json_float,
     parse_json_int,
 )
-from shockwave_gym.traces.elastic_fields import GANGS_KEY
 from shockwave_gym.traces.origin_fields import ORIGIN_KEYS, origin_items
 from shockwave_gym.traces.validation import RawRow
 

@@ -18,8 +18,8 @@ from shockwave_gym.errors import TraceError
 from shockwave_gym.jobs import JobSpec
 from shockwave_gym.profile import MAX_EPOCHS, ProfileError, job_profile
 from shockwave_gym.throughput import ThroughputTable
-from shockwave_gym.traces.fields import FIELDS, FieldProblem, parse_field
 from shockwave_gym.traces.elastic_fields import parse_gangs
+from shockwave_gym.traces.fields import FIELDS, FieldProblem, parse_field
 from shockwave_gym.traces.origin_fields import parse_origin
 
 #: Most epochs a whole trace may hold (documented in docs/TRACES.md, "Limits"). The
