@@ -23,7 +23,6 @@ reference count (its trace ``gang``).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -36,7 +35,7 @@ from shockwave_gym.hetero_state import (
     cumulate_columns,
 )
 from shockwave_gym.jobs import GANG_SIZES, JobSpec
-from shockwave_gym.placement import Placement, place_in_order
+from shockwave_gym.placement import Allocation, Placement, place_in_order
 from shockwave_gym.simulator import Simulator
 from shockwave_gym.throughput import TypedThroughputs
 
@@ -49,39 +48,6 @@ _COUNT_INDEX = {c: k for k, c in enumerate(COUNTS)}
 def is_elastic_trace(jobs: Sequence[JobSpec]) -> bool:
     """Whether any job of ``jobs`` is elastic (then :class:`ElasticSimulator` runs them)."""
     return any(job.gangs for job in jobs)
-
-
-@dataclass(frozen=True)
-class Allocation:
-    """An action giving counts: ``job_ids[i]`` runs on ``counts[i]`` GPUs, of type index
-    ``gpu_types[i]`` (``-1`` or no types: the default rule picks the fastest type with room
-    for that count). Iterating yields the job ids, so an allocation is also a selection for
-    code that ignores counts."""
-
-    job_ids: np.ndarray
-    counts: np.ndarray
-    gpu_types: np.ndarray | None = None
-
-    def __post_init__(self):
-        ids = np.asarray(self.job_ids, dtype=np.int64).ravel()
-        counts = np.asarray(self.counts, dtype=np.int64).ravel()
-        types = None if self.gpu_types is None else np.asarray(self.gpu_types, dtype=np.int64).ravel()
-        if ids.shape != counts.shape or (types is not None and types.shape != ids.shape):
-            raise InvalidActionError(f"allocation: {ids.size} job ids, {counts.size} counts"
-                                     + ("" if types is None else f", {types.size} types"))
-        object.__setattr__(self, "job_ids", ids)
-        object.__setattr__(self, "counts", counts)
-        object.__setattr__(self, "gpu_types", types)
-
-    def __iter__(self):
-        return iter(self.job_ids.tolist())
-
-    def __len__(self) -> int:
-        return int(self.job_ids.size)
-
-    def as_dict(self) -> dict[int, int]:
-        """``{job_id: count}``."""
-        return dict(zip(self.job_ids.tolist(), self.counts.tolist(), strict=True))
 
 
 def column_of(type_index, count) -> np.ndarray:
@@ -131,6 +97,11 @@ class ElasticSimulator(Simulator):
     def _reset_dynamic(self) -> None:
         self.gpu_time_s = np.zeros(len(self.last_column))
         super()._reset_dynamic()
+
+    @property
+    def last_type(self) -> np.ndarray:
+        """(N,) type index each job ran on last round; -1 if it did not run."""
+        return np.where(self.last_column >= 0, self.last_column // _NUM_COUNTS, -1)
 
     # --- what a scheduler may ask -----------------------------------------------------------
 
