@@ -1,19 +1,19 @@
 """Elastic max-min: the max-min fair share of normalised throughput, with the count chosen.
 
-Rule, every round: every active job starts with nothing (level 0). Repeatedly, among the
-jobs that can still rise, the one of lowest level (ties: least attained GPU-seconds, then job
-id) moves to its smallest configuration, by count, that raises its speedup (rate over its
-rate at the reference count, :mod:`.configs`) and fits the GPUs left; a job that cannot rise
-is set aside. It stops when no job can rise. Levels are raised lowest first, so the round's
-allocation is the greedy leximin one: its smallest speedup is the largest any allocation of
-the round achieves on the tested instances (brute force), and the jobs left out of a full
-cluster are those with the most service so far, which time-shares the cluster over rounds.
+Rule, every round: admit the active jobs in order of least attained GPU-seconds (ties by job
+id) while each one's smallest allowed count still fits (first fit, fastest type); then give
+every admitted job one configuration (type, count) so that the smallest speedup among them
+(rate over its rate at the reference count, :mod:`.configs`) is as large as possible, and
+among such allocations the total speedup is largest. Both stages are integer programs solved
+exactly with HiGHS (:mod:`.program`). Jobs left out of a full cluster are those with the most
+service so far, so the cluster is time-shared over rounds.
 
 Source: Gavel's max-min fairness (Narayanan et al., OSDI '20) maximises the smallest
-normalised effective throughput over jobs, with time fractions per GPU type. Simplified
-here: the count is a variable (Gavel's jobs have fixed scale factors), and instead of
-solving the LP over time fractions and running its round mechanism, each round is allocated
-leximin-greedily with least attained service breaking ties.
+normalised effective throughput over jobs, with time fractions per GPU type and a round
+mechanism that realises them. Simplified here: the count is a variable (Gavel's jobs have
+fixed scale factors), and each round is allocated directly, as whole configurations, over
+the admitted jobs, least attained service deciding who is admitted, instead of solving for
+time fractions and realising them over rounds.
 """
 
 from __future__ import annotations
@@ -21,48 +21,42 @@ from __future__ import annotations
 import numpy as np
 
 from shockwave_agents.base import Agent
-from shockwave_agents.elastic.configs import Options, allocation, options
+from shockwave_agents.elastic.configs import Options, options, smallest_fitting
+from shockwave_agents.elastic.program import chosen_allocation, configuration_program, solve
 from shockwave_gym.view import ClusterView
 
+#: The second stage keeps the smallest speedup within this of the first stage's optimum.
+LEVEL_TOLERANCE = 1e-9
 
-def rise(opts: Options, i: int, current: int | None, free: np.ndarray) -> int | None:
-    """Job ``i``'s smallest-count configuration above its current speedup that fits (its GPUs
-    in configuration ``current`` given back); the fastest type at that count. None if none."""
-    level = 0.0 if current is None else float(opts.speedup[i][current])
-    best = None
-    for k in range(opts.counts[i].size):
-        t, c = int(opts.types[i][k]), int(opts.counts[i][k])
-        held = 0 if current is None or int(opts.types[i][current]) != t else int(opts.counts[i][current])
-        if c > free[t] + held or float(opts.speedup[i][k]) <= level:
-            continue
-        if best is None or (c == opts.counts[i][best] and opts.speedup[i][k] > opts.speedup[i][best]):
-            best = k
-        elif c > opts.counts[i][best]:
-            break
-    return best
+
+def admitted(view: ClusterView, opts: Options) -> Options:
+    """The jobs of ``opts`` admitted this round (see the module doc), as their own options."""
+    service = view.attained_service_gpu_s[opts.jobs]
+    free = opts.capacity.copy()
+    keep = []
+    for i in np.lexsort((opts.jobs, service)).tolist():
+        k = smallest_fitting(opts, i, free)
+        if k is not None:
+            keep.append(i)
+            free[opts.types[i][k]] -= opts.counts[i][k]
+    keep.sort()
+    return Options(opts.jobs[keep], tuple(opts.types[i] for i in keep), tuple(opts.counts[i] for i in keep),
+                   tuple(opts.speedup[i] for i in keep), opts.capacity)
 
 
 class ElasticMaxMinAgent(Agent):
     name = "elastic-max-min"
 
     def act(self, view: ClusterView):
-        opts = options(view)
-        service = view.attained_service_gpu_s[opts.jobs]
-        free = opts.capacity.copy()
-        chosen: dict[int, int] = {}
-        stuck: set[int] = set()
-        while len(stuck) < opts.jobs.size:
-            candidates = [i for i in range(opts.jobs.size) if i not in stuck]
-            i = min(candidates, key=lambda i: (float(opts.speedup[i][chosen[i]]) if i in chosen else 0.0,
-                                               float(service[i]), i))
-            k = rise(opts, i, chosen.get(i), free)
-            if k is None:
-                stuck.add(i)
-                continue
-            if i in chosen:
-                free[opts.types[i][chosen[i]]] += opts.counts[i][chosen[i]]
-            free[opts.types[i][k]] -= opts.counts[i][k]
-            chosen[i] = k
-        picked = sorted(chosen)
-        return allocation([int(opts.jobs[i]) for i in picked], [int(opts.types[i][chosen[i]]) for i in picked],
-                          [int(opts.counts[i][chosen[i]]) for i in picked])
+        opts = admitted(view, options(view))
+        if opts.jobs.size == 0:
+            return []
+        level = np.concatenate(opts.speedup)
+        every = np.ones(opts.jobs.size, dtype=bool)
+        first = np.zeros(level.size + 1)
+        first[-1] = -1.0  # maximise z, the smallest speedup
+        z = solve(configuration_program(opts, first, assigned=every, level=level), self.name)[-1]
+        second = np.append(-level, 0.0)  # then the total speedup, z kept
+        vector = solve(configuration_program(opts, second, assigned=every, level=level,
+                                             level_bounds=(z - LEVEL_TOLERANCE, np.inf)), self.name)
+        return chosen_allocation(opts, vector)

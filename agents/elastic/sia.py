@@ -9,8 +9,7 @@ job's speedup there (:mod:`.configs`), ``p`` in (0, 1] the knob that spreads GPU
 (a smaller ``p`` values a job's first GPUs more than its extra ones), ``restart`` the
 penalty of a re-allocation. Every allocated job adds ``u > 0``, so the program runs as many
 jobs as it can before it grows any. Solved exactly with HiGHS (``highspy``, as the planner's
-backend: :class:`~shockwave_agents.shockwave.highs_backend.HighsBackend`, no gap, one
-thread, fixed seed); ties between optima go to HiGHS's vertex.
+backend, :mod:`.program`); ties between optima go to HiGHS's vertex.
 
 Source: Sia (Jayaram Subramanya et al., SOSP '23) solves, every round, an integer program
 that picks one (GPU type, count) configuration per job to maximise the sum of the jobs'
@@ -22,37 +21,12 @@ count rather than at its smallest configuration, and a positive power.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
-import scipy.sparse as sp
 
 from shockwave_agents.base import Agent
-from shockwave_agents.elastic.configs import Options, allocation, options
-from shockwave_agents.shockwave.highs_backend import HighsBackend
-from shockwave_agents.shockwave.mip import MipProgram
+from shockwave_agents.elastic.configs import Options, options
+from shockwave_agents.elastic.program import chosen_allocation, configuration_program, solve
 from shockwave_gym.view import ClusterView
-
-
-def sia_program(opts: Options, utilities: list[np.ndarray]) -> MipProgram:
-    """The program over one binary column per (active job, allowed configuration), in the
-    order of ``opts``: maximise ``sum u x`` as the minimisation of ``-u . x``."""
-    sizes = [u.size for u in utilities]
-    n = int(sum(sizes))
-    num_jobs, num_types = len(sizes), opts.capacity.size
-    rows, cols, vals = [], [], []
-    col = 0
-    for i, size in enumerate(sizes):
-        for k in range(size):
-            rows += [i, num_jobs + int(opts.types[i][k])]
-            cols += [col, col]
-            vals += [1.0, float(opts.counts[i][k])]
-            col += 1
-    matrix = sp.csc_matrix((vals, (rows, cols)), shape=(num_jobs + num_types, n))
-    c = -np.concatenate(utilities) if n else np.zeros(0)
-    return MipProgram(c=c, A=matrix, row_lo=np.full(num_jobs + num_types, -np.inf),
-                      row_hi=np.concatenate([np.ones(num_jobs), opts.capacity.astype(np.float64)]),
-                      col_lo=np.zeros(n), col_hi=np.ones(n), integer=np.ones(n, dtype=bool), abs_gap=0.0)
 
 
 class SiaAgent(Agent):
@@ -64,7 +38,6 @@ class SiaAgent(Agent):
         if isinstance(restart, bool) or not isinstance(restart, int | float) or not 0 <= restart < 1:
             raise ValueError(f"sia: restart must be in [0, 1), got {restart!r}")
         self.p, self.restart = float(p), float(restart)
-        self._backend = HighsBackend()
 
     def utilities(self, view: ClusterView, opts: Options) -> list[np.ndarray]:
         """``u_jtc`` per active job and allowed configuration (see the module doc)."""
@@ -82,22 +55,5 @@ class SiaAgent(Agent):
         opts = options(view)
         if opts.jobs.size == 0:
             return []
-        utilities = self.utilities(view, opts)
-        result = self._backend.solve(sia_program(opts, utilities))
-        if not result.has_solution:
-            raise RuntimeError(f"sia: HiGHS found no allocation ({result.message})")
-        chosen = np.flatnonzero(np.round(result.vector) > 0.5)
-        starts = np.cumsum([0] + [u.size for u in utilities])
-        jobs, types, counts = [], [], []
-        for col in chosen.tolist():
-            i = int(np.searchsorted(starts, col, side="right") - 1)
-            k = col - int(starts[i])
-            jobs.append(int(opts.jobs[i]))
-            types.append(int(opts.types[i][k]))
-            counts.append(int(opts.counts[i][k]))
-        return allocation(jobs, types, counts)
-
-
-def objective(opts: Options, utilities: list[np.ndarray], choice: dict[int, int]) -> float:
-    """``sum u`` of a choice ``{job index: configuration index}`` (for checks)."""
-    return math.fsum(float(utilities[i][k]) for i, k in choice.items())
+        utilities = np.concatenate(self.utilities(view, opts))
+        return chosen_allocation(opts, solve(configuration_program(opts, -utilities), "sia"))
