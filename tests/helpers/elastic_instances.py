@@ -16,7 +16,7 @@ from shockwave_gym.jobs import JobSpec
 def elastic_view(jobs: list[tuple[str, int, int]], gpus: int = 0, cluster=None, throughputs=None):
     """The view at time 0 of elastic jobs ``(model, batch size, reference gang)``, each
     declaring counts 1, 2, 4, 8, all arrived at 0, static batch size, one epoch."""
-    specs = [JobSpec(job_id=i, model=m, initial_batch_size=b, total_iterations=1_000, gang=g, mode="static",
+    specs = [JobSpec(job_id=i, model=m, initial_batch_size=b, total_iterations=200_000, gang=g, mode="static",
                      arrival_s=0.0, gangs=(1, 2, 4, 8)) for i, (m, b, g) in enumerate(jobs)]
     config = SimConfig(cluster=cluster) if cluster is not None else SimConfig(gpus=gpus)
     return ElasticSimulator(specs, config, throughputs).view
