@@ -28,6 +28,7 @@ from shockwave_gym.env.rewards import RoundTransition, make_reward, uses_fair_ti
 from shockwave_gym.errors import InputError, InvalidActionError
 from shockwave_gym.gantt import gantt_rgb
 from shockwave_gym.interface.actions import select_bits
+from shockwave_gym.interface.elastic_features import elastic_features
 from shockwave_gym.interface.ftf import ftf_estimate
 from shockwave_gym.interface.modes import make_action_mode
 from shockwave_gym.interface.observation import (
@@ -461,6 +462,7 @@ class ClusterEnv(gym.Env):
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    _types = None  # the decision's TypeContext on a heterogeneous cluster
 
     def __init__(
         self,
@@ -509,9 +511,11 @@ class ClusterEnv(gym.Env):
         self.regime = check_observation_regime(self.obs_version, resolve_regime(regime, early_endings))
         self.skip_trivial = flag(skip_trivial, "skip_trivial")
         self.idle_allowed = flag(idle_allowed, "idle_allowed")
-        self._mode = make_action_mode(action_mode, self.max_jobs, idle_allowed=self.idle_allowed, cluster=self.cluster)
+        self._elastic = self.source.elastic  # count actions and observations (docs/ENV.md, "Elastic jobs")
+        self._mode = make_action_mode(action_mode, self.max_jobs, idle_allowed=self.idle_allowed, cluster=self.cluster,
+                                      elastic=self._elastic)
         self.action_space = self._mode.space()
-        self.observation_space = observation_space(self.max_jobs, self.obs_version)
+        self.observation_space = observation_space(self.max_jobs, self.obs_version, elastic=self._elastic)
         self.render_mode = render_mode
         self.slots = SlotMap(self.max_jobs)
         self.simulator: Simulator | None = None
@@ -578,7 +582,7 @@ class ClusterEnv(gym.Env):
         if compiled is not None:
             return self._compiled_env_step(compiled, action)
         mode = self._mode
-        typed = self.cluster is not None
+        typed = self.cluster is not None or self._elastic  # modes that return (ids, types or columns)
         types = None
         if mode.closes_every_step:
             if typed:
@@ -747,7 +751,9 @@ class ClusterEnv(gym.Env):
         slot and fits (the skipped round runs them all, the work-conserving choice);
         ``sequential`` without ``idle_allowed``: the forced picks close the round."""
         slots, view = self.slots, self.simulator.view
-        if self.cluster is not None:  # heterogeneous: (ids, types), docs "Heterogeneous clusters"
+        if self._elastic and self.action_mode != "sequential":
+            return None  # a count is always a choice (docs/ENV.md, "Elastic jobs")
+        if self.cluster is not None or self._elastic:  # (ids, types or columns), docs "Heterogeneous clusters"
             if self.action_mode == "sequential":
                 return self._mode.placed(slots) if self._mode.forced_picks() else None
             return unforced_placement(view, slots, self._types, every_slotted=self.action_mode == "select")
@@ -800,7 +806,7 @@ class ClusterEnv(gym.Env):
             self._types = TypeContext.of(view)
             if self.action_mode == "sequential":
                 self._mode.start_round(view, self.slots, self._types)
-        elif self.action_mode == "sequential":
+        elif self.action_mode == "sequential" or self._elastic:
             self._mode.start_round(view, self.slots)
 
     def _new_simulator(self, trace: Trace, regime: Regime) -> Simulator:
@@ -828,6 +834,7 @@ class ClusterEnv(gym.Env):
             "cluster": cluster_features_for(self.simulator.view, self.slots, self._free_for_observation(),
                                             self.obs_version)
             if self._cluster_features is None else self._cluster_features.copy(),
+            **({"elastic": elastic_features(self.simulator.view, self.slots)} if self._elastic else {}),
         }
 
     def _free_for_observation(self):
