@@ -59,6 +59,8 @@ ENV_IDS: dict[str, tuple[dict, int]] = {
     "shockwave_gym/Generated-v0": ({"trace": None, "gpus": 12}, 50_000),
     # Generated-v0's traces on a mixed cluster (docs/ENV.md, "Heterogeneous clusters")
     "shockwave_gym/Hetero-v0": ({"trace": None, "cluster": "v100=8,p100=8,k80=8"}, 50_000),
+    # elastic jobs: a GPU count per job in every action mode (docs/ENV.md, "Elastic jobs")
+    "shockwave_gym/Elastic-v0": ({"trace": "elastic-120"}, 100_000),
 }
 
 

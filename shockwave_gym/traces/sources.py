@@ -134,6 +134,10 @@ class GeneratedTraceSource(TraceSource):
     def max_num_jobs(self) -> int:
         return self.config.num_jobs if self.num_jobs_range is None else self.num_jobs_range[1]
 
+    @property
+    def elastic(self) -> bool:
+        return self.config.elastic_share > 0
+
     def __repr__(self) -> str:
         return (
             f"GeneratedTraceSource({self.config!r}, num_jobs_range={self.num_jobs_range!r}, "
