@@ -138,3 +138,22 @@ def test_observation_marginals_per_added_gpu():
 def test_an_elastic_source_on_a_heterogeneous_cluster_is_refused_by_the_env():
     with pytest.raises(InputError, match="one GPU type"):
         ClusterEnv(trace=_small_elastic(), cluster="v100=2,p100=2")
+
+
+def test_the_elastic_suite_gives_count_actions_and_its_vector_env_the_fallback():
+    env = gym.make("shockwave_gym/Suite-elastic-nominal-v0", action_mode="sequential")
+    assert env.unwrapped._elastic and env.action_space.n == env.unwrapped.max_jobs * C + 1
+    vec = gym.make_vec("shockwave_gym/Suite-elastic-nominal-v0", num_envs=2)
+    assert isinstance(vec, SyncClusterVectorEnv)
+    obs, _ = vec.reset(seed=0)
+    assert obs["elastic"].shape == (2, vec.envs[0].unwrapped.max_jobs, 2 * C)
+    vec.close()
+
+
+def test_a_regime_suite_vector_env_takes_the_fallback_with_its_regime():
+    """The suite's own arguments decide the fallback (a regime suite's vector env runs its
+    regime, observation version 3, not the native env on the default trace)."""
+    vec = gym.make_vec("shockwave_gym/Suite-canonical-unknown-v0", num_envs=2)
+    assert isinstance(vec, SyncClusterVectorEnv)
+    assert vec.envs[0].unwrapped.obs_version == 3
+    vec.close()

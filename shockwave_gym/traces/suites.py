@@ -407,6 +407,10 @@ class SuiteTraceSource(TraceSource):
         return self.suite.gpus
 
     @property
+    def elastic(self) -> bool:
+        return float(self.suite.generator.get("elastic_share", 0.0)) > 0
+
+    @property
     def cluster(self) -> str:
         return self.suite.cluster
 
