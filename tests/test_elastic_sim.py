@@ -72,7 +72,7 @@ def test_elastic_baselines_run_on_a_typed_cluster(agent):
     counts = np.concatenate(outcome.result.round_gpu_counts)
     types = np.concatenate(outcome.result.round_gpu_types)
     for t in (0, 1):  # no round holds more GPUs of a type than it has
-        for ids, c, ty in zip(outcome.result.round_job_ids, outcome.result.round_gpu_counts,
+        for _ids, c, ty in zip(outcome.result.round_job_ids, outcome.result.round_gpu_counts,
                               outcome.result.round_gpu_types, strict=True):
             assert int(c[ty == t].sum()) <= 2
     assert counts.size == types.size
