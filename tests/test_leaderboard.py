@@ -115,7 +115,6 @@ def test_docs_leaderboard_rows_match_a_rerun_of_two_cells(tmp_path, suite, agent
 
 def test_docs_leaderboard_covers_the_test_split_and_every_agent():
     from shockwave_agents import available_agents, registry
-
     from shockwave_gym.harness.leaderboard import leaderboard_entries
 
     rows = list(csv.DictReader((DOCS / "LEADERBOARD.csv").open()))
