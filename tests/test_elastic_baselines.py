@@ -123,10 +123,11 @@ def test_elastic_max_min_equals_the_brute_force_leximin_pair():
 
 
 def test_elastic_srpt_gives_the_shortest_job_its_largest_efficient_count():
-    # ResNet-18 at 256: speedups over 1 GPU 1.92 (2), 3.72 (4), 7.04 (8): all efficient at 0.5
+    # ResNet-18 at 256: speedups over 1 GPU 1.92 (2), 3.72 (4), 7.04 (8)
     view = elastic_view([("ResNet-18", 256, 1), ("ResNet-18", 256, 1)], 8)
-    got = as_dict(ElasticSrptAgent().act(view))
-    assert got == {0: (0, 8)}  # equal predictions: job 0 first, and it uses all 8
+    assert as_dict(ElasticSrptAgent(efficiency=0.5).act(view)) == {0: (0, 8)}  # job 0 first, all 8
+    # at 0.9, 8 GPUs (7.04 < 0.9 x 8) are not efficient, 4 are (3.72 >= 0.9 x 4): both get 4
+    assert as_dict(ElasticSrptAgent().act(view)) == {0: (0, 4), 1: (0, 4)}
     # LM at 5 on 2 GPUs is slower than on 1: not efficient, so it keeps 1 and job 1 backfills
     view = elastic_view([("LM", 5, 1), ("LM", 5, 1)], 2)
     assert as_dict(ElasticSrptAgent().act(view)) == {0: (0, 1), 1: (0, 1)}

@@ -7,8 +7,10 @@ and ``sum_jc c * x_jtc <= G_t`` per type, with ``u_jtc = s_jtc ** p * (1 - resta
 ``j`` ran last round in another configuration (else without the factor): ``s_jtc`` the
 job's speedup there (:mod:`.configs`), ``p`` in (0, 1] the knob that spreads GPUs over jobs
 (a smaller ``p`` values a job's first GPUs more than its extra ones), ``restart`` the
-penalty of a re-allocation. Every allocated job adds ``u > 0``, so the program runs as many
-jobs as it can before it grows any. Solved exactly with HiGHS (``highspy``, as the planner's
+penalty of a re-allocation (default: the share of a round a restart costs,
+``restart_overhead_s / round_s``, 1/6 at the default 20 s and 120 s). Every allocated job
+adds ``u > 0`` and speedups grow less than the count, so the program tends to run more jobs
+rather than grow one. Solved exactly with HiGHS (``highspy``, as the planner's
 backend, :mod:`.program`); ties between optima go to HiGHS's vertex.
 
 Source: Sia (Jayaram Subramanya et al., SOSP '23) solves, every round, an integer program
@@ -32,22 +34,24 @@ from shockwave_gym.view import ClusterView
 class SiaAgent(Agent):
     name = "sia"
 
-    def __init__(self, p: float = 0.5, restart: float = 0.1):
+    def __init__(self, p: float = 0.5, restart: float | None = None):
         if isinstance(p, bool) or not isinstance(p, int | float) or not 0 < p <= 1:
             raise ValueError(f"sia: p must be in (0, 1], got {p!r}")
-        if isinstance(restart, bool) or not isinstance(restart, int | float) or not 0 <= restart < 1:
+        if restart is not None and (isinstance(restart, bool) or not isinstance(restart, int | float)
+                                    or not 0 <= restart < 1):
             raise ValueError(f"sia: restart must be in [0, 1), got {restart!r}")
-        self.p, self.restart = float(p), float(restart)
+        self.p, self.restart = float(p), restart
 
     def utilities(self, view: ClusterView, opts: Options) -> list[np.ndarray]:
         """``u_jtc`` per active job and allowed configuration (see the module doc)."""
         last_count, last_type = view.last_count, view.last_type
+        factor = 1.0 - (view.restart_overhead_s / view.round_s if self.restart is None else self.restart)
         out = []
         for i, j in enumerate(opts.jobs.tolist()):
             u = opts.speedup[i] ** self.p
             if last_count[j] > 0:
                 moved = (opts.counts[i] != last_count[j]) | (opts.types[i] != last_type[j])
-                u = np.where(moved, u * (1.0 - self.restart), u)
+                u = np.where(moved, u * factor, u)
             out.append(u)
         return out
 
