@@ -22,8 +22,21 @@ import numpy as np
 from shockwave_gym.errors import InvalidActionError
 
 
+class _JobIdsAction:
+    """What both explicit actions share: iterating yields the job ids (so either is also a
+    plain selection), and ``len`` counts them."""
+
+    job_ids: np.ndarray
+
+    def __iter__(self):
+        return iter(self.job_ids.tolist())
+
+    def __len__(self) -> int:
+        return int(self.job_ids.size)
+
+
 @dataclass(frozen=True)
-class Placement:
+class Placement(_JobIdsAction):
     """An explicit placement: ``job_ids[i]`` runs on type index ``gpu_types[i]`` (into the
     cluster's :attr:`~shockwave_gym.cluster.ClusterSpec.types`). Iterating yields the job
     ids, so a placement is also a plain selection for code that ignores types."""
@@ -39,12 +52,6 @@ class Placement:
         object.__setattr__(self, "job_ids", ids)
         object.__setattr__(self, "gpu_types", types)
 
-    def __iter__(self):
-        return iter(self.job_ids.tolist())
-
-    def __len__(self) -> int:
-        return int(self.job_ids.size)
-
     def as_dict(self, type_names: Sequence[str] | None = None) -> dict[int, int | str]:
         """``{job_id: type index}``, or ``{job_id: type name}`` given the cluster's types."""
         if type_names is None:
@@ -53,7 +60,7 @@ class Placement:
 
 
 @dataclass(frozen=True)
-class Allocation:
+class Allocation(_JobIdsAction):
     """An action giving GPU counts (elastic jobs, :mod:`shockwave_gym.elastic`): ``job_ids[i]`` runs on ``counts[i]`` GPUs, of type index
     ``gpu_types[i]`` (``-1`` or no types: the default rule picks the fastest type with room
     for that count). Iterating yields the job ids, so an allocation is also a selection for
@@ -73,12 +80,6 @@ class Allocation:
         object.__setattr__(self, "job_ids", ids)
         object.__setattr__(self, "counts", counts)
         object.__setattr__(self, "gpu_types", types)
-
-    def __iter__(self):
-        return iter(self.job_ids.tolist())
-
-    def __len__(self) -> int:
-        return int(self.job_ids.size)
 
     def as_dict(self) -> dict[int, int]:
         """``{job_id: count}``."""

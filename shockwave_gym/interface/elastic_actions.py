@@ -34,6 +34,7 @@ import math
 import numpy as np
 
 from shockwave_gym.errors import InvalidActionError
+from shockwave_gym.interface.actions import sequential_index
 from shockwave_gym.interface.slots import SlotMap
 from shockwave_gym.view import ClusterView
 
@@ -183,12 +184,7 @@ class ElasticSequentialMode(_ElasticMode):
         return self._allowed & ~self.picked[:, None] & (self._counts <= self.free_gpus)[None, :]
 
     def pick(self, action) -> tuple[bool, bool]:
-        value = np.asarray(action)
-        if value.shape not in ((), (1,)) or not (np.issubdtype(value.dtype, np.integer) or value.dtype == bool):
-            raise InvalidActionError(f"sequential action must be one integer, got {action!r}")
-        a = int(value.reshape(()))
-        if not 0 <= a <= self.end_action:
-            raise InvalidActionError(f"sequential action must be in 0..{self.end_action}, got {a}")
+        a = sequential_index(action, self.end_action)
         if a == self.end_action and self.idle_allowed:
             return True, False
         if a == self.end_action or not self.pickable()[a // self.num_counts, a % self.num_counts]:
