@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -511,9 +512,8 @@ class ClusterEnv(gym.Env):
         self.regime = check_observation_regime(self.obs_version, resolve_regime(regime, early_endings))
         self.skip_trivial = flag(skip_trivial, "skip_trivial")
         self.idle_allowed = flag(idle_allowed, "idle_allowed")
-        self._elastic = self.source.elastic  # count actions and observations (docs/ENV.md, "Elastic jobs")
-        self._mode = make_action_mode(action_mode, self.max_jobs, idle_allowed=self.idle_allowed, cluster=self.cluster,
-                                      elastic=self._elastic)
+        self._mode = make_action_mode(action_mode, self.max_jobs, idle_allowed=self.idle_allowed,
+                                      cluster=self.cluster, elastic=self._elastic)
         self.action_space = self._mode.space()
         self.observation_space = observation_space(self.max_jobs, self.obs_version, elastic=self._elastic)
         self.render_mode = render_mode
@@ -527,6 +527,11 @@ class ClusterEnv(gym.Env):
         self._compiled_allowed = True  # False: always the Python path (tests compare the two)
         self._compiled_refused: tuple | None = None  # (simulator, reward_fn) it cannot serve
         self._cluster_features: np.ndarray | None = None  # the compiled step's, else None
+
+    @functools.cached_property
+    def _elastic(self) -> bool:
+        """The source has elastic jobs: count actions and observations (docs/ENV.md, "Elastic jobs")."""
+        return self.source.elastic
 
     def _resolve_cluster(self, trace, gpus, throughputs, cluster) -> None:
         """Set ``cluster`` (None: ``gpus`` V100s, the homogeneous path), ``gpus``,

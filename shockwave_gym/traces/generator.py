@@ -103,6 +103,11 @@ def _normalised(probs) -> np.ndarray:
     return weights / weights.sum()
 
 
+def _check_share(share) -> None:
+    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share <= 1:
+        raise InputError(f"elastic_share must be a number from 0 to 1, got {share!r}")
+
+
 @dataclass(frozen=True)
 class GeneratorConfig:
     """Parameters of :func:`generate_trace`; checked on construction (``InputError``).
@@ -181,9 +186,7 @@ class GeneratorConfig:
             if not isinstance(spec, ClusterSpec):
                 raise InputError(f"cluster must be a spec such as 'v100=12,p100=12,k80=12', got {self.cluster!r}")
             object.__setattr__(self, "cluster", str(spec))
-        share = self.elastic_share
-        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share <= 1:
-            raise InputError(f"elastic_share must be a number from 0 to 1, got {share!r}")
+        _check_share(self.elastic_share)
         per_gpu = self.arrival_rate_per_gpu_hour
         if per_gpu is not None:
             if self.cluster is None:
