@@ -85,3 +85,13 @@ def test_busy_and_restart_gpu_seconds_count_the_round_counts():
     held = sum(float((c * r).sum()) for c, r in zip(result.round_gpu_counts, result.round_run_s, strict=True))
     assert result.gpu_time_s.sum() == pytest.approx(held)
     assert outcome.metrics["busy_utilization"] == pytest.approx(held / (4 * outcome.metrics["makespan_s"]))
+
+
+def test_harness_records_keep_the_round_counts():
+    from shockwave_gym.harness.records import result_from_json, result_to_json
+
+    trace, _ = _elastic()
+    outcome = run_episode(trace, make_agent("elastic-srpt"), SimConfig(gpus=4), progress=False)
+    back = result_from_json(result_to_json(outcome.result))
+    assert compute_metrics(back) == outcome.metrics
+    assert [c.tolist() for c in back.round_gpu_counts] == [c.tolist() for c in outcome.result.round_gpu_counts]

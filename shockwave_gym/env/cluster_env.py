@@ -413,6 +413,32 @@ class ClusterEnv(gym.Env):
     `max_episode_steps` as the native env, same trajectories as K separate envs seeded
     `seed + i`), as fast as K single envs.
 
+    ## Elastic jobs
+
+    When the trace source holds elastic jobs (docs/SEMANTICS.md, "Elastic jobs"; a bundled
+    elastic trace, a trace file with `"gangs"` lines, or a generated source with
+    `elastic_share > 0`), every action mode gives each job a GPU count, with `C = 4` counts
+    (1, 2, 4, 8; index `k`); a rigid job's only allowed count is its gang. The rules are
+    `shockwave_gym/interface/elastic_actions.py`'s:
+
+    | mode | space | meaning | masks (`action_masks()`) |
+    |---|---|---|---|
+    | `select` | `MultiDiscrete([C + 1] * max_jobs)` | per slot 0 (do not run) or `k + 1` (run on count `k`); entries on empty slots or disallowed counts are dropped, then jobs are taken in arrival order while their count fits | sb3-contrib's MultiDiscrete layout, `C + 1` per slot: 0 always, `k + 1` exactly when the job may use count `k` |
+    | `priority` | `Box(-1, 1, (2 * max_jobs,))` | scores, then a count preference `u` per slot asking for index `min(C - 1, floor((u + 1) / 2 * C))`; packed by descending score, each job at the largest allowed count up to its asked one that fits; queued jobs fill the rest at their smallest count | the slots whose entries matter |
+    | `sequential` | `Discrete(max_jobs * C + 1)` | `s * C + k` picks slot `s` on count `k`; the last action ends the round | exact: unpicked jobs at allowed counts that fit the GPUs still free, and "end round" with `idle_allowed` |
+
+    The observation gains an `elastic` entry, `(max_jobs, 2 C)` float32, in every version: per
+    slot the allowed counts (0/1) and, at each allowed count, the speedup it adds per added GPU
+    over the next smaller allowed count (speedup: the table's rate at the job's current batch
+    size over its rate at its reference count; negative where a larger count is slower; clipped
+    to ±8). `skip_trivial` skips no round in `select` and `priority` (a count is always a
+    choice), and in `sequential` only closes a round in which nothing fits. The single env runs
+    elastic traces on its Python path (the compiled step does not cover them); the vector entry
+    point hands them to the fallback of K single envs. Elastic jobs on a heterogeneous cluster
+    are simulated (agents, `shockwave-gym run`) but the env's count actions cover one GPU type:
+    `cluster=` with an elastic source is an `InputError`. Registered: `shockwave_gym/Elastic-v0`
+    (elastic-120, 32 GPUs).
+
     ## Arguments
 
     ```python
@@ -445,7 +471,8 @@ class ClusterEnv(gym.Env):
     Registered ids: `shockwave_gym/Cluster-v0` (canonical-analogue-120, 32 GPUs),
     `shockwave_gym/Teaching-v0` (teaching-12, 4 GPUs), `shockwave_gym/Generated-v0` (a new
     generated trace at every reset: 20-40 jobs on 12 GPUs, 15-60 arrivals/h, 0.2-2 h jobs),
-    `shockwave_gym/Hetero-v0` (the same generated traces on `v100=8,p100=8,k80=8`).
+    `shockwave_gym/Hetero-v0` (the same generated traces on `v100=8,p100=8,k80=8`),
+    `shockwave_gym/Elastic-v0` (elastic-120, 32 GPUs, count actions: see Elastic jobs).
 
     ## Version History
 
@@ -460,6 +487,8 @@ class ClusterEnv(gym.Env):
     - v0, information regimes and tasks (issue 34): `regime=`, `early_endings=`, `task=`;
       observation version 3; the default reward is the `jct` task (was `{"jct": 1.0, "ftf":
       1.0}`; CHANGELOG.md).
+    - v0, elastic jobs (issue 37): `Elastic-v0`; on elastic trace sources, count actions in
+      every mode and the observation's `elastic` entry.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
