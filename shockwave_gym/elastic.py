@@ -36,7 +36,7 @@ from shockwave_gym.hetero_state import (
 )
 from shockwave_gym.jobs import GANG_SIZES, JobSpec
 from shockwave_gym.placement import Allocation, Placement, place_in_order
-from shockwave_gym.simulator import Simulator
+from shockwave_gym.simulator import ColumnHooks, Simulator
 from shockwave_gym.throughput import TypedThroughputs
 
 #: The GPU counts a configuration may have (the throughput tables measure these).
@@ -70,7 +70,7 @@ def build_config_arrays(static, cluster, throughputs: TypedThroughputs) -> Typed
     )
 
 
-class ElasticSimulator(Simulator):
+class ElasticSimulator(ColumnHooks, Simulator):
     """The round simulator for a trace with elastic jobs, on ``config.gpus`` V100s or on
     ``config.cluster`` (see the module doc). Actions: job ids (reference counts, placed by
     the default rule on a typed cluster), an :class:`Allocation`, or a mapping
@@ -85,6 +85,7 @@ class ElasticSimulator(Simulator):
         self.last_column = np.full(len(jobs), -1, dtype=np.int64)
         super().__init__(jobs, config, self.typed_throughputs.reference, trace_name=trace_name, oracle=oracle)
         self.configs = build_config_arrays(self.static, self.cluster, self.typed_throughputs)
+        self.column_arrays = self.configs
         if config.heterogeneous:  # the rigid facts metrics and the view's per-type API read
             self.typed = build_typed_arrays(self.static, self.cluster, self.typed_throughputs)
         stuck = np.flatnonzero(~self.configs.runnable.any(axis=1))
@@ -103,12 +104,6 @@ class ElasticSimulator(Simulator):
         """(N,) type index each job ran on last round; -1 if it did not run."""
         return np.where(self.last_column >= 0, self.last_column // _NUM_COUNTS, -1)
 
-    # --- what a scheduler may ask -----------------------------------------------------------
-
-    def allowed_columns(self, job_id: int) -> np.ndarray:
-        """Configuration columns job ``job_id`` may run in."""
-        return np.flatnonzero(self.configs.runnable[job_id])
-
     # --- actions -------------------------------------------------------------------------
 
     def validate_placement(self, action) -> tuple[np.ndarray, np.ndarray]:
@@ -118,7 +113,7 @@ class ElasticSimulator(Simulator):
         ids, types, counts = self._requested(action)
         if ids.size == 0:
             return ids, ids.copy()
-        columns = self._columns(ids, types, counts)
+        columns = self._checked_columns(ids, types, counts)
         sort = np.argsort(ids, kind="stable")
         return ids[sort], columns[sort]
 
@@ -166,7 +161,7 @@ class ElasticSimulator(Simulator):
         raise InvalidActionError(f"job {job_id}: GPU type must be one of {', '.join(types)} "
                                  f"or an index 0..{len(types) - 1}, got {value!r}")
 
-    def _columns(self, ids, types, counts) -> np.ndarray:
+    def _checked_columns(self, ids, types, counts) -> np.ndarray:
         """Configuration columns of the request: counts allowed, default types placed,
         no type given more GPUs than it has."""
         bad = np.array([int(c) not in _COUNT_INDEX for c in counts.tolist()], dtype=bool)
@@ -226,20 +221,6 @@ class ElasticSimulator(Simulator):
                                 self.typed.capacity, strict=True, type_names=self.cluster.types)
         sort = np.argsort(placed.job_ids, kind="stable")
         return placed.job_ids[sort], column_of(placed.gpu_types[sort], self.static.gang[placed.job_ids[sort]])
-
-    def to_type_time(self, ids, types, work_s, isolated_s):
-        return self.configs.to_type_time(self.static, ids, types, work_s, self.epoch_pos[ids])
-
-    def stayed_on_type(self, ids, types):
-        """A job "ran last round" only in the same configuration (count and type)."""
-        return self.ran_last_round[ids] & (self.last_column[ids] == types)
-
-    def to_reference_work(self, ids, types, time_s):
-        return self.configs.to_reference_work(self.static, ids, types, time_s)
-
-    def record_types(self, ids, types) -> None:
-        self.last_column.fill(-1)
-        self.last_column[ids] = types
 
     def _book_run(self, ids, types, run_s, overhead) -> None:
         super()._book_run(ids, types, run_s, overhead)

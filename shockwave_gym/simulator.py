@@ -42,7 +42,7 @@ from shockwave_gym.state import (
 from shockwave_gym.throughput import ThroughputTable
 from shockwave_gym.view import ClusterView
 
-__all__ = ["ACTIVE", "DONE", "PENDING", "RoundRecord", "SimConfig", "Simulator"]
+__all__ = ["ACTIVE", "DONE", "PENDING", "ColumnHooks", "RoundRecord", "SimConfig", "Simulator"]
 
 
 class Simulator:
@@ -394,3 +394,30 @@ class Simulator:
         from shockwave_gym.metrics import EpisodeResult
 
         return EpisodeResult.from_simulator(self)
+
+
+class ColumnHooks:
+    """Four of the round's GPU-type hooks over the columns of a
+    :class:`~shockwave_gym.hetero_state.TypedJobArrays`: GPU types in
+    :class:`~shockwave_gym.hetero_simulator.HeteroSimulator`, (type, count) configurations in
+    :class:`~shockwave_gym.elastic.ElasticSimulator`. Mixed in before :class:`Simulator`; a
+    subclass sets the arrays (``column_arrays``) and, per job, the column it ran in last round
+    (``last_column``, -1: none; set before the first reset)."""
+
+    def to_type_time(self, ids, types, work_s, isolated_s):
+        """Time done and total time in each job's column, mapped epoch by epoch
+        (:meth:`~shockwave_gym.hetero_state.TypedJobArrays.to_type_time`; the identity where
+        the column's epochs last as the reference's)."""
+        return self.column_arrays.to_type_time(self.static, ids, types, work_s, self.epoch_pos[ids])
+
+    def stayed_on_type(self, ids, types):
+        """A job "ran last round" only if it ran in the same column (a move pays the restart)."""
+        return self.ran_last_round[ids] & (self.last_column[ids] == types)
+
+    def to_reference_work(self, ids, types, time_s):
+        return self.column_arrays.to_reference_work(self.static, ids, types, time_s)
+
+    def record_types(self, ids, types) -> None:
+        last = self.last_column
+        last.fill(-1)
+        last[ids] = types
