@@ -23,7 +23,7 @@ import numpy as np
 
 from shockwave_gym.interface.packing import pack_in_order
 from shockwave_gym.interface.placement import pack_for_cluster
-from shockwave_gym.placement import Placement
+from shockwave_gym.placement import Allocation, Placement
 from shockwave_gym.view import ClusterView
 
 __all__ = ["Agent", "Decision", "QueueOrderAgent", "pack_in_order"]
@@ -32,8 +32,11 @@ __all__ = ["Agent", "Decision", "QueueOrderAgent", "pack_in_order"]
 #: array), a :class:`~shockwave_gym.placement.Placement` (each job id with the index of its
 #: GPU type), or a mapping ``{job_id: type}`` (a type name such as ``"v100"`` or an index
 #: into ``view.cluster.types``). The last two place jobs on a heterogeneous cluster
-#: (docs/HETEROGENEOUS.md, "Placement"); elsewhere only their job ids count.
-Decision: TypeAlias = Sequence[int] | np.ndarray | Placement | Mapping[int, str | int]
+#: (docs/HETEROGENEOUS.md, "Placement"); elsewhere only their job ids count. On a trace with
+#: elastic jobs (docs/SEMANTICS.md, "Elastic jobs") an :class:`~shockwave_gym.placement.Allocation`
+#: gives each job its GPU count (and type), as does a mapping ``{job_id: count}`` or
+#: ``{job_id: (type, count)}``; job ids alone run every job on its gang.
+Decision: TypeAlias = Sequence[int] | np.ndarray | Placement | Allocation | Mapping[int, str | int | tuple]
 
 
 class Agent(ABC):
@@ -55,6 +58,9 @@ class Agent(ABC):
         - A :class:`~shockwave_gym.placement.Placement`, or a mapping ``{job_id: type}``
           (a type name or an index into ``view.cluster.types``): an explicit placement on a
           heterogeneous cluster; on a homogeneous one only the job ids count.
+        - With elastic jobs (``view.elastic``): an :class:`~shockwave_gym.placement.Allocation`
+          or a mapping ``{job_id: count}`` / ``{job_id: (type, count)}`` giving each job one
+          of ``view.allowed_counts(job_id)``.
 
         An empty selection idles the cluster for the round.
         """

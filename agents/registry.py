@@ -13,6 +13,9 @@ Each built-in agent is one entry of :data:`_BUILTIN`::
   guessed; read from the agent's code.
 - ``learned``: a trained policy (weights on disk), not a rule.
 - ``options``: the main keyword options the factory takes (a test checks they bind).
+- ``elastic``: the agent chooses GPU counts (docs/SEMANTICS.md, "Elastic jobs"); such agents
+  are benchmarked on elastic traces by ``benchmarks/elastic.py`` and are not on the
+  published leaderboard yet.
 
 A plain ``"module:attribute"`` string is accepted as an entry too (undescribed, taken to use
 the seed), but a test asks every built-in to declare its entry in full.
@@ -42,6 +45,7 @@ class AgentEntry:
     uses_seed: SeedRule = True
     learned: bool = False
     options: tuple[str, ...] = ()
+    elastic: bool = False
 
     def seeded(self, options: Mapping[str, object]) -> bool:
         """Whether the seed can change the decisions of this agent with ``options``."""
@@ -112,6 +116,18 @@ _BUILTIN: dict[str, AgentEntry | str] = {
     "gandiva_fair-wc": AgentEntry("shockwave_agents.gavel.work_conserving:make_gandiva_fair_wc",
                                   "gandiva_fair, recomputed at every arrival or completion, holding no GPUs (ours)",
                                   uses_seed=False, options=_WORK_CONSERVING),
+    "pollux": AgentEntry("shockwave_agents.elastic.pollux:PolluxAgent",
+                         "elastic: greedy marginal speedup per GPU with a fairness power (after Pollux, OSDI '21)",
+                         uses_seed=False, options=("p",), elastic=True),
+    "sia": AgentEntry("shockwave_agents.elastic.sia:SiaAgent",
+                      "elastic: integer program over (type, count) configurations, solved with HiGHS (after Sia, SOSP '23)",
+                      uses_seed=False, options=("p", "restart"), elastic=True),
+    "elastic-srpt": AgentEntry("shockwave_agents.elastic.srpt:ElasticSrptAgent",
+                               "elastic: shortest predicted remaining time first, each on the largest efficient count",
+                               uses_seed=False, options=("efficiency",), elastic=True),
+    "elastic-max-min": AgentEntry("shockwave_agents.elastic.max_min:ElasticMaxMinAgent",
+                                  "elastic: max-min of normalised throughput with variable counts, an integer program (after Gavel's max-min)",
+                                  uses_seed=False, elastic=True),
     "shockwave": AgentEntry("shockwave_agents.shockwave.agent:make_shockwave", "Shockwave (NSDI '23): plans rounds ahead with a MIP for fairness and makespan", uses_seed=_noise_uses_seed, options=_SHOCKWAVE),
     "shockwave-normalized": AgentEntry("shockwave_agents.shockwave.agent:make_shockwave_normalized", "Shockwave with the objective's terms on comparable scales (ours)",
                                        uses_seed=_noise_uses_seed, options=_SHOCKWAVE),

@@ -87,11 +87,13 @@ def _knows_lengths(regime) -> bool:
 
 
 def cases(split: str, suites) -> list[dict]:
-    """Every trace of the split: entry, suite, cluster (``None``: homogeneous), regime."""
+    """Every trace of the split: entry, suite, cluster (``None``: homogeneous), regime; with
+    no ``suites``, those of the leaderboard's suites (as ``shockwave-gym leaderboard``)."""
     from shockwave_gym.traces.suites import get_suite, resolve_suites, split_entries
 
+    chosen = [s for s in resolve_suites(suites) if suites not in (None, "all") or s.leaderboard]
     out = []
-    for entry in split_entries(resolve_suites(suites), split):
+    for entry in split_entries(chosen, split):
         suite = get_suite(entry.suite)
         regime = getattr(entry, "regime", None)
         base = getattr(suite, "traces_of", None) or suite.name

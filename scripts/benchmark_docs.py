@@ -203,9 +203,24 @@ def _train_speed_paired(out: dict) -> tuple[list, list]:
     return columns, rows
 
 
+def _elastic(out: dict) -> tuple[list, list]:
+    columns = ["trace", "agent", "avg JCT", "makespan", "mean ρ"]
+    units = {"avg_jct_s": "{:,.0f} s", "makespan_s": "{:,.0f} s", "rho_mean": "{:.3f}"}
+    rows = []
+    for trace, result in out["traces"].items():
+        best = result["best_rigid"]
+        rows.append([f"`{trace}`", "best rigid (per metric)",
+                     *(units[k].format(best[k]["value"]) + f" (`{best[k]['agent']}`)" for k in out["metrics"])])
+        for name, gains in result["elastic_gain_pct"].items():
+            rows.append(["", f"`{name}`", *(units[k].format(result["agents"][name][k]) + f" ({gains[k]:+.1f}%)"
+                                              for k in out["metrics"])])
+    return columns, rows
+
+
 #: How a saved ``output`` becomes a table, per benchmark file name.
 TABLES: dict[str, Callable[[dict], tuple[list, list]]] = {
     "baselines_fidelity": _fidelity,
+    "elastic": _elastic,
     "readme_training": _readme_training,
     "shockwave_machine_independence": _machine_independence,
     "shockwave_canonical": _canonical,

@@ -32,13 +32,18 @@ from shockwave_gym.errors import InputError, InvalidActionError
 from shockwave_gym.hetero_state import TypedJobArrays, build_typed_arrays
 from shockwave_gym.jobs import JobSpec
 from shockwave_gym.placement import Placement, place_in_order
-from shockwave_gym.simulator import Simulator
+from shockwave_gym.simulator import ColumnHooks, Simulator
 from shockwave_gym.throughput import ThroughputTable, TypedThroughputs
 
 
 def make_simulator(jobs: Sequence[JobSpec], config: SimConfig, throughputs=None, **kwargs) -> Simulator:
-    """:class:`HeteroSimulator` when ``config`` has a ``cluster``, else the homogeneous
+    """:class:`~shockwave_gym.elastic.ElasticSimulator` when a job is elastic; else
+    :class:`HeteroSimulator` when ``config`` has a ``cluster``, else the homogeneous
     :class:`~shockwave_gym.simulator.Simulator` (``throughputs`` then a single table)."""
+    from shockwave_gym.elastic import ElasticSimulator, is_elastic_trace
+
+    if is_elastic_trace(jobs):
+        return ElasticSimulator(jobs, config, throughputs, **kwargs)
     if config.heterogeneous:
         return HeteroSimulator(jobs, config, throughputs, **kwargs)
     if isinstance(throughputs, TypedThroughputs):
@@ -46,7 +51,7 @@ def make_simulator(jobs: Sequence[JobSpec], config: SimConfig, throughputs=None,
     return Simulator(jobs, config, throughputs, **kwargs)
 
 
-class HeteroSimulator(Simulator):
+class HeteroSimulator(ColumnHooks, Simulator):
     """Round-based simulation on ``config.cluster`` (a :class:`~shockwave_gym.cluster.ClusterSpec`).
 
     ``throughputs``: a :class:`~shockwave_gym.throughput.TypedThroughputs`, a single table (the
@@ -72,8 +77,10 @@ class HeteroSimulator(Simulator):
             raise InputError("a simulation needs at least one job")
         self.cluster = cluster
         self.last_type = np.full(len(jobs), -1, dtype=np.int64)  # type each job ran on last round; -1: none
+        self.last_column = self.last_type  # the same array, as the column hooks name it (ColumnHooks)
         super().__init__(jobs, config, self.typed_throughputs.reference, trace_name=trace_name, oracle=oracle)
         self.typed: TypedJobArrays = build_typed_arrays(self.static, cluster, self.typed_throughputs)
+        self.column_arrays = self.typed
         fits = self.typed.runnable & (self.static.gang[:, None] <= self.typed.capacity[None, :])
         stuck = np.flatnonzero(~fits.any(axis=1))
         if stuck.size:
@@ -184,20 +191,3 @@ class HeteroSimulator(Simulator):
         placed = self._default_placement(ids)
         sort = np.argsort(placed.job_ids, kind="stable")
         return placed.job_ids[sort], placed.gpu_types[sort]
-
-    def to_type_time(self, ids, types, work_s, isolated_s):
-        """Time done and total time on each job's type, mapped epoch by epoch
-        (:meth:`TypedJobArrays.to_type_time`; the identity where the type's epochs last as
-        the reference's)."""
-        return self.typed.to_type_time(self.static, ids, types, work_s, self.epoch_pos[ids])
-
-    def stayed_on_type(self, ids, types):
-        """A job "ran last round" only if it ran on the same type (a move pays the restart)."""
-        return self.ran_last_round[ids] & (self.last_type[ids] == types)
-
-    def to_reference_work(self, ids, types, time_s):
-        return self.typed.to_reference_work(self.static, ids, types, time_s)
-
-    def record_types(self, ids, types) -> None:
-        self.last_type.fill(-1)
-        self.last_type[ids] = types

@@ -85,62 +85,74 @@ def equal_share_weights(cluster: ClusterSpec) -> np.ndarray:
 def build_typed_arrays(static: StaticJobArrays, cluster: ClusterSpec, throughputs: TypedThroughputs) -> TypedJobArrays:
     """Derive every job's per-type epoch rates and durations (same expression as
     :func:`~shockwave_gym.profile.job_profile`, so the reference type repeats it exactly)."""
-    rates, durations, runnable, identity = _epoch_rates_and_durations(static, cluster, throughputs)
-    num_jobs, num_types = static.arrival_s.size, cluster.num_types
+    columns = [(throughputs.table(name), None) for name in cluster.types]
+    rates, durations, runnable, identity = column_rates_and_durations(static, columns)
+    job_of_epoch = np.repeat(np.arange(static.arrival_s.size), static.num_epochs)
+    return TypedJobArrays(
+        cluster=cluster,
+        capacity=np.asarray(cluster.counts, dtype=np.int64),
+        runnable=runnable,
+        epoch_rate=rates,
+        identity=identity,
+        fair_isolated_time_s=_fair_isolated_time(static, cluster, rates, job_of_epoch),
+        **cumulate_columns(static, durations, runnable),
+    )
+
+
+def cumulate_columns(static: StaticJobArrays, durations: np.ndarray, runnable: np.ndarray) -> dict:
+    """The cumulative fields of :class:`TypedJobArrays` from (F, C) epoch durations per
+    column and (J, C) runnable flags: epoch starts within each job, per-column job bases,
+    the global epoch ends, and isolated times (``inf`` where a job cannot use the column)."""
+    num_jobs, num_columns = static.arrival_s.size, durations.shape[1]
     starts = np.empty_like(durations)
     ends = np.empty_like(durations)
-    iso = np.empty((num_jobs, num_types))
+    iso = np.empty((num_jobs, num_columns))
     for j in range(num_jobs):
         lo, hi = static.epoch_offset[j], static.epoch_offset[j + 1]
         within = np.cumsum(durations[lo:hi], axis=0)
         ends[lo:hi] = within
         starts[lo:hi] = within - durations[lo:hi]
         iso[j] = within[-1]
-    base = np.zeros((num_jobs, num_types))
+    base = np.zeros((num_jobs, num_columns))
     if num_jobs:
         base[1:] = np.cumsum(iso, axis=0)[:-1]
     job_of_epoch = np.repeat(np.arange(num_jobs), static.num_epochs)
-    global_ends = ends + base[job_of_epoch]
-    epoch_durations = np.where(np.repeat(runnable, static.num_epochs, axis=0), durations, np.inf)
-    return TypedJobArrays(
-        cluster=cluster,
-        capacity=np.asarray(cluster.counts, dtype=np.int64),
-        runnable=runnable,
-        epoch_rate=rates,
-        epoch_duration_s=epoch_durations,
+    return dict(
+        epoch_duration_s=np.where(np.repeat(runnable, static.num_epochs, axis=0), durations, np.inf),
         epoch_start_s=starts,
-        epoch_end_global_s=global_ends,
+        epoch_end_global_s=ends + base[job_of_epoch],
         job_base_s=base,
         isolated_time_s=np.where(runnable, iso, np.inf),
-        identity=identity,
-        fair_isolated_time_s=_fair_isolated_time(static, cluster, rates, job_of_epoch),
     )
 
 
-def _epoch_rates_and_durations(static: StaticJobArrays, cluster: ClusterSpec, throughputs: TypedThroughputs):
-    """``(rates, durations, runnable, identity)``: (F, T) epoch rates and durations on each
-    type (a type the job cannot run on keeps the reference durations as a placeholder), and
-    (J, T) whether the job can run on the type and whether its durations there equal the
-    reference's bit for bit."""
-    num_jobs, num_types = static.arrival_s.size, cluster.num_types
+def column_rates_and_durations(static: StaticJobArrays, columns):
+    """``(rates, durations, runnable, identity)`` over ``columns``, each a ``(table, count)``
+    pair (``count`` None: each job's own gang): (F, C) epoch rates and durations in each
+    column (a column the job cannot use keeps the reference durations as a placeholder), and
+    (J, C) whether the job can run there (a positive rate for every reachable size; with a
+    count, also a count the job may take: an elastic job's declared counts, a rigid job's
+    gang) and whether its durations there equal the reference's bit for bit."""
+    num_jobs, num_columns = static.arrival_s.size, len(columns)
     flat = static.epoch_batch_size.size
-    rates = np.zeros((flat, num_types))
-    durations = np.empty((flat, num_types))
-    runnable = np.zeros((num_jobs, num_types), dtype=bool)
-    identity = np.zeros((num_jobs, num_types), dtype=bool)
-    for t, name in enumerate(cluster.types):
-        table = throughputs.table(name)
+    rates = np.zeros((flat, num_columns))
+    durations = np.empty((flat, num_columns))
+    runnable = np.zeros((num_jobs, num_columns), dtype=bool)
+    identity = np.zeros((num_jobs, num_columns), dtype=bool)
+    for t, (table, count) in enumerate(columns):
         for j, spec in enumerate(static.specs):
             lo, hi = static.epoch_offset[j], static.epoch_offset[j + 1]
+            gang = spec.gang if count is None else count
             reachable = static.reachable_sizes[j][static.reachable_valid[j]].tolist()
-            ok = all(table.has(spec.model, b, spec.gang) for b in reachable)
+            declared = count is None or count in (spec.gangs or (spec.gang,))
+            ok = declared and all(table.has(spec.model, b, gang) for b in reachable)
             runnable[j, t] = ok
             reference = static.epoch_duration_s[lo:hi]
             if not ok:
                 durations[lo:hi, t] = reference  # placeholder keeping the cumulative sums finite
                 continue
             sizes = static.epoch_batch_size[lo:hi]
-            rate_of = {b: table.rate(spec.model, b, spec.gang) for b in np.unique(sizes).tolist()}
+            rate_of = {b: table.rate(spec.model, b, gang) for b in np.unique(sizes).tolist()}
             job_rates = np.array([rate_of[b] for b in sizes.tolist()], dtype=np.float64)
             rates[lo:hi, t] = job_rates
             durations[lo:hi, t] = (spec.dataset_size / sizes) / job_rates

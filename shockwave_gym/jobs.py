@@ -85,10 +85,12 @@ class JobOrigin:
 
 
 def spec_row(job: JobSpec) -> tuple:
-    """Every field of ``job`` as a tuple, the origin only when present (so a trace without
-    origins has the digest of its twelve trace fields and job ids alone)."""
+    """Every field of ``job`` as a tuple, the origin and the elastic counts only when present
+    (so a trace without them has the digest of its twelve trace fields and job ids alone)."""
     row = dataclasses.astuple(job)
-    return row if job.origin is not None else row[:-1]
+    gangs, row = row[-1], row[:-1]
+    row = row if job.origin is not None else row[:-1]
+    return (*row, gangs) if gangs else row
 
 
 class _ModelFacts:
@@ -131,6 +133,13 @@ class JobSpec(_ModelFacts):
     needs_data_dir: int = 1
     duration_s: float = 0.0
     origin: JobOrigin | None = None
+    gangs: tuple[int, ...] = ()
+
+    @property
+    def elastic(self) -> bool:
+        """Whether the trace lets the scheduler choose this job's GPU count each round
+        (docs/SEMANTICS.md, "Elastic jobs"); ``gangs`` then lists the counts it declares."""
+        return bool(self.gangs)
 
     @property
     def iterations_per_epoch_at_initial(self) -> int:

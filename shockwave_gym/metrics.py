@@ -86,6 +86,10 @@ class EpisodeResult:
     #: reference work of the fair-share reference on a heterogeneous cluster
     #: (:func:`~shockwave_gym.fair_reference.typed_reference_work_s`); None: the isolated time
     fair_work_s: np.ndarray | None = None
+    #: elastic runs only (:mod:`shockwave_gym.elastic`): GPU-seconds each job held, and the
+    #: GPU count of each job of every round; None / empty: every job ran on its gang
+    gpu_time_s: np.ndarray | None = None
+    round_gpu_counts: tuple[np.ndarray, ...] = field(repr=False, default=())
 
     @property
     def heterogeneous(self) -> bool:
@@ -124,6 +128,8 @@ class EpisodeResult:
                 round_gpu_types=tuple(r.gpu_types for r in history),
                 fair_work_s=_typed_work(sim),
             )
+        if getattr(sim, "gpu_time_s", None) is not None:
+            extra.update(gpu_time_s=sim.gpu_time_s.copy(), round_gpu_counts=tuple(r.gpu_counts for r in history))
         return cls(
             trace_name=sim.trace_name,
             gpus=sim.config.gpus,
@@ -282,6 +288,13 @@ def _finite_or_none(value: float) -> float | None:
     return float(value) if value is not None and math.isfinite(value) else None
 
 
+def _round_gangs(result: EpisodeResult) -> np.ndarray:
+    """The GPU count of every job of every round, concatenated over the rounds in order."""
+    if result.round_gpu_counts:
+        return np.concatenate(result.round_gpu_counts)
+    return result.gang[np.concatenate(result.round_job_ids)]
+
+
 def restart_overhead_gpu_s(result: EpisodeResult) -> float:
     """GPU-seconds lost to restarts: over the rounds in order, each round's sum of gang x
     overhead. The same floats as summing every round's array and then the rounds left to
@@ -290,7 +303,7 @@ def restart_overhead_gpu_s(result: EpisodeResult) -> float:
     lengths = np.fromiter((o.size for o in result.round_overhead_s), dtype=np.intp, count=len(result.round_overhead_s))
     if lengths.size == 0:
         return 0
-    products = result.gang[np.concatenate(result.round_job_ids)] * np.concatenate(result.round_overhead_s)
+    products = _round_gangs(result) * np.concatenate(result.round_overhead_s)
     per_round = np.zeros(lengths.size)
     paid = np.flatnonzero(products)
     if paid.size:
@@ -316,7 +329,7 @@ def compute_metrics(result: EpisodeResult, unfair_threshold: float = UNFAIR_THRE
     rho_fair, rho_gang = (r[done] for r in per_job_rho(result))
     makespan = float(np.nanmax(result.completion_s)) if done.any() else float("nan")
     useful = float((result.gang * result.isolated_time_s)[done].sum())
-    busy = float((result.gang * result.run_time_s).sum())
+    busy = float((result.gang * result.run_time_s).sum() if result.gpu_time_s is None else result.gpu_time_s.sum())
     horizon = makespan if done.all() else result.end_time_s
     capacity = result.gpus * horizon if horizon > 0 else float("nan")
     overhead = restart_overhead_gpu_s(result)
@@ -359,9 +372,9 @@ def _per_type_utilization(result: EpisodeResult, horizon: float) -> dict:
     num_types = len(result.gpu_types)
     work = np.zeros(num_types)
     held = np.zeros(num_types)
-    for ids, run, overhead, types in zip(result.round_job_ids, result.round_run_s, result.round_overhead_s,
-                                         result.round_gpu_types, strict=True):
-        gang = result.gang[ids]
+    counts = result.round_gpu_counts or tuple(result.gang[ids] for ids in result.round_job_ids)
+    for gang, run, overhead, types in zip(counts, result.round_run_s, result.round_overhead_s,
+                                          result.round_gpu_types, strict=True):
         np.add.at(held, types, gang * run)
         np.add.at(work, types, gang * (run - overhead))
     out: dict = {"cluster": ",".join(f"{t}={c}" for t, c in zip(result.gpu_types, result.type_gpus, strict=True))}

@@ -22,8 +22,21 @@ import numpy as np
 from shockwave_gym.errors import InvalidActionError
 
 
+class _JobIdsAction:
+    """What both explicit actions share: iterating yields the job ids (so either is also a
+    plain selection), and ``len`` counts them."""
+
+    job_ids: np.ndarray
+
+    def __iter__(self):
+        return iter(self.job_ids.tolist())
+
+    def __len__(self) -> int:
+        return int(self.job_ids.size)
+
+
 @dataclass(frozen=True)
-class Placement:
+class Placement(_JobIdsAction):
     """An explicit placement: ``job_ids[i]`` runs on type index ``gpu_types[i]`` (into the
     cluster's :attr:`~shockwave_gym.cluster.ClusterSpec.types`). Iterating yields the job
     ids, so a placement is also a plain selection for code that ignores types."""
@@ -39,17 +52,38 @@ class Placement:
         object.__setattr__(self, "job_ids", ids)
         object.__setattr__(self, "gpu_types", types)
 
-    def __iter__(self):
-        return iter(self.job_ids.tolist())
-
-    def __len__(self) -> int:
-        return int(self.job_ids.size)
-
     def as_dict(self, type_names: Sequence[str] | None = None) -> dict[int, int | str]:
         """``{job_id: type index}``, or ``{job_id: type name}`` given the cluster's types."""
         if type_names is None:
             return dict(zip(self.job_ids.tolist(), self.gpu_types.tolist(), strict=True))
         return {j: type_names[t] for j, t in zip(self.job_ids.tolist(), self.gpu_types.tolist(), strict=True)}
+
+
+@dataclass(frozen=True)
+class Allocation(_JobIdsAction):
+    """An action giving GPU counts (elastic jobs, :mod:`shockwave_gym.elastic`): ``job_ids[i]`` runs on ``counts[i]`` GPUs, of type index
+    ``gpu_types[i]`` (``-1`` or no types: the default rule picks the fastest type with room
+    for that count). Iterating yields the job ids, so an allocation is also a selection for
+    code that ignores counts."""
+
+    job_ids: np.ndarray
+    counts: np.ndarray
+    gpu_types: np.ndarray | None = None
+
+    def __post_init__(self):
+        ids = np.asarray(self.job_ids, dtype=np.int64).ravel()
+        counts = np.asarray(self.counts, dtype=np.int64).ravel()
+        types = None if self.gpu_types is None else np.asarray(self.gpu_types, dtype=np.int64).ravel()
+        if ids.shape != counts.shape or (types is not None and types.shape != ids.shape):
+            raise InvalidActionError(f"allocation: {ids.size} job ids, {counts.size} counts"
+                                     + ("" if types is None else f", {types.size} types"))
+        object.__setattr__(self, "job_ids", ids)
+        object.__setattr__(self, "counts", counts)
+        object.__setattr__(self, "gpu_types", types)
+
+    def as_dict(self) -> dict[int, int]:
+        """``{job_id: count}``."""
+        return dict(zip(self.job_ids.tolist(), self.counts.tolist(), strict=True))
 
 
 def place_in_order(

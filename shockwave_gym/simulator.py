@@ -42,7 +42,7 @@ from shockwave_gym.state import (
 from shockwave_gym.throughput import ThroughputTable
 from shockwave_gym.view import ClusterView
 
-__all__ = ["ACTIVE", "DONE", "PENDING", "RoundRecord", "SimConfig", "Simulator"]
+__all__ = ["ACTIVE", "DONE", "PENDING", "ColumnHooks", "RoundRecord", "SimConfig", "Simulator"]
 
 
 class Simulator:
@@ -200,6 +200,17 @@ class Simulator:
         Accepts any iterable of integer ids (list, tuple, set, generator, int array). A
         boolean mask is rejected rather than misread as ids; so are fractional ids.
         """
+        ids = self.checked_ids(job_ids)
+        if ids.size == 0:
+            return ids
+        used = int(self.static.gang[ids].sum())
+        if used > self.config.gpus:
+            raise InvalidActionError(f"selection needs {used} GPUs; the cluster has {self.config.gpus}")
+        return ids
+
+    def checked_ids(self, job_ids: Iterable[int]) -> np.ndarray:
+        """:meth:`validate_selection` without the GPU count: well-formed, unique, active
+        job ids, sorted (an elastic run checks GPUs against the counts it gives)."""
         if job_ids is None:
             raise InvalidActionError("a selection of job ids is required (use [] to idle)")
         raw = job_ids if isinstance(job_ids, np.ndarray) else np.array(list(job_ids))
@@ -222,9 +233,6 @@ class Simulator:
         not_active = ids[self.status[ids] != ACTIVE]
         if not_active.size:
             raise InvalidActionError(f"job(s) {not_active.tolist()} are not active at t={self.time_s}")
-        used = int(self.static.gang[ids].sum())
-        if used > self.config.gpus:
-            raise InvalidActionError(f"selection needs {used} GPUs; the cluster has {self.config.gpus}")
         return ids
 
     def validate_placement(self, action: Iterable[int]) -> tuple[np.ndarray, np.ndarray | None]:
@@ -386,3 +394,30 @@ class Simulator:
         from shockwave_gym.metrics import EpisodeResult
 
         return EpisodeResult.from_simulator(self)
+
+
+class ColumnHooks:
+    """Four of the round's GPU-type hooks over the columns of a
+    :class:`~shockwave_gym.hetero_state.TypedJobArrays`: GPU types in
+    :class:`~shockwave_gym.hetero_simulator.HeteroSimulator`, (type, count) configurations in
+    :class:`~shockwave_gym.elastic.ElasticSimulator`. Mixed in before :class:`Simulator`; a
+    subclass sets the arrays (``column_arrays``) and, per job, the column it ran in last round
+    (``last_column``, -1: none; set before the first reset)."""
+
+    def to_type_time(self, ids, types, work_s, isolated_s):
+        """Time done and total time in each job's column, mapped epoch by epoch
+        (:meth:`~shockwave_gym.hetero_state.TypedJobArrays.to_type_time`; the identity where
+        the column's epochs last as the reference's)."""
+        return self.column_arrays.to_type_time(self.static, ids, types, work_s, self.epoch_pos[ids])
+
+    def stayed_on_type(self, ids, types):
+        """A job "ran last round" only if it ran in the same column (a move pays the restart)."""
+        return self.ran_last_round[ids] & (self.last_column[ids] == types)
+
+    def to_reference_work(self, ids, types, time_s):
+        return self.column_arrays.to_reference_work(self.static, ids, types, time_s)
+
+    def record_types(self, ids, types) -> None:
+        last = self.last_column
+        last.fill(-1)
+        last[ids] = types

@@ -43,6 +43,9 @@ class RoundRecord:
     #: heterogeneous runs only: the type index (into the cluster's types) each job of
     #: ``job_ids`` ran on; ``None`` on the homogeneous path
     gpu_types: np.ndarray | None = None
+    #: elastic runs only (:mod:`shockwave_gym.elastic`): the GPU count each job of
+    #: ``job_ids`` ran on; ``None`` when every job ran on its gang
+    gpu_counts: np.ndarray | None = None
 
 
 @dataclass

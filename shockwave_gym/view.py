@@ -22,7 +22,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from shockwave_gym.cluster import ClusterSpec
-from shockwave_gym.jobs import EstimatedJobSpec, PublicJobSpec, UnknownLengthJobSpec
+from shockwave_gym.jobs import GANG_SIZES, EstimatedJobSpec, PublicJobSpec, UnknownLengthJobSpec
 from shockwave_gym.regimes import LengthModel, default_length_model, length_model_of
 from shockwave_gym.state import ACTIVE, DONE, PENDING
 from shockwave_gym.throughput import REFERENCE_GPU_TYPE, TypedThroughputs
@@ -241,8 +241,10 @@ class ClusterView:
 
     @property
     def attained_service_gpu_s(self) -> np.ndarray:
-        """GPU-seconds received so far (run time x gang), as in Tiresias' LAS."""
-        return self._derived().attained_service_gpu_s
+        """GPU-seconds received so far (run time x gang, or x the count of each round for an
+        elastic run), as in Tiresias' LAS."""
+        held = getattr(self._sim, "gpu_time_s", None)
+        return self._derived().attained_service_gpu_s if held is None else _read_only(held)
 
     @property
     def rounds_run(self) -> np.ndarray:
@@ -394,6 +396,68 @@ class ClusterView:
         """(T,) GPUs of each type held in the previous round (zeros before the first)."""
         return self._typed_dynamic()[3]
 
+    # --- elastic jobs (docs/SEMANTICS.md, "Elastic jobs") -----------------------------------
+    #
+    # Count axis ``k`` is ``gpu_counts[k]`` (1, 2, 4, 8) everywhere. On a run without elastic
+    # jobs every job may use its gang only, so the same code reads both kinds of run.
+
+    @property
+    def gpu_counts(self) -> tuple[int, ...]:
+        """The GPU counts a job may be given (the count axis of the per-count arrays)."""
+        return GANG_SIZES
+
+    @property
+    def elastic(self) -> np.ndarray:
+        """(N,) bool: the scheduler chooses the job's GPU count each round (else its gang)."""
+        return _read_only(np.array([bool(spec.gangs) for spec in self._sim.static.specs], dtype=bool))
+
+    def allowed_counts(self, job_id: int, gpu_type: int | None = None) -> tuple[int, ...]:
+        """Counts job ``job_id`` may run on, on type index ``gpu_type`` or on any type: for an
+        elastic job the declared counts the table measures with a positive rate for every
+        batch size it can reach (and the type has that many GPUs); for a rigid job its gang."""
+        allowed = self.count_allowed[job_id]
+        row = allowed.any(axis=0) if gpu_type is None else allowed[gpu_type]
+        return tuple(c for c, ok in zip(GANG_SIZES, row.tolist(), strict=True) if ok)
+
+    @property
+    def count_allowed(self) -> np.ndarray:
+        """(N, T, C) bool: job ``j`` may run on ``gpu_counts[k]`` GPUs of type ``t``."""
+        return self._count_arrays()[0]
+
+    @property
+    def throughput_by_count(self) -> np.ndarray:
+        """(N, T, C) iterations/s of job ``j`` on ``gpu_counts[k]`` GPUs of type ``t`` at its
+        current batch size, as the table measures it (0 where it may not run): the public
+        facts for choosing a count. An epoch at any count is (samples / b) / this rate."""
+        return self._count_arrays()[1]
+
+    @property
+    def last_count(self) -> np.ndarray:
+        """(N,) GPUs each job ran on last round; 0 if it did not run."""
+        sim = self._sim
+        counts = np.zeros(sim.num_jobs, dtype=np.int64)
+        if sim.history and sim.ran_last_round.any():
+            record = sim.history[-1]
+            counts[record.job_ids] = sim.static.gang[record.job_ids] if record.gpu_counts is None else record.gpu_counts
+        return _read_only(counts)
+
+    def _count_arrays(self):
+        sim = self._sim
+        configs = getattr(sim, "configs", None)
+        num_types = self.type_gpus.size
+        shape = (sim.num_jobs, num_types, len(GANG_SIZES))
+        if configs is not None:
+            current = np.minimum(sim.epoch_pos, sim.static.last_epoch_index)
+            allowed = configs.runnable.reshape(shape)
+            rates = np.where(allowed, configs.epoch_rate[current].reshape(shape), 0.0)
+        else:
+            column = np.searchsorted(np.asarray(GANG_SIZES), sim.static.gang)
+            allowed = np.zeros(shape, dtype=bool)
+            allowed[np.arange(sim.num_jobs), :, column] = self.runnable
+            rates = np.zeros(shape)
+            rates[np.arange(sim.num_jobs), :, column] = self.throughput_by_type
+        return _read_only(allowed), _read_only(rates)
+
     def _typed_parts(self):
         if self._typed_static is None:
             typed = getattr(self._sim, "typed", None)
@@ -424,7 +488,8 @@ class ClusterView:
             busy = np.zeros(typed.capacity.size, dtype=np.int64)
             if sim.history:
                 record = sim.history[-1]
-                np.add.at(busy, record.gpu_types, sim.static.gang[record.job_ids])
+                held = sim.static.gang[record.job_ids] if record.gpu_counts is None else record.gpu_counts
+                np.add.at(busy, record.gpu_types, held)
         parts = tuple(_read_only(a) for a in (rates, durations, last, busy))
         self._typed_cache, self._typed_version = parts, sim.version
         return parts

@@ -27,6 +27,7 @@ EXPECTED_JOBS = {
     "scale-460": 460,
     "scale-900": 900,
     "hetero-120": 120,
+    "elastic-120": 120,
 }
 
 
@@ -78,3 +79,12 @@ def test_teaching_trace_is_short():
     trace = load_trace("teaching-12")
     assert max(job.duration_s for job in trace.jobs) <= 3600
     assert trace.jobs[-1].arrival_s < 1200
+
+
+def test_elastic_trace_is_the_canonical_analogue_with_half_its_jobs_elastic():
+    """elastic-120: canonical-analogue-120's jobs (same seed), 60 of them declared elastic."""
+    elastic, rigid = load_trace("elastic-120"), load_trace("canonical-analogue-120")
+    assert sum(bool(job.gangs) for job in elastic.jobs) == 60
+    assert all(job.gangs in ((), (1, 2, 4, 8)) for job in elastic.jobs)
+    assert [job.job_type for job in elastic.jobs] == [job.job_type for job in rigid.jobs]
+    assert [job.total_iterations for job in elastic.jobs] == [job.total_iterations for job in rigid.jobs]

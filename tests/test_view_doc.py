@@ -107,7 +107,7 @@ def test_shape_dtype_or_type(name, views, regime_views):
         assert sorted(re.findall(r"`(\w+)`", ROWS[name][2])) == public
         return
     if isinstance(value, np.ndarray):
-        sizes = {"N": view.num_jobs, "W": view.reachable_sizes.shape[1], "T": len(view.cluster.types),
+        sizes = {"N": view.num_jobs, "W": view.reachable_sizes.shape[1], "T": len(view.cluster.types), "C": len(view.gpu_counts),
                  "A": view.num_active, "num_epochs[job_id]": int(views[True].num_epochs[0])}
         shape = re.match(r"`\(([^)]*)\)`", cell)
         assert shape, cell

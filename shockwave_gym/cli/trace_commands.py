@@ -62,6 +62,8 @@ def _generate(args: argparse.Namespace) -> int:
         optional["min_duration_h"] = args.min_duration_h
     if args.max_duration_h is not None:
         optional["max_duration_h"] = args.max_duration_h
+    if args.elastic_share is not None:
+        optional["elastic_share"] = args.elastic_share
     args.rate_given = args.arrival_rate_per_hour is not None
     config = GeneratorConfig(
         num_jobs=args.jobs,
@@ -157,6 +159,8 @@ def add_parsers(subparsers) -> None:
     gen.add_argument("--min-duration-h", type=ascii_float, help="shortest candidate duration (default 0.2)")
     gen.add_argument("--max-duration-h", type=ascii_float, help="longest candidate duration (default 5)")
     gen.add_argument("--cluster", metavar="TYPE=N,...", help="heterogeneous cluster every job must run on (docs/HETEROGENEOUS.md)")
+    gen.add_argument("--elastic-share", type=ascii_float, metavar="S",
+                     help="share of jobs declared elastic, counts 1, 2, 4, 8 (docs/SEMANTICS.md, 'Elastic jobs'; default 0)")
     gen.add_argument("--arrival-rate-per-gpu-hour", type=ascii_float, metavar="R",
                      help="with --cluster: arrivals per hour per V100-equivalent GPU (2.8125 = the canonical 90/h on 32 V100s); "
                      "overrides --arrival-rate-per-hour")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -11,6 +12,7 @@ import numpy as np
 
 from shockwave_gym.cluster import ClusterSpec
 from shockwave_gym.config import SimConfig, require_positive_int, round_options
+from shockwave_gym.elastic import ElasticSimulator, is_elastic_trace
 from shockwave_gym.env.options import (
     check_observation_regime,
     flag,
@@ -27,6 +29,7 @@ from shockwave_gym.env.rewards import RoundTransition, make_reward, uses_fair_ti
 from shockwave_gym.errors import InputError, InvalidActionError
 from shockwave_gym.gantt import gantt_rgb
 from shockwave_gym.interface.actions import select_bits
+from shockwave_gym.interface.elastic_features import elastic_features
 from shockwave_gym.interface.ftf import ftf_estimate
 from shockwave_gym.interface.modes import make_action_mode
 from shockwave_gym.interface.observation import (
@@ -410,6 +413,32 @@ class ClusterEnv(gym.Env):
     `max_episode_steps` as the native env, same trajectories as K separate envs seeded
     `seed + i`), as fast as K single envs.
 
+    ## Elastic jobs
+
+    When the trace source holds elastic jobs (docs/SEMANTICS.md, "Elastic jobs"; a bundled
+    elastic trace, a trace file with `"gangs"` lines, or a generated source with
+    `elastic_share > 0`), every action mode gives each job a GPU count, with `C = 4` counts
+    (1, 2, 4, 8; index `k`); a rigid job's only allowed count is its gang. The rules are
+    `shockwave_gym/interface/elastic_actions.py`'s:
+
+    | mode | space | meaning | masks (`action_masks()`) |
+    |---|---|---|---|
+    | `select` | `MultiDiscrete([C + 1] * max_jobs)` | per slot 0 (do not run) or `k + 1` (run on count `k`); entries on empty slots or disallowed counts are dropped, then jobs are taken in arrival order while their count fits | sb3-contrib's MultiDiscrete layout, `C + 1` per slot: 0 always, `k + 1` exactly when the job may use count `k` |
+    | `priority` | `Box(-1, 1, (2 * max_jobs,))` | scores, then a count preference `u` per slot asking for index `min(C - 1, floor((u + 1) / 2 * C))`; packed by descending score, each job at the largest allowed count up to its asked one that fits; queued jobs fill the rest at their smallest count | the slots whose entries matter |
+    | `sequential` | `Discrete(max_jobs * C + 1)` | `s * C + k` picks slot `s` on count `k`; the last action ends the round | exact: unpicked jobs at allowed counts that fit the GPUs still free, and "end round" with `idle_allowed` |
+
+    The observation gains an `elastic` entry, `(max_jobs, 2 C)` float32, in every version: per
+    slot the allowed counts (0/1) and, at each allowed count, the speedup it adds per added GPU
+    over the next smaller allowed count (speedup: the table's rate at the job's current batch
+    size over its rate at its reference count; negative where a larger count is slower; clipped
+    to ±8). `skip_trivial` skips no round in `select` and `priority` (a count is always a
+    choice), and in `sequential` only closes a round in which nothing fits. The single env runs
+    elastic traces on its Python path (the compiled step does not cover them); the vector entry
+    point hands them to the fallback of K single envs. Elastic jobs on a heterogeneous cluster
+    are simulated (agents, `shockwave-gym run`) but the env's count actions cover one GPU type:
+    `cluster=` with an elastic source is an `InputError`. Registered: `shockwave_gym/Elastic-v0`
+    (elastic-120, 32 GPUs).
+
     ## Arguments
 
     ```python
@@ -442,7 +471,8 @@ class ClusterEnv(gym.Env):
     Registered ids: `shockwave_gym/Cluster-v0` (canonical-analogue-120, 32 GPUs),
     `shockwave_gym/Teaching-v0` (teaching-12, 4 GPUs), `shockwave_gym/Generated-v0` (a new
     generated trace at every reset: 20-40 jobs on 12 GPUs, 15-60 arrivals/h, 0.2-2 h jobs),
-    `shockwave_gym/Hetero-v0` (the same generated traces on `v100=8,p100=8,k80=8`).
+    `shockwave_gym/Hetero-v0` (the same generated traces on `v100=8,p100=8,k80=8`),
+    `shockwave_gym/Elastic-v0` (elastic-120, 32 GPUs, count actions: see Elastic jobs).
 
     ## Version History
 
@@ -457,9 +487,12 @@ class ClusterEnv(gym.Env):
     - v0, information regimes and tasks (issue 34): `regime=`, `early_endings=`, `task=`;
       observation version 3; the default reward is the `jct` task (was `{"jct": 1.0, "ftf":
       1.0}`; CHANGELOG.md).
+    - v0, elastic jobs (issue 37): `Elastic-v0`; on elastic trace sources, count actions in
+      every mode and the observation's `elastic` entry.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    _types = None  # the decision's TypeContext on a heterogeneous cluster
 
     def __init__(
         self,
@@ -508,9 +541,10 @@ class ClusterEnv(gym.Env):
         self.regime = check_observation_regime(self.obs_version, resolve_regime(regime, early_endings))
         self.skip_trivial = flag(skip_trivial, "skip_trivial")
         self.idle_allowed = flag(idle_allowed, "idle_allowed")
-        self._mode = make_action_mode(action_mode, self.max_jobs, idle_allowed=self.idle_allowed, cluster=self.cluster)
+        self._mode = make_action_mode(action_mode, self.max_jobs, idle_allowed=self.idle_allowed,
+                                      cluster=self.cluster, elastic=self._elastic)
         self.action_space = self._mode.space()
-        self.observation_space = observation_space(self.max_jobs, self.obs_version)
+        self.observation_space = observation_space(self.max_jobs, self.obs_version, elastic=self._elastic)
         self.render_mode = render_mode
         self.slots = SlotMap(self.max_jobs)
         self.simulator: Simulator | None = None
@@ -522,6 +556,11 @@ class ClusterEnv(gym.Env):
         self._compiled_allowed = True  # False: always the Python path (tests compare the two)
         self._compiled_refused: tuple | None = None  # (simulator, reward_fn) it cannot serve
         self._cluster_features: np.ndarray | None = None  # the compiled step's, else None
+
+    @functools.cached_property
+    def _elastic(self) -> bool:
+        """The source has elastic jobs: count actions and observations (docs/ENV.md, "Elastic jobs")."""
+        return self.source.elastic
 
     def _resolve_cluster(self, trace, gpus, throughputs, cluster) -> None:
         """Set ``cluster`` (None: ``gpus`` V100s, the homogeneous path), ``gpus``,
@@ -578,7 +617,7 @@ class ClusterEnv(gym.Env):
         if compiled is not None:
             return self._compiled_env_step(compiled, action)
         mode = self._mode
-        typed = self.cluster is not None
+        typed = self.cluster is not None or self._elastic  # modes that return (ids, types or columns)
         types = None
         if mode.closes_every_step:
             if typed:
@@ -734,7 +773,9 @@ class ClusterEnv(gym.Env):
         slot and fits (the skipped round runs them all, the work-conserving choice);
         ``sequential`` without ``idle_allowed``: the forced picks close the round."""
         slots, view = self.slots, self.simulator.view
-        if self.cluster is not None:  # heterogeneous: (ids, types), docs "Heterogeneous clusters"
+        if self._elastic and self.action_mode != "sequential":
+            return None  # a count is always a choice (docs/ENV.md, "Elastic jobs")
+        if self.cluster is not None or self._elastic:  # (ids, types or columns), docs "Heterogeneous clusters"
             if self.action_mode == "sequential":
                 return self._mode.placed(slots) if self._mode.forced_picks() else None
             return unforced_placement(view, slots, self._types, every_slotted=self.action_mode == "select")
@@ -787,13 +828,16 @@ class ClusterEnv(gym.Env):
             self._types = TypeContext.of(view)
             if self.action_mode == "sequential":
                 self._mode.start_round(view, self.slots, self._types)
-        elif self.action_mode == "sequential":
+        elif self.action_mode == "sequential" or self._elastic:
             self._mode.start_round(view, self.slots)
 
     def _new_simulator(self, trace: Trace, regime: Regime) -> Simulator:
         """The simulator of ``trace``'s jobs as ``regime`` runs them (the jobs themselves in
         the default regime)."""
         jobs = apply_regime(trace.jobs, regime)
+        if is_elastic_trace(jobs):  # the Python path: the compiled step has no elastic jobs
+            return ElasticSimulator(jobs, self.sim_config, self.typed_throughputs if self.cluster is not None
+                                    else self.throughputs, trace_name=trace.name)
         if self.cluster is None:
             return Simulator(jobs, self.sim_config, self.throughputs, trace_name=trace.name)
         from shockwave_gym.hetero_simulator import HeteroSimulator
@@ -812,6 +856,7 @@ class ClusterEnv(gym.Env):
             "cluster": cluster_features_for(self.simulator.view, self.slots, self._free_for_observation(),
                                             self.obs_version)
             if self._cluster_features is None else self._cluster_features.copy(),
+            **({"elastic": elastic_features(self.simulator.view, self.slots)} if self._elastic else {}),
         }
 
     def _free_for_observation(self):

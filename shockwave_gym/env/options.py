@@ -22,6 +22,10 @@ from shockwave_gym.seeds import SEED_LIMIT
 from shockwave_gym.tasks import TASKS, Task, get_task
 from shockwave_gym.throughput import ThroughputTable
 from shockwave_gym.traces import BUNDLED_GPUS, FileTraceSource, Trace, TraceSource
+from shockwave_gym.traces.bundled import ELASTIC_BUNDLED
+
+#: The ``trace=`` of an env built without one.
+DEFAULT_TRACE = "canonical-analogue-120"
 
 #: The observation versions that read each job's length (``epoch_progress`` over the trace's
 #: epochs, and the exact regime's predictor): refused when the length is hidden.
@@ -150,4 +154,19 @@ def needs_single_envs(kwargs: Mapping) -> str | None:
     reward = resolve_reward(kwargs.get("reward", "default"), kwargs.get("task"))
     if not callable(reward) and uses_fair_time(make_reward(reward)):
         return "the fair_share reward term"
+    if elastic_source(kwargs.get("trace", DEFAULT_TRACE), kwargs.get("gpus")):
+        return "elastic jobs"
     return None
+
+
+def elastic_source(trace, gpus=None) -> bool:
+    """Whether the ``trace=`` argument may give elastic jobs (docs/SEMANTICS.md, "Elastic
+    jobs"), which only the single env's Python path simulates. A bundled name is read from
+    the list of bundled elastic traces, without loading the trace."""
+    if isinstance(trace, str) and trace in BUNDLED_GPUS:
+        return trace in ELASTIC_BUNDLED
+    if isinstance(trace, Trace):
+        return any(job.gangs for job in trace.jobs)
+    if isinstance(trace, TraceSource):
+        return trace.elastic
+    return make_source(trace, None, gpus).elastic if isinstance(trace, str | Path) else False

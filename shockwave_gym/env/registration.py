@@ -59,6 +59,8 @@ ENV_IDS: dict[str, tuple[dict, int]] = {
     "shockwave_gym/Generated-v0": ({"trace": None, "gpus": 12}, 50_000),
     # Generated-v0's traces on a mixed cluster (docs/ENV.md, "Heterogeneous clusters")
     "shockwave_gym/Hetero-v0": ({"trace": None, "cluster": "v100=8,p100=8,k80=8"}, 50_000),
+    # elastic jobs: a GPU count per job in every action mode (docs/ENV.md, "Elastic jobs")
+    "shockwave_gym/Elastic-v0": ({"trace": "elastic-120"}, 100_000),
 }
 
 
@@ -147,8 +149,10 @@ def make_suite_vec(num_envs: int = 1, suite: str = "", split: str = "train", tra
     env_kwargs = [_suite_kwargs(suite, split, train_levels, kwargs, i) for i in range(num_envs)]
     if needs_fallback(env_kwargs[0]):  # heterogeneous, a regime, ...: the fallback, one source per env
         vector_args.pop("compiled", None)
+        # env_kwargs[0] (the suite's source, regime, cluster) so that make_vector_env takes the
+        # fallback too; the factory builds each env from the suite itself
         return make_vector_env(num_envs, env_factory=lambda **_: make_suite(suite, split, train_levels, **kwargs),
-                               **{**kwargs, "cluster": env_kwargs[0].get("cluster")}, **vector_args)
+                               **env_kwargs[0], **vector_args)
     return ClusterVectorEnv.from_env_kwargs(env_kwargs, **vector_args)
 
 

@@ -144,9 +144,10 @@ def cdf_figure(jobs: pd.DataFrame, column: str, trace: str, agents: list[str], r
 def utilization_curve(result: EpisodeResult, bins: int = UTILIZATION_BINS, end_s: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(bin centres in s, useful GPU fraction per bin): each round's useful GPU-seconds
     (run time minus restart overhead, times gang) spread evenly over the round."""
+    counts = result.round_gpu_counts or tuple(result.gang[ids] for ids in result.round_job_ids)
     useful = np.array([
-        float((result.gang[ids] * (run - over)).sum())
-        for ids, run, over in zip(result.round_job_ids, result.round_run_s, result.round_overhead_s, strict=True)
+        float((gang * (run - over)).sum())
+        for gang, run, over in zip(counts, result.round_run_s, result.round_overhead_s, strict=True)
     ])
     end_s = float(end_s if end_s is not None else (result.round_end_s.max() if result.num_rounds else 1.0))
     edges = np.linspace(0.0, max(end_s, 1e-9), bins + 1)

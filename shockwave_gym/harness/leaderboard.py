@@ -83,7 +83,7 @@ def leaderboard_entries(split: str = "test", suites: str | Iterable[str] | None 
                         quick: bool = False) -> list[SplitEntry]:
     """The traces a leaderboard runs: the split's fixed list (``quick``: the
     :data:`QUICK_SUITES` subset), optionally restricted to ``suites``."""
-    chosen = [s.name for s in resolve_suites(suites)]
+    chosen = [s.name for s in resolve_suites(suites) if suites is not None or s.leaderboard]
     if quick:
         entries = []
         for name in QUICK_SUITES:

@@ -86,6 +86,9 @@ def result_to_json(result: EpisodeResult) -> dict:
         data["round_gpu_types"] = [[int(t) for t in types] for types in result.round_gpu_types]
         if result.fair_work_s is not None:
             data["fair_work_s"] = _floats(result.fair_work_s)
+    if result.gpu_time_s is not None:  # elastic runs only: the GPUs each job held
+        data["gpu_time_s"] = _floats(result.gpu_time_s)
+        data["round_gpu_counts"] = [[int(c) for c in counts] for counts in result.round_gpu_counts]
     return data
 
 
@@ -120,6 +123,10 @@ def result_from_json(data: dict) -> EpisodeResult:
             "round_gpu_types": tuple(_array(t, np.int64) for t in data["round_gpu_types"]),
             "fair_work_s": _array(data["fair_work_s"]) if "fair_work_s" in data else None,
         } if "gpu_types" in data else {}),
+        **({
+            "gpu_time_s": _array(data["gpu_time_s"]),
+            "round_gpu_counts": tuple(_array(c, np.int64) for c in data["round_gpu_counts"]),
+        } if "gpu_time_s" in data else {}),
     )
 
 

@@ -56,6 +56,19 @@ def select_bits(action, max_jobs: int) -> np.ndarray:
     return as_bool
 
 
+def sequential_index(action, end_action: int, *, bools: bool = True) -> int:
+    """A ``sequential`` action as one integer in ``0..end_action``; :class:`InvalidActionError`
+    otherwise (a bool counts as an integer only with ``bools``)."""
+    value = np.asarray(action)
+    integer = np.issubdtype(value.dtype, np.integer) or (bools and value.dtype == bool)
+    if value.shape not in ((), (1,)) or not integer:
+        raise InvalidActionError(f"sequential action must be one integer, got {action!r}")
+    index = int(value.reshape(()))
+    if not 0 <= index <= end_action:
+        raise InvalidActionError(f"sequential action must be in 0..{end_action}, got {index}")
+    return index
+
+
 class _SlotMode:
     """What every action mode holds: the number of observation slots."""
 
@@ -168,12 +181,7 @@ class SequentialMode(_SlotMode):
 
     def pick(self, action) -> tuple[bool, bool]:
         """Apply one sub-step; returns (round closes now, the pick was infeasible)."""
-        value = np.asarray(action)
-        if value.shape not in ((), (1,)) or not (np.issubdtype(value.dtype, np.integer) or value.dtype == bool):
-            raise InvalidActionError(f"sequential action must be one integer, got {action!r}")
-        slot = int(value.reshape(()))
-        if not 0 <= slot <= self.max_jobs:
-            raise InvalidActionError(f"sequential action must be in 0..{self.max_jobs}, got {slot}")
+        slot = sequential_index(action, self.max_jobs)
         if slot == self.end_action and self.idle_allowed:
             return True, False
         if slot == self.end_action or not self.pickable()[slot]:

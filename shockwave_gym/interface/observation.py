@@ -39,6 +39,7 @@ import numpy as np
 
 from shockwave_gym.cluster import TYPE_ORDER
 from shockwave_gym.errors import InputError
+from shockwave_gym.interface.elastic_features import elastic_space
 from shockwave_gym.interface.ftf import ftf_estimate
 from shockwave_gym.interface.length_features import (
     BELIEF_CONSTANTS,
@@ -51,6 +52,7 @@ from shockwave_gym.interface.lengths import believed_total_epochs
 from shockwave_gym.interface.per_view import once_per_view
 from shockwave_gym.interface.predictor import predicted_remaining_s
 from shockwave_gym.interface.slots import SlotMap
+from shockwave_gym.jobs import GANG_SIZES
 from shockwave_gym.view import ClusterView
 
 #: The observation layouts; :data:`DEFAULT_OBSERVATION_VERSION` is the env's default.
@@ -208,13 +210,15 @@ def observation_signature(version: int = 1) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
-def observation_space(max_jobs: int, version: int = 1):
-    """The ``gymnasium.spaces.Dict`` of :func:`build_observation` for ``max_jobs`` slots."""
+def observation_space(max_jobs: int, version: int = 1, *, elastic: bool = False):
+    """The ``gymnasium.spaces.Dict`` of :func:`build_observation` for ``max_jobs`` slots;
+    ``elastic``: with the ``elastic`` entry (:mod:`~shockwave_gym.interface.elastic_features`)."""
     from gymnasium import spaces  # only learners and the env need spaces
 
     jobs, cluster = feature_tables(version)
     job_low = np.array([f[1] for f in jobs], dtype=np.float32)
     job_high = np.array([f[2] for f in jobs], dtype=np.float32)
+    extra = {"elastic": elastic_space(max_jobs, len(GANG_SIZES))} if elastic else {}
     return spaces.Dict(
         {
             "jobs": spaces.Box(
@@ -226,6 +230,7 @@ def observation_space(max_jobs: int, version: int = 1):
             "picked": spaces.MultiBinary(max_jobs),
             "cluster": spaces.Box(np.array([f[1] for f in cluster], dtype=np.float32),
                                   np.array([f[2] for f in cluster], dtype=np.float32), dtype=np.float32),
+            **extra,
         }
     )
 

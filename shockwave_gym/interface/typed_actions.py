@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from shockwave_gym.errors import InvalidActionError
-from shockwave_gym.interface.actions import PriorityMode, SelectMode, select_bits
+from shockwave_gym.interface.actions import PriorityMode, SelectMode, select_bits, sequential_index
 from shockwave_gym.interface.slots import SlotMap
 from shockwave_gym.placement import place_in_order
 
@@ -141,12 +141,7 @@ class TypedSequentialMode:
 
     def pick(self, action) -> tuple[bool, bool]:
         """Apply one sub-step; returns (round closes now, the pick was infeasible)."""
-        value = np.asarray(action)
-        if value.shape not in ((), (1,)) or not np.issubdtype(value.dtype, np.integer):
-            raise InvalidActionError(f"sequential action must be one integer, got {action!r}")
-        a = int(value.reshape(()))
-        if not 0 <= a <= self.end_action:
-            raise InvalidActionError(f"sequential action must be in 0..{self.end_action}, got {a}")
+        a = sequential_index(action, self.end_action, bools=False)
         if a == self.end_action and self.idle_allowed:
             return True, False
         t, slot = divmod(a, self.max_jobs)

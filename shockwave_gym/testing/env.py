@@ -49,6 +49,10 @@ def random_valid_action(env, rng: np.random.Generator, mode: str):
     if mode == "priority":
         return rng.uniform(-1.0, 1.0, size=mask.shape).astype(np.float32)
     if mode == "select":
+        nvec = getattr(env.unwrapped.action_space, "nvec", None)
+        if nvec is not None:  # a count per slot (elastic jobs): an allowed entry per slot
+            rows = mask.reshape(nvec.size, -1)
+            return np.array([rng.choice(np.flatnonzero(row)) for row in rows], dtype=np.int64)
         return (rng.random(mask.size // 2) < 0.5).astype(np.int8) * mask[1::2]
     legal = np.flatnonzero(mask)
     return int(legal[rng.integers(legal.size)])

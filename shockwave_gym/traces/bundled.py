@@ -32,6 +32,7 @@ BUNDLED_GPUS: dict[str, int] = {
     "scale-460": 128,
     "scale-900": 256,
     "hetero-120": 36,
+    "elastic-120": 32,
 }
 
 #: Bundled traces meant for a heterogeneous cluster: name -> cluster spec (``--cluster`` text).
@@ -41,6 +42,10 @@ BUNDLED_GPUS: dict[str, int] = {
 BUNDLED_CLUSTERS: dict[str, str] = {
     "hetero-120": "v100=12,p100=12,k80=12",
 }
+
+#: Bundled traces that hold elastic jobs (docs/SEMANTICS.md, "Elastic jobs"): the native
+#: vector env refuses them without loading them, and the fallback runs them.
+ELASTIC_BUNDLED: frozenset[str] = frozenset({"elastic-120"})
 
 #: Bundled traces that are the authors' data, not ours: name -> where it comes from.
 AUTHORS_TRACES: dict[str, str] = {
@@ -77,6 +82,10 @@ BUNDLED_RECIPES: dict[str, tuple[str, ...]] = {
     "hetero-120": (
         "--jobs", "120", "--seed", "1200", "--cluster", "v100=12,p100=12,k80=12",
         "--arrival-rate-per-gpu-hour", "2.8125", "--name", "hetero-120",
+    ),
+    "elastic-120": (
+        "--jobs", "120", "--seed", "120", "--arrival-rate-per-hour", "90", "--elastic-share", "0.5",
+        "--name", "elastic-120",
     ),
 }
 

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
@@ -103,6 +103,11 @@ def _normalised(probs) -> np.ndarray:
     return weights / weights.sum()
 
 
+def _check_share(share) -> None:
+    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share <= 1:
+        raise InputError(f"elastic_share must be a number from 0 to 1, got {share!r}")
+
+
 @dataclass(frozen=True)
 class GeneratorConfig:
     """Parameters of :func:`generate_trace`; checked on construction (``InputError``).
@@ -127,6 +132,9 @@ class GeneratorConfig:
     cluster: str | None = None
     #: arrivals per hour per V100-equivalent GPU of ``cluster``; overrides arrival_rate_per_hour
     arrival_rate_per_gpu_hour: float | None = None
+    #: share of jobs declared elastic (``gangs`` 1, 2, 4, 8; docs/SEMANTICS.md, "Elastic jobs"),
+    #: drawn after the jobs from a stream of their own, so the jobs are those of share 0
+    elastic_share: float = field(default=0.0, repr=False)
 
     def __post_init__(self) -> None:
         for label, minimum in (("num_jobs", 1), ("seed", 0), ("num_durations", 1)):
@@ -178,6 +186,7 @@ class GeneratorConfig:
             if not isinstance(spec, ClusterSpec):
                 raise InputError(f"cluster must be a spec such as 'v100=12,p100=12,k80=12', got {self.cluster!r}")
             object.__setattr__(self, "cluster", str(spec))
+        _check_share(self.elastic_share)
         per_gpu = self.arrival_rate_per_gpu_hour
         if per_gpu is not None:
             if self.cluster is None:
@@ -191,9 +200,9 @@ class GeneratorConfig:
 
     def describe(self) -> str:
         """``"generated(seed=..., ...)"``: every parameter, for a trace's ``source``."""
-        optional = ("cluster", "arrival_rate_per_gpu_hour")  # listed only when set
+        optional = ("cluster", "arrival_rate_per_gpu_hour", "elastic_share")  # listed only when set
         parts = [f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)
-                 if f.name != "name" and not (f.name in optional and getattr(self, f.name) is None)]
+                 if f.name != "name" and not (f.name in optional and getattr(self, f.name) in (None, 0))]
         return f"generated({', '.join(parts)})"
 
 
@@ -360,8 +369,21 @@ def generate_trace(config: GeneratorConfig, throughputs: ThroughputTable | None 
                 f"no feasible job in {MAX_DRAWS_PER_JOB} draws: {table.source} lacks rates for "
                 "most (template, gang, mode) combinations of this config"
             )
+    if config.elastic_share > 0:
+        jobs = declare_elastic(jobs, config.elastic_share, config.seed)
     name = config.name or f"generated-{config.num_jobs}-seed{config.seed}"
     source = config.describe()
     if throughputs is not None:
         source = source[:-1] + f", throughputs={table.source!r})"
     return Trace.from_jobs(name, jobs, source)
+
+
+#: Seed of the stream that picks the elastic jobs: ``default_rng([seed, ELASTIC_STREAM])``.
+ELASTIC_STREAM = 37
+
+
+def declare_elastic(jobs: list[JobSpec], share: float, seed: int) -> list[JobSpec]:
+    """``jobs`` with each declared elastic (``gangs`` 1, 2, 4, 8) with probability ``share``,
+    drawn from a stream of its own so that the jobs themselves do not change."""
+    marks = np.random.default_rng([seed, ELASTIC_STREAM]).random(len(jobs)) < share
+    return [replace(job, gangs=GANG_SIZES) if mark else job for job, mark in zip(jobs, marks.tolist(), strict=True)]

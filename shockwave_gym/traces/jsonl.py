@@ -17,7 +17,8 @@ Schema of each object (the same twelve fields as the TSV format)::
     duration_s        number   no (0)    nominal duration; ignored, the simulation recomputes it
 
 plus the optional origin keys of imported traces (``source_id``, ``user``, ``vc``,
-``status``, ``logged_run_s``, ``logged_gpus``; :mod:`shockwave_gym.traces.origin_fields`).
+``status``, ``logged_run_s``, ``logged_gpus``; :mod:`shockwave_gym.traces.origin_fields`)
+and the optional ``gangs`` list of an elastic job (:mod:`shockwave_gym.traces.elastic_fields`).
 
 ``job_type`` (rather than separate model and batch-size keys) keeps one spelling of a job's
 type across both formats. Blank lines are skipped. A key outside this table, a missing
@@ -34,6 +35,7 @@ from typing import Any
 
 from shockwave_gym.errors import TraceError
 from shockwave_gym.jobs import JobSpec
+from shockwave_gym.traces.elastic_fields import GANGS_KEY
 from shockwave_gym.traces.fields import (
     FIELD_BY_JSON_KEY,
     FIELD_BY_KEY,
@@ -45,8 +47,8 @@ from shockwave_gym.traces.fields import (
 from shockwave_gym.traces.origin_fields import ORIGIN_KEYS, origin_items
 from shockwave_gym.traces.validation import RawRow
 
-_NAMES = {field.key: field.json_key for field in FIELDS} | {key: key for key in ORIGIN_KEYS}
-_KNOWN_KEYS = (*FIELD_BY_JSON_KEY, *ORIGIN_KEYS)
+_NAMES = {field.key: field.json_key for field in FIELDS} | {key: key for key in (*ORIGIN_KEYS, GANGS_KEY)}
+_KNOWN_KEYS = (*FIELD_BY_JSON_KEY, *ORIGIN_KEYS, GANGS_KEY)
 
 
 class _DuplicateKey(ValueError):
@@ -148,4 +150,6 @@ def format_line(job: JobSpec) -> str:
     if job.origin is not None:
         for key, value in origin_items(job.origin):
             obj[key] = _number(value) if isinstance(value, float) else value
+    if job.gangs:
+        obj[GANGS_KEY] = list(job.gangs)
     return json.dumps(obj, ensure_ascii=False, allow_nan=False)

@@ -48,6 +48,12 @@ class TraceSource(abc.ABC):
         """Upper bound on ``sample(...).num_jobs`` (for fixed-size, padded observations)."""
         raise NotImplementedError
 
+    @property
+    def elastic(self) -> bool:
+        """Whether traces of this source may hold elastic jobs (docs/SEMANTICS.md, "Elastic
+        jobs"); the native vector env batches only sources that never do."""
+        return False
+
     def regime_of(self, trace: Trace):
         """The :class:`~shockwave_gym.regimes.Regime` ``trace`` runs in when the source
         decides it (a regime suite's traces); ``None``: the source does not."""
@@ -71,6 +77,10 @@ class FileTraceSource(TraceSource):
     @property
     def max_num_jobs(self) -> int:
         return self.trace.num_jobs
+
+    @property
+    def elastic(self) -> bool:
+        return any(job.gangs for job in self.trace.jobs)
 
     def __repr__(self) -> str:
         return f"FileTraceSource({self.trace.name!r}, {self.trace.num_jobs} jobs)"
@@ -123,6 +133,10 @@ class GeneratedTraceSource(TraceSource):
     @property
     def max_num_jobs(self) -> int:
         return self.config.num_jobs if self.num_jobs_range is None else self.num_jobs_range[1]
+
+    @property
+    def elastic(self) -> bool:
+        return self.config.elastic_share > 0
 
     def __repr__(self) -> str:
         return (

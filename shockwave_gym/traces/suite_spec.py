@@ -53,6 +53,8 @@ class Suite:
     regime: str = "exact"
     early_endings: float = 0.0
     traces_of: str | None = None
+    #: whether the leaderboard runs it by default (a new suite joins at the next full run)
+    leaderboard: bool = True
     cluster_spec: ClusterSpec = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -166,6 +166,12 @@ SUITES: tuple[Suite, ...] = (
           stresses="three GPU generations in one cluster: which jobs get the fast V100s, and when a move "
                    "between types (a restart) pays off",
           generator={"num_jobs": 40, "arrival_rate_per_hour": 30.0, **_SHORT}),
+    # elastic jobs (issue 37): medium-nominal's jobs, half declared elastic (counts 1-8)
+    Suite("elastic-nominal", "v100=32", "nominal",
+          stresses="the scheduler also chooses GPU counts (half the jobs elastic): speedups that flatten or "
+                   "reverse with more GPUs, and restarts on every change of count",
+          generator={"num_jobs": 80, "arrival_rate_per_hour": 50.0, "elastic_share": 0.5, **_SHORT},
+          leaderboard=False),
 )
 
 
@@ -399,6 +405,10 @@ class SuiteTraceSource(TraceSource):
     @property
     def gpus(self) -> int:
         return self.suite.gpus
+
+    @property
+    def elastic(self) -> bool:
+        return float(self.suite.generator.get("elastic_share", 0.0)) > 0
 
     @property
     def cluster(self) -> str:

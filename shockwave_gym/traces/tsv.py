@@ -93,6 +93,11 @@ def format_line(job: JobSpec) -> str:
             "<writing TSV>", f"job {job.job_id} carries origin keys (status, user, ...) that the TSV "
             "format cannot hold; write a .jsonl trace instead",
         )
+    if job.gangs:
+        raise TraceError(
+            "<writing TSV>", f"job {job.job_id} is elastic (gangs {list(job.gangs)}), which the TSV "
+            "format cannot hold; write a .jsonl trace instead",
+        )
     fields = (
         job.job_type,
         _check_text(job, "command", job.command),

@@ -18,6 +18,7 @@ from shockwave_gym.errors import TraceError
 from shockwave_gym.jobs import JobSpec
 from shockwave_gym.profile import MAX_EPOCHS, ProfileError, job_profile
 from shockwave_gym.throughput import ThroughputTable
+from shockwave_gym.traces.elastic_fields import parse_gangs
 from shockwave_gym.traces.fields import FIELDS, FieldProblem, parse_field
 from shockwave_gym.traces.origin_fields import parse_origin
 
@@ -104,6 +105,8 @@ def build_job(
             errors.append(TraceError(file, str(exc), row.line, row.names[field.key]))
     origin, origin_problems = parse_origin(row.values)
     errors.extend(TraceError(file, message, row.line, key) for key, message in origin_problems)
+    gangs, gang_problems = parse_gangs(row.values, parsed.get("gang"))
+    errors.extend(TraceError(file, message, row.line, key) for key, message in gang_problems)
     if errors:
         return None, errors
 
@@ -115,6 +118,8 @@ def build_job(
         optional["duration_s"] = parsed["duration"]
     if origin is not None:
         optional["origin"] = origin
+    if gangs:
+        optional["gangs"] = gangs
     spec = JobSpec(
         job_id=0,
         model=model,

@@ -7,7 +7,7 @@ GPU types) in the default information regime, with observation version 1 or 2 an
 reward terms. When numba is missing (or ``compiled=False``), any cluster is heterogeneous (a
 ``cluster=`` with more than one type, or any type but V100), or the arguments ask for a
 regime other than the default, ``obs_version=3`` or the ``fair_share`` reward term (a
-``task`` that has it), :func:`make_vector_env` returns :class:`SyncClusterVectorEnv` instead
+``task`` that has it) or elastic jobs, :func:`make_vector_env` returns :class:`SyncClusterVectorEnv` instead
 (each single env then runs its reference path where the kernels do not serve it): Gymnasium's
 ``SyncVectorEnv`` over K :class:`~shockwave_gym.env.cluster_env.ClusterEnv` (each in a
 ``TimeLimit`` when ``max_episode_steps`` is set), with the native env's ``action_masks()``
