@@ -37,6 +37,7 @@ What is compared (docs/TRAINING.md, "Learned vs classical" has the generated tab
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import json
 import math
@@ -57,7 +58,9 @@ AHEAD, WITHIN = 0.95, 1.02
 BEGIN, END = "<!-- learned-vs-classical:begin -->", "<!-- learned-vs-classical:end -->"
 
 
+@functools.cache
 def _headroom():
+    """benchmarks/headroom.py (its cases, episode setup and references), loaded once."""
     spec = importlib.util.spec_from_file_location("headroom_bench", ROOT / "benchmarks" / "headroom.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

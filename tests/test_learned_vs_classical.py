@@ -4,12 +4,12 @@ the render of that JSON, the JSON must be whole, and the summary must follow its
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 from pathlib import Path
 
 import pytest
+from helpers.scripts import load_benchmark
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "docs" / "data" / "learned_vs_classical.json"
@@ -17,10 +17,7 @@ HEADROOM = ROOT / "docs" / "data" / "headroom.json"
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("learned_vs_classical", ROOT / "benchmarks" / "learned_vs_classical.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("learned_vs_classical")
 
 
 def _saved():
