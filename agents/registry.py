@@ -137,6 +137,12 @@ _BUILTIN: dict[str, AgentEntry | str] = {
                       uses_seed=False, learned=True, options=_POLICY),
     "ppo-fair": AgentEntry("shockwave_agents.learned.pretrained:make_ppo_fair", "shipped PPO slot policy trained for JCT and finish-time fairness",
                            uses_seed=False, learned=True, options=_POLICY),
+    "ppo-jct": AgentEntry("shockwave_agents.learned.pretrained:make_ppo_jct", "shipped PPO slot policy of the jct task; reads length beliefs, runs in every regime",
+                          uses_seed=False, learned=True, options=_POLICY),
+    "ppo-fairness": AgentEntry("shockwave_agents.learned.pretrained:make_ppo_fairness", "shipped PPO slot policy of the fairness task (mean fair-share rho); every regime",
+                               uses_seed=False, learned=True, options=_POLICY),
+    "ppo-balanced": AgentEntry("shockwave_agents.learned.pretrained:make_ppo_balanced", "shipped PPO slot policy of the balanced task (JCT, rho, makespan); every regime",
+                               uses_seed=False, learned=True, options=_POLICY),
     "shockwave-distilled": AgentEntry("shockwave_agents.learned.pretrained:make_shockwave_distilled", "shipped behaviour clone of shockwave (decides in milliseconds)", uses_seed=False, learned=True,
                                       options=_POLICY),
 }

@@ -3,9 +3,10 @@ benchmarks/fairness_table.py: the doc must match that JSON, and the JSON must be
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
+
+from helpers.scripts import load_benchmark
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "docs" / "data" / "fairness_table.json"
@@ -13,10 +14,7 @@ BEGIN, END = "<!-- fairness-table:begin -->", "<!-- fairness-table:end -->"
 
 
 def _benchmark():
-    spec = importlib.util.spec_from_file_location("fairness_table", ROOT / "benchmarks" / "fairness_table.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("fairness_table")
 
 
 def test_the_docs_section_is_the_render_of_the_saved_json():

@@ -4,22 +4,19 @@ per-trace figures, and the references must be what the page says they are."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 from pathlib import Path
 
 import pytest
+from helpers.scripts import load_benchmark
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "docs" / "data" / "headroom.json"
 
 
 def _benchmark():
-    spec = importlib.util.spec_from_file_location("headroom", ROOT / "benchmarks" / "headroom.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("headroom")
 
 
 @pytest.fixture(scope="module")

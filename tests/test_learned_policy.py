@@ -247,7 +247,7 @@ def test_shipped_policies_match_this_observation_version():
     import json
     from pathlib import Path
 
-    from shockwave_agents.learned.pretrained import SHIPPED
+    from shockwave_agents.learned.pretrained import SHIPPED, TASK_POLICIES
     from shockwave_gym.interface.observation import (
         DEFAULT_OBSERVATION_VERSION,
         observation_signature,
@@ -256,8 +256,10 @@ def test_shipped_policies_match_this_observation_version():
     shipped = Path(__file__).resolve().parents[1] / "agents" / "pretrained"
     for name in SHIPPED:
         meta = json.loads((shipped / f"{name}.json").read_text())
-        assert meta["obs_version"] == DEFAULT_OBSERVATION_VERSION, name  # shipped weights read the env's default layout
-        assert meta["observation_signature"] == observation_signature(DEFAULT_OBSERVATION_VERSION), name
+        # the per-task policies read version 3 (every regime); the earlier ones the env's default
+        version = 3 if name in TASK_POLICIES.values() else DEFAULT_OBSERVATION_VERSION
+        assert meta["obs_version"] == version, name
+        assert meta["observation_signature"] == observation_signature(version), name
 
 
 def test_policy_from_another_observation_version_is_refused(tmp_path):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib.util
 import io
 import json
 from pathlib import Path
@@ -45,6 +44,7 @@ from shockwave_gym.training.train import TrainConfig  # noqa: E402
 torch.set_num_threads(1)
 
 from helpers.policies import obs_to_tensors, perturbed, random_obs  # noqa: E402
+from helpers.scripts import load_benchmark  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 MODES = [("ppo", "priority"), ("ppo", "select"), ("maskable_ppo", "select"), ("maskable_ppo", "sequential")]
@@ -272,10 +272,7 @@ def test_train_with_the_srtf_prior_records_it_and_learns_a_residual(tmp_path):
 
 
 def _benchmark():
-    spec = importlib.util.spec_from_file_location("learned_suites", ROOT / "benchmarks" / "learned_suites.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("learned_suites")
 
 
 def test_benchmark_counts_rounds_that_differ_from_srtf():

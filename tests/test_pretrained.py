@@ -7,7 +7,9 @@ it never saw, against a real baseline run in the same test:
 * ``ppo-fair`` (fairness-weighted): a lower unfair fraction (Themis rho) than FIFO at no
   worse avg JCT on ``small-overloaded`` validation traces;
 * ``shockwave-distilled``: Shockwave's makespan within 5% on ``teaching-12`` (a trace
-  Shockwave plans quickly), deciding faster.
+  Shockwave plans quickly), deciding faster;
+* ``ppo-jct``, ``ppo-fairness``, ``ppo-balanced``: each runs where lengths are unknown and
+  has a lower cost on its task than FIFO on ``small-overloaded-unknown`` validation traces.
 """
 
 from __future__ import annotations
@@ -65,3 +67,27 @@ def test_distilled_matches_shockwave_makespan_and_decides_faster():
     student, teacher = metrics("shockwave-distilled", trace, 12), metrics("shockwave", trace, 12)
     assert abs(student["makespan_s"] / teacher["makespan_s"] - 1) <= 0.05
     assert student["decision_s_per_round"] < teacher["decision_s_per_round"]
+
+
+@pytest.mark.parametrize("task", ["jct", "fairness", "balanced"])
+def test_each_task_policy_reads_beliefs_and_beats_fifo_on_its_task_where_lengths_are_hidden(task):
+    """A validation trace of an overloaded suite whose lengths are unknown, in its regime: the
+    task's policy runs (it reads observation version 3, never a hidden length) and its task
+    cost is below FIFO's."""
+    from shockwave_agents.learned.pretrained import TASK_POLICIES
+    from shockwave_gym.tasks import get_task
+    from shockwave_gym.traces.suites import entry_trace, get_suite, split_entries
+
+    name = TASK_POLICIES[task]
+    meta = make_agent(name).policy_meta
+    assert meta["obs_version"] == 3 and meta["training"]["select"] == task  # selected on the task's cost
+    assert "small-overloaded-unknown" in meta["training"]["suites"]
+    suite = get_suite("small-overloaded-unknown")
+    for entry in split_entries(suite.name, "validation")[:2]:
+        trace = entry_trace(entry)
+
+        def cost(agent, trace=trace, entry=entry):
+            outcome = run_episode(trace, make_agent(agent), SimConfig(gpus=suite.gpus), progress=False, regime=entry.regime)
+            return get_task(task).cost(outcome.metrics, first_arrival_s=trace.first_arrival_s, round_s=120.0)
+
+        assert cost(name) < cost("fifo"), trace.name

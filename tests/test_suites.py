@@ -368,13 +368,16 @@ def test_a_suite_trace_name_past_the_split_is_one_line_and_exit_2(trace, words, 
     assert words in err and err.count("\n") == 1
 
 
-def test_training_refuses_regime_suites_and_carries_a_heterogeneous_cluster():
+def test_training_refuses_hidden_lengths_to_version_2_and_carries_a_heterogeneous_cluster():
     from shockwave_gym.training.tasks import resolve_suite_names, suite_tasks
 
-    with pytest.raises(InputError, match=r"cannot train on canonical-unknown \(unknown\): learned policies need exact"):
+    with pytest.raises(InputError, match=r"cannot train on canonical-unknown \(unknown\) with observation version 2"):
         suite_tasks("small-light,canonical-unknown", envs=None, val_traces=1)
-    with pytest.raises(InputError, match="early endings"):
+    with pytest.raises(InputError, match="pass --obs-version 3"):
         resolve_suite_names("all")
+    from shockwave_gym.traces.suites import SUITES
+
+    assert [s.name for s in resolve_suite_names("all", obs_version=3)] == [s.name for s in SUITES]
     assert [s.name for s in resolve_suite_names("in-distribution")] == ["small-light", "small-nominal", "small-overloaded"]
     tasks = suite_tasks("hetero-mixed,small-light", envs=None, val_traces=1)
     hetero = get_suite("hetero-mixed").cluster_spec

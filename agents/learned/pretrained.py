@@ -1,5 +1,11 @@
-"""The shipped learned agents, ``ppo``, ``ppo-fair`` and ``shockwave-distilled``, and
-loading your own.
+"""The shipped learned agents and loading your own.
+
+* ``ppo-jct``, ``ppo-fairness``, ``ppo-balanced``: one PPO policy per scored task
+  (docs/TASKS.md), reading observation version 3 (length beliefs), so they run in every
+  information regime (exact, estimate, unknown, early endings) without reading a hidden
+  length;
+* ``ppo``, ``ppo-fair`` and ``shockwave-distilled``: the earlier policies, reading
+  observation version 2 (each job's length: the exact regime only), kept as they were.
 
 The factories return a :class:`~shockwave_agents.learned.adapter.PolicyAgent` deciding
 with numpy (torch and SB3 are not needed). Without ``path`` they load the weights shipped
@@ -30,7 +36,9 @@ from shockwave_gym.errors import InputError
 
 #: Where the shipped policies live (installed as package data ``shockwave_agents/pretrained``).
 PRETRAINED_DIR = Path(__file__).resolve().parent.parent / "pretrained"
-SHIPPED = ("ppo", "ppo-fair", "shockwave-distilled")
+SHIPPED = ("ppo", "ppo-fair", "shockwave-distilled", "ppo-jct", "ppo-fairness", "ppo-balanced")
+#: The shipped policy of each scored task (shockwave_gym.tasks).
+TASK_POLICIES = {"jct": "ppo-jct", "fairness": "ppo-fairness", "balanced": "ppo-balanced"}
 
 
 def pretrained_path(name: str) -> Path:
@@ -89,3 +97,22 @@ def make_shockwave_distilled(path: str | Path | None = None, max_jobs: int | Non
     (``trust=True`` to allow an SB3 ``.zip``, which runs the unpickler)."""
     return load_agent(pretrained_path("shockwave-distilled") if path is None else path, name="shockwave-distilled",
                       max_jobs=max_jobs, trust=trust)
+
+
+def _make_task_policy(name: str, path, max_jobs, trust):
+    return load_agent(pretrained_path(name) if path is None else path, name=name, max_jobs=max_jobs, trust=trust)
+
+
+def make_ppo_jct(path: str | Path | None = None, max_jobs: int | None = None, trust: bool = False):
+    """The shipped policy of the ``jct`` task (observation version 3: every regime), or ``path``'s."""
+    return _make_task_policy("ppo-jct", path, max_jobs, trust)
+
+
+def make_ppo_fairness(path: str | Path | None = None, max_jobs: int | None = None, trust: bool = False):
+    """The shipped policy of the ``fairness`` task (mean fair-share rho; every regime), or ``path``'s."""
+    return _make_task_policy("ppo-fairness", path, max_jobs, trust)
+
+
+def make_ppo_balanced(path: str | Path | None = None, max_jobs: int | None = None, trust: bool = False):
+    """The shipped policy of the ``balanced`` task (JCT, fair-share rho, makespan; every regime), or ``path``'s."""
+    return _make_task_policy("ppo-balanced", path, max_jobs, trust)

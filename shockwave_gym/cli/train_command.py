@@ -90,8 +90,13 @@ def add_parsers(subparsers) -> None:
     parser.add_argument("--envs", type=ascii_int, default=None,
                         help="training envs: clusters batched in this process with --vec native (default 1), "
                         "worker processes with --vec subproc (default 2)")
-    parser.add_argument("--vec", choices=("native", "subproc"), default="native",
-                        help="native: one batched vector env in this process; subproc: one SubprocVecEnv worker per env")
+    parser.add_argument("--vec", choices=("native", "single", "subproc"), default="native",
+                        help="native: one batched vector env in this process; single: single envs one after the other "
+                        "in this process (observation version 3, regime suites and the fair_share reward, which the "
+                        "native env does not batch); subproc: one SubprocVecEnv worker per env")
+    parser.add_argument("--obs-version", type=int, choices=(2, 3), default=2,
+                        help="observation layout of the policy: 2 (reads each job's length: exact-regime suites only) "
+                        "or 3 (length beliefs: every information regime, docs/ENV.md)")
     parser.add_argument("--out", required=True, help="output directory")
     parser.add_argument("--seed", type=seed_int, default=0, help="seed of the run, an integer in [0, 2**32)")
     parser.add_argument("--suites", default="in-distribution",
@@ -229,7 +234,7 @@ def train_command(args) -> int:
         eval_every=args.eval_every, eval_seeds=tuple(args.eval_seeds), select=args.select,
         checkpoint_every=args.checkpoint_every, init_from=args.init_from, trust_init=args.trust,
         progress_every_s=args.progress_every_s, command=command, prior=args.prior, task=args.task,
-        policy=args.policy,
+        policy=args.policy, obs_version=args.obs_version,
     )
     report = train(config)
     _print_summary(args.out, report["selected"], report["fifo"])

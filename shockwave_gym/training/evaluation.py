@@ -21,22 +21,25 @@ EVAL_METRICS = (
 )
 
 
-def evaluate_agent(agent, traces: Sequence, gpus: int | Sequence, *, max_rounds: int | None = None) -> dict:
+def evaluate_agent(agent, traces: Sequence, gpus: int | Sequence, *, max_rounds: int | None = None,
+                   regimes: Sequence | None = None) -> dict:
     """Metrics of ``agent`` on each trace, their means over traces, and decision latency
     (total decision wall time / rounds) in milliseconds. ``gpus`` is one cluster size for
     every trace or one per trace (validation sets mix cluster sizes); a per-trace
-    :class:`~shockwave_gym.cluster.ClusterSpec` runs that trace on the heterogeneous cluster."""
+    :class:`~shockwave_gym.cluster.ClusterSpec` runs that trace on the heterogeneous cluster.
+    ``regimes``: per trace, its :class:`~shockwave_gym.regimes.Regime` (None: exact lengths)."""
     from shockwave_gym.cluster import ClusterSpec
 
     sizes = [int(gpus)] * len(traces) if isinstance(gpus, (int, np.integer)) else [
         g if isinstance(g, ClusterSpec) else int(g) for g in gpus]
     if len(sizes) != len(traces):
         raise ValueError(f"{len(sizes)} cluster sizes for {len(traces)} traces")
+    regimes = [None] * len(traces) if regimes is None else list(regimes)
     per_trace, decision_s, rounds = {}, 0.0, 0
-    for trace, size in zip(traces, sizes, strict=True):
+    for trace, size, regime in zip(traces, sizes, regimes, strict=True):
         where = dict(gpus=size.total, cluster=size) if isinstance(size, ClusterSpec) else dict(gpus=size)
         config = SimConfig(**where, **round_options(max_rounds=max_rounds))
-        outcome = run_episode(trace, agent, config, progress=False)
+        outcome = run_episode(trace, agent, config, progress=False, regime=regime)
         per_trace[trace.name] = {key: _plain(outcome.metrics.get(key)) for key in EVAL_METRICS}
         per_trace[trace.name].update(  # what a scored task's cost needs (shockwave_gym.tasks)
             completed_jobs=_plain(outcome.metrics.get("completed_jobs")), num_jobs=trace.num_jobs, gpus=config.gpus,

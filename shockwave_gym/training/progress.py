@@ -76,10 +76,11 @@ class TrainingMonitor(BaseCallback):
     checkpoint (SB3 zip + weights-only pair) every ``config.checkpoint_every`` steps."""
 
     def __init__(self, config, eval_traces: list, out: Path, eval_gpus: list[int] | None = None,
-                 heartbeat: Heartbeat | None = None):
+                 heartbeat: Heartbeat | None = None, eval_regimes: list | None = None):
         super().__init__(verbose=0)
         self.heartbeat = heartbeat
         self.config, self.eval_traces, self.out = config, eval_traces, Path(out)
+        self.eval_regimes = eval_regimes  # per validation trace (None: exact lengths)
         self.eval_gpus = [config.workload.gpus] * len(eval_traces) if eval_gpus is None else list(eval_gpus)
         self.fifo_per_trace: dict = {}
         self.fifo_score: float | None = None
@@ -102,7 +103,7 @@ class TrainingMonitor(BaseCallback):
         self._returns = np.zeros(self.training_env.num_envs)
         self._phase(f"evaluating fifo on the {len(self.eval_traces)} validation traces")
         self._set_steps()
-        fifo = evaluate_agent(FifoAgent(), self.eval_traces, self.eval_gpus)
+        fifo = evaluate_agent(FifoAgent(), self.eval_traces, self.eval_gpus, regimes=self.eval_regimes)
         from shockwave_gym.training.selection import score
 
         self.fifo, self.fifo_per_trace = fifo["mean"], fifo["per_trace"]
@@ -162,7 +163,7 @@ class TrainingMonitor(BaseCallback):
         policy = self.model.policy
         was_training = policy.training
         agent = PolicyAgent(TorchSlotNetwork(policy), self.config.action_mode, obs_version=self.config.obs_version)
-        result = evaluate_agent(agent, self.eval_traces, self.eval_gpus)
+        result = evaluate_agent(agent, self.eval_traces, self.eval_gpus, regimes=self.eval_regimes)
         policy.train(was_training)
         value = score(self.config.select, result["per_trace"], self.fifo_per_trace)
         result["score"] = value

@@ -12,8 +12,11 @@
 
 ``in-distribution`` names the suites flagged ``in_distribution`` (the ones the shipped
 policies are trained for); ``all`` names every suite. A heterogeneous suite's clusters and
-validation traces run on its cluster (``cluster=``). A suite in an information regime other
-than exact is refused: the learned policies read job lengths, which those regimes hide.
+validation traces run on its cluster (``cluster=``). A regime suite (an information regime
+other than exact, or early endings) trains and validates in its regime: its clusters get the
+suite's ``regime=`` (each training trace in the regime its suite gives it) and each validation
+trace its own regime (:attr:`TaskSet.val_regimes`). Observation versions 1 and 2 read each
+job's length, so a suite whose regime hides lengths needs ``obs_version=3``.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ class TaskSet:
     description: str
     #: per validation trace, its heterogeneous cluster (None: ``val_gpus`` V100s)
     val_clusters: list | None = None
+    #: per validation trace, its information regime (None: exact lengths, no early endings)
+    val_regimes: list | None = None
 
     @property
     def num_envs(self) -> int:
@@ -48,8 +53,10 @@ class TaskSet:
         return [gpus if spec is None else spec for gpus, spec in zip(self.val_gpus, clusters, strict=True)]
 
 
-def resolve_suite_names(names) -> list:
-    """Suite objects for a comma list / sequence of names, ``in-distribution`` or ``all``."""
+def resolve_suite_names(names, obs_version: int = 2) -> list:
+    """Suite objects for a comma list / sequence of names, ``in-distribution`` or ``all``;
+    a suite whose regime hides job lengths is refused unless ``obs_version`` is 3."""
+    from shockwave_gym.env.options import LENGTH_READING_VERSIONS
     from shockwave_gym.traces.suites import SUITES, resolve_suites
 
     if isinstance(names, str) and names.strip() == "in-distribution":
@@ -59,19 +66,21 @@ def resolve_suite_names(names) -> list:
         if names == ["in-distribution"]:
             return [suite for suite in SUITES if suite.in_distribution]
     suites = resolve_suites(names)
-    regimes = [f"{s.name} ({s.regime}{', early endings' if s.early_endings else ''})" for s in suites if not s.exact]
-    if regimes:
-        raise InputError(f"cannot train on {', '.join(regimes)}: learned policies need exact job lengths; "
-                         "name suites in the exact regime")
+    hidden = [f"{s.name} ({s.regime})" for s in suites if s.regime != "exact"]
+    if hidden and obs_version in LENGTH_READING_VERSIONS:
+        raise InputError(f"cannot train on {', '.join(hidden)} with observation version {obs_version}: it reads "
+                         "each job's length, which those regimes hide; pass --obs-version 3")
     return suites
 
 
-def suite_tasks(names, *, envs: int | None, val_traces: int, max_jobs: int | None = None) -> TaskSet:
+def suite_tasks(names, *, envs: int | None, val_traces: int, max_jobs: int | None = None,
+                obs_version: int = 2) -> TaskSet:
     """Train on the suites' train split (``envs`` clusters, default one per suite), validate
-    on the first ``val_traces`` validation traces of each suite."""
+    on the first ``val_traces`` validation traces of each suite, each in its suite's regime."""
+    from shockwave_gym.regimes import Regime
     from shockwave_gym.traces.suites import SuiteTraceSource, entry_trace, split_entries
 
-    suites = resolve_suite_names(names)
+    suites = resolve_suite_names(names, obs_version)
     count = len(suites) if envs is None else int(envs)
     if count < len(suites):
         raise InputError(f"--envs {count}: training on {len(suites)} suites needs at least one cluster per suite")
@@ -82,17 +91,21 @@ def suite_tasks(names, *, envs: int | None, val_traces: int, max_jobs: int | Non
     for i in range(count):
         suite = suites[i % len(suites)]
         cluster = {"cluster": suite.cluster_spec} if suite.heterogeneous else {}
-        env_kwargs.append({"trace": sources[i % len(suites)], "gpus": suite.gpus, **cluster})
-    traces, gpus, clusters = [], [], []
+        # the suite's regime: each trace the source gives runs in the regime its suite seeds it
+        regime = {} if suite.exact else {"regime": Regime(suite.regime, suite.early_endings)}
+        env_kwargs.append({"trace": sources[i % len(suites)], "gpus": suite.gpus, **cluster, **regime})
+    traces, gpus, clusters, regimes = [], [], [], []
     for suite in suites:
         for entry in split_entries([suite], "validation")[:val_traces]:
             traces.append(entry_trace(entry))
             gpus.append(suite.gpus)
             clusters.append(suite.cluster_spec if suite.heterogeneous else None)
+            regimes.append(entry.regime)
     needed = max([suite.max_num_jobs for suite in suites] + [trace.num_jobs for trace in traces])
     slots = needed if max_jobs is None else int(max_jobs)
     description = ", ".join(f"{s.name} ({s.gpus} GPUs, {s.load})" for s in suites)
-    return TaskSet(env_kwargs, traces, gpus, slots, f"suites {description}", clusters)
+    return TaskSet(env_kwargs, traces, gpus, slots, f"suites {description}", clusters,
+                   regimes if any(r is not None for r in regimes) else None)
 
 
 def workload_tasks(workload, *, envs: int, eval_seeds, max_jobs: int | None = None) -> TaskSet:

@@ -54,9 +54,10 @@ from shockwave_gym.training.lines import Heartbeat, log
 from shockwave_gym.training.workload import Workload, require_positive_ints
 
 ALGOS = ("ppo", "maskable_ppo")
-VEC_KINDS = ("native", "subproc")
-#: Default number of envs per vectorisation: clusters batched in one process, or workers.
-DEFAULT_ENVS = {"native": 1, "subproc": 2}
+VEC_KINDS = ("native", "single", "subproc")
+#: Default number of envs per vectorisation: clusters batched in one process, stepped one
+#: after the other in one process, or workers.
+DEFAULT_ENVS = {"native": 1, "single": 1, "subproc": 2}
 #: The default reward: the JCT term scaled by 0.1 (docs/TRAINING.md, "Defaults").
 DEFAULT_REWARD = {"jct": 0.1}
 #: A scored task's reward (``task=``) is its weights divided by this, like the default's 0.1.
@@ -80,7 +81,9 @@ class TrainConfig:
     task: str | None = None
     timesteps: int = 100_000
     envs: int | None = None  # default: one per suite, or DEFAULT_ENVS[vec] for a workload
-    vec: str = "native"  # "native" (batched, one process) or "subproc" (one worker per env)
+    #: "native" (batched, one process), "single" (single envs one after the other in this
+    #: process: what the native env cannot batch) or "subproc" (one worker per env)
+    vec: str = "native"
     seed: int = 0
     #: Train on these suites' train split and validate on their validation split (a comma
     #: list, ``in-distribution`` or ``all``: shockwave_gym.training.tasks); None: ``workload``.
@@ -190,7 +193,7 @@ class TrainConfig:
             reason = needs_single_envs({"reward": self.reward})
             if reason is not None:
                 raise InputError(f"--task {task.name}: the native vector env (--vec native) does not batch "
-                                 f"{reason}; train it with --vec subproc")
+                                 f"{reason}; train it with --vec single (this process) or --vec subproc")
 
     def to_dict(self) -> dict:
         data = dataclasses.asdict(self)
@@ -204,7 +207,8 @@ class TrainConfig:
         from shockwave_gym.training.tasks import suite_tasks, workload_tasks
 
         if self.suites is not None:
-            tasks = suite_tasks(self.suites, envs=self.envs, val_traces=self.val_traces, max_jobs=self.max_jobs)
+            tasks = suite_tasks(self.suites, envs=self.envs, val_traces=self.val_traces, max_jobs=self.max_jobs,
+                                obs_version=self.obs_version)
         else:
             tasks = workload_tasks(self.workload, envs=self.envs, eval_seeds=self.eval_seeds, max_jobs=self.max_jobs)
         self.envs, self.max_jobs = tasks.num_envs, tasks.max_jobs
@@ -251,9 +255,15 @@ def make_env(env_kwargs: dict, config: TrainConfig):
 
 def make_vec_env(config: TrainConfig, tasks):
     """The training ``VecEnv`` over ``tasks.env_kwargs`` (one cluster each): the native
-    batched one, or ``SubprocVecEnv`` / ``DummyVecEnv``."""
+    batched one, ``DummyVecEnv`` (``single``, or one env) or ``SubprocVecEnv``."""
     common = env_options(config)
     if config.vec == "native":
+        from shockwave_gym.env.options import needs_single_envs
+
+        reason = next((r for r in (needs_single_envs({**kw, **common}) for kw in tasks.env_kwargs) if r), None)
+        if reason is not None:
+            raise InputError(f"the native vector env (--vec native) does not batch {reason}; "
+                             "train with --vec single (this process) or --vec subproc")
         from shockwave_gym.env.registration import ENV_IDS
         from shockwave_gym.training.vec_adapter import NativeVecEnv
 
@@ -263,7 +273,7 @@ def make_vec_env(config: TrainConfig, tasks):
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
     factories = [partial(make_env, kw, config) for kw in tasks.env_kwargs]
-    return SubprocVecEnv(factories) if len(factories) > 1 else DummyVecEnv(factories)
+    return SubprocVecEnv(factories) if len(factories) > 1 and config.vec == "subproc" else DummyVecEnv(factories)
 
 
 def build_model(config: TrainConfig, env):
@@ -326,7 +336,8 @@ def train(config: TrainConfig) -> dict:
         env = make_vec_env(config, tasks)
         try:
             model = build_model(config, env)
-            monitor = TrainingMonitor(config, eval_traces, out, eval_gpus=tasks.val_sizes, heartbeat=beat)
+            monitor = TrainingMonitor(config, eval_traces, out, eval_gpus=tasks.val_sizes, heartbeat=beat,
+                                      eval_regimes=tasks.val_regimes)
             log(f"[train] {config.algo} / {config.action_mode} / reward {config.reward!r}: {config.timesteps:,} steps "
                 f"on {config.envs} env(s) ({config.vec}), {tasks.description}; {config.max_jobs} slots; "
                 f"validation on {len(eval_traces)} traces; out {out}")

@@ -1,0 +1,252 @@
+"""Learned vs classical: the shipped per-task policies against the best classical rule, per
+task and test suite, with paired intervals over training seeds and traces.
+
+What is compared (docs/TRAINING.md, "Learned vs classical" has the generated table):
+
+* **Learned**: the three per-task policies (``ppo-jct``, ``ppo-fairness``, ``ppo-balanced``),
+  each trained with 5 seeds. Every seed's policy (``--runs``: the training output folders,
+  ``<task>-s<seed>``) plays every test trace of the chosen suites, in the trace's own regime
+  and on its own cluster, with 200 observation slots. In each (task, suite) cell the *best
+  learned* policy is the one of the three with the lowest IQM (below).
+* **Classical**: ``wsrpt``, ``gittins``, ``tiresias``, ``fair-share`` and ``shockwave``, read
+  from the headroom study's saved cells (docs/data/headroom.json: the test split, seed 0, the
+  leaderboard's configuration). Before any learned run, FIFO is run on every trace through the
+  same path and must give the saved FIFO metrics exactly, so both sides ran the same episode
+  setup. The *best classical* rule of a cell is the one with the lowest geometric mean over
+  the suite's traces of its judged measure / FIFO's.
+* **The judged measure** of a task (docs/TASKS.md): avg JCT for ``jct``, mean fair-share rho
+  (JCT / time in the fluid equal-share reference, docs/METRICS.md) for ``fairness``, the task
+  cost for ``balanced``. Its **normalised score** on a trace is the measure divided by FIFO's
+  on the same trace (lower is better); learned against classical is then the paired ratio
+  learned / best classical, trace by trace.
+* **IQM over seeds**: per seed the geometric mean of the ratios over the suite's traces; the
+  cell's value is the interquartile mean of the 5 seeds' values (the middle three), with a
+  stratified percentile bootstrap interval (traces resampled within each seed:
+  :func:`shockwave_gym.harness.paired.stratified_iqm_interval`).
+* **Aim** (issue 35): ahead by at least 5% (ratio <= 0.95) on the ``balanced`` task and in the
+  ``estimate`` and ``unknown`` regimes; elsewhere never behind by more than 2% (ratio <= 1.02).
+  ``met`` compares the point estimate with the aim.
+* Beside it, the headroom's **clairvoyant-normalised score** (FIFO 0, the clairvoyant
+  reference 1, traces with room only; docs/HEADROOM.md) of the best learned policy (IQM over
+  seeds) and of the best classical rule.
+
+    python benchmarks/learned_vs_classical.py --runs /tmp/lrn/runs --suites canonical-unknown \\
+        --json docs/data/learned_vs_classical.json --doc docs/TRAINING.md   # JSON summary on stdout
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import importlib.util
+import json
+import math
+import sys
+from pathlib import Path
+
+from shockwave_gym.harness.paired import iqm, stratified_iqm_interval
+from shockwave_gym.harness.scores import task_cost, task_has_room
+
+ROOT = Path(__file__).resolve().parents[1]
+HEADROOM_JSON = ROOT / "docs" / "data" / "headroom.json"
+DATA = ROOT / "docs" / "data" / "learned_vs_classical.json"
+CLASSICAL = ("wsrpt", "gittins", "tiresias", "fair-share", "shockwave")
+TASK_POLICIES = {"jct": "ppo-jct", "fairness": "ppo-fairness", "balanced": "ppo-balanced"}
+SEEDS = (0, 1, 2, 3, 4)
+SLOTS = 200
+AHEAD, WITHIN = 0.95, 1.02
+BEGIN, END = "<!-- learned-vs-classical:begin -->", "<!-- learned-vs-classical:end -->"
+
+
+@functools.cache
+def _headroom():
+    """benchmarks/headroom.py (its cases, episode setup and references), loaded once."""
+    spec = importlib.util.spec_from_file_location("headroom_bench", ROOT / "benchmarks" / "headroom.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# -- running ----------------------------------------------------------------------------------
+
+def _episode(agent, case) -> dict:
+    from shockwave_gym.runner import run_episode
+
+    headroom = _headroom()
+    outcome = run_episode(case["trace"], agent, headroom._config(case), progress=False, regime=case["regime"])
+    return {k: outcome.metrics[k] for k in headroom.KEPT}
+
+
+def run(runs: Path, suites: str, seeds=SEEDS, log=print) -> dict:
+    """Every seed's policy of every task on every test trace of ``suites``."""
+    from shockwave_agents import make_agent
+    from shockwave_agents.learned.pretrained import load_agent
+    from shockwave_gym.traces.suites import entry_trace
+
+    saved = {t["trace"]: t for t in json.loads(HEADROOM_JSON.read_text(encoding="utf-8"))["traces"]}
+    traces = []
+    for case in _headroom().cases("test", suites):
+        case["trace"] = entry_trace(case["entry"])
+        name = case["trace"].name
+        fifo = _episode(make_agent("fifo"), case)
+        if fifo != saved[name]["metrics"]["fifo"]:
+            raise RuntimeError(f"{name}: FIFO here {fifo} differs from the saved cell {saved[name]['metrics']['fifo']}")
+        learned = {}
+        for task in TASK_POLICIES:
+            for seed in seeds:
+                agent = load_agent(runs / f"{task}-s{seed}", name=TASK_POLICIES[task], max_jobs=SLOTS)
+                learned.setdefault(TASK_POLICIES[task], {})[str(seed)] = _episode(agent, case)
+        log(f"[learned-vs-classical] {name}: done")
+        traces.append({"suite": case["suite"], "trace": name, "learned": learned})
+    return {"suites": list(dict.fromkeys(t["suite"] for t in traces)), "seeds": list(seeds),
+            "policies": dict(TASK_POLICIES), "classical": list(CLASSICAL), "slots": SLOTS, "traces": traces}
+
+
+# -- the summary ------------------------------------------------------------------------------
+
+def judged(task: str, metrics: dict, trace: dict) -> float:
+    """The task's judged measure of one episode (lower is better)."""
+    if task == "jct":
+        return float(metrics["avg_jct_s"])
+    if task == "fairness":
+        return float(metrics["rho_mean"])
+    return task_cost(task, metrics, first_arrival_s=trace["first_arrival_s"], round_s=trace["round_s"])
+
+
+def _geomean(values) -> float:
+    values = list(values)
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def _best_classical(task: str, saved: list[dict]) -> str:
+    """The classical rule with the lowest geometric mean of measure / FIFO's (ties: by name)."""
+    def ratio(agent):
+        return _geomean(judged(task, t["metrics"][agent], t) / judged(task, t["metrics"]["fifo"], t) for t in saved)
+
+    return min(sorted(CLASSICAL), key=ratio)
+
+
+def _scores(task: str, saved: list[dict], metrics_of) -> list[float]:
+    """Clairvoyant-normalised scores (FIFO 0, reference 1) on the traces with room."""
+    reference_cost = _headroom().reference_cost
+    out = []
+    for t in saved:
+        ref_cost, ref_metrics, _ = reference_cost(t, task)
+        fifo = t["metrics"]["fifo"]
+        if task_has_room(task, fifo, ref_metrics, first_arrival_s=t["first_arrival_s"], round_s=t["round_s"]):
+            fifo_cost = task_cost(task, fifo, first_arrival_s=t["first_arrival_s"], round_s=t["round_s"])
+            cost = task_cost(task, metrics_of(t), first_arrival_s=t["first_arrival_s"], round_s=t["round_s"])
+            out.append((fifo_cost - cost) / (fifo_cost - ref_cost))
+    return out
+
+
+def _learned_cell(task: str, policy: str, saved: list[dict], ran: dict, best: str, seeds) -> dict:
+    ratios = {s: [judged(task, ran[t["trace"]][policy][s], t) / judged(task, t["metrics"][best], t) for t in saved]
+              for s in seeds}
+    scores = [_scores(task, saved, lambda t, s=s: ran[t["trace"]][policy][s]) for s in seeds]
+    means = [sum(v) / len(v) for v in scores if v]
+    return {"policy": policy, "ratio": stratified_iqm_interval(ratios).as_dict(),
+            "per_seed": {s: _geomean(r) for s, r in ratios.items()},
+            "score": iqm(means) if means else None, "room": len(scores[0])}
+
+
+def suite_task(task: str, suite: str, saved: list[dict], ran: dict, seeds, policies) -> dict:
+    """One (task, suite) cell: best classical, best learned, their ratio interval, the aim."""
+    best = _best_classical(task, saved)
+    cells = [_learned_cell(task, p, saved, ran, best, seeds) for p in policies]
+    learned = min(cells, key=lambda c: (c["ratio"]["value"], c["policy"]))
+    regime = saved[0]["regime"]
+    knowledge = "exact" if regime is None else regime["knowledge"]
+    ahead = task == "balanced" or knowledge in ("estimate", "unknown")
+    aim = AHEAD if ahead else WITHIN
+    classical_scores = _scores(task, saved, lambda t: t["metrics"][best])
+    return {"task": task, "suite": suite, "regime": knowledge, "traces": len(saved), "best_classical": best,
+            "best_learned": learned["policy"], "ratio": learned["ratio"], "per_seed": learned["per_seed"],
+            "learned_score": learned["score"], "room": learned["room"],
+            "classical_score": sum(classical_scores) / len(classical_scores) if classical_scores else None,
+            "others": {c["policy"]: c["ratio"]["value"] for c in cells},
+            "aim": aim, "met": learned["ratio"]["value"] <= aim}
+
+
+def summarise(data: dict, headroom: dict) -> dict:
+    saved = {t["trace"]: t for t in headroom["traces"]}
+    ran = {t["trace"]: t["learned"] for t in data["traces"]}
+    seeds = [str(s) for s in data["seeds"]]
+    policies = list(data["policies"].values())
+    rows = []
+    for task in data["policies"]:
+        for suite in data["suites"]:
+            chosen = [saved[t["trace"]] for t in data["traces"] if t["suite"] == suite]
+            rows.append(suite_task(task, suite, chosen, ran, seeds, policies))
+    return {"rows": rows, "met": sum(r["met"] for r in rows), "cells": len(rows)}
+
+
+# -- the page ---------------------------------------------------------------------------------
+
+def _ratio(item: dict) -> str:
+    if item.get("low") is None or (isinstance(item["low"], float) and math.isnan(item["low"])):
+        return f"{item['value']:.3f}"
+    return f"{item['value']:.3f} [{item['low']:.3f}, {item['high']:.3f}]"
+
+
+def _score(value) -> str:
+    return "no room" if value is None else f"{value:.2f}"
+
+
+def render(data: dict, summary: dict) -> str:
+    """The docs section (pure: the same JSON gives the same bytes)."""
+    lines = [
+        f"Test split, suites {', '.join(data['suites'])}; {len(data['seeds'])} training seeds per policy, "
+        f"{data['slots']} observation slots. *learned / classical*: IQM over the seeds of the geometric mean over "
+        "the suite's traces of the best learned policy's judged measure / the best classical rule's, on the same "
+        "trace (below 1: the learned policy is better), with a 95% stratified bootstrap interval. Judged measures: "
+        "avg JCT (`jct`), mean fair-share ρ (`fairness`), the task cost (`balanced`). *score*: the clairvoyant-"
+        "normalised score (FIFO 0, reference 1; traces with room only; learned: IQM over seeds). "
+        f"Aim: <= {AHEAD} for `balanced` and in the estimate/unknown regimes, else <= {WITHIN}. "
+        f"{summary['met']} of {summary['cells']} cells meet it.",
+        "",
+        "| task | suite | regime | best classical | best learned | learned / classical | per seed | score learned / classical | aim | met |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in summary["rows"]:
+        seeds = " ".join(f"{v:.3f}" for v in row["per_seed"].values())
+        scores = f"{_score(row['learned_score'])} / {_score(row['classical_score'])} ({row['room']}/{row['traces']} traces)"
+        lines.append(f"| `{row['task']}` | {row['suite']} | {row['regime']} | `{row['best_classical']}` | "
+                     f"`{row['best_learned']}` | {_ratio(row['ratio'])} | {seeds} | {scores} | "
+                     f"<= {row['aim']} | {'met' if row['met'] else '**missed**'} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_doc(doc: Path, text: str) -> None:
+    page = doc.read_text(encoding="utf-8")
+    head, rest = page.split(BEGIN, 1)
+    tail = rest.split(END, 1)[1]
+    doc.write_text(f"{head}{BEGIN}\n{text}{END}{tail}", encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=Path, help="the training output folders <task>-s<seed>")
+    parser.add_argument("--suites", default=None, help="test suites (a comma list; default: every suite)")
+    parser.add_argument("--json", type=Path, help="save the per-trace metrics here")
+    parser.add_argument("--doc", type=Path, help="rewrite this page's generated section")
+    parser.add_argument("--render", type=Path, metavar="JSON", help="summarise a saved JSON instead of running")
+    args = parser.parse_args(argv)
+    if args.render:
+        data = json.loads(args.render.read_text(encoding="utf-8"))
+    else:
+        if args.runs is None:
+            parser.error("--runs is required unless --render")
+        data = run(args.runs, args.suites, log=lambda text: print(text, file=sys.stderr, flush=True))
+        data["command"] = "python benchmarks/learned_vs_classical.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    if args.json:
+        args.json.write_text(json.dumps(data, indent=1, allow_nan=False) + "\n", encoding="utf-8")
+    summary = summarise(data, json.loads(HEADROOM_JSON.read_text(encoding="utf-8")))
+    if args.doc:
+        write_doc(args.doc, render(data, summary))
+    print(json.dumps(summary, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

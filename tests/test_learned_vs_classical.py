@@ -1,0 +1,102 @@
+"""docs/TRAINING.md, "Learned vs classical", is generated from the saved JSON of
+benchmarks/learned_vs_classical.py and the headroom study's classical cells: the doc must be
+the render of that JSON, the JSON must be whole, and the summary must follow its definitions."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from helpers.scripts import load_benchmark
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "docs" / "data" / "learned_vs_classical.json"
+HEADROOM = ROOT / "docs" / "data" / "headroom.json"
+
+
+def _bench():
+    return load_benchmark("learned_vs_classical")
+
+
+def _saved():
+    return json.loads(DATA.read_text(encoding="utf-8")), json.loads(HEADROOM.read_text(encoding="utf-8"))
+
+
+def test_the_docs_section_is_the_render_of_the_saved_json():
+    bench = _bench()
+    data, headroom = _saved()
+    doc = (ROOT / "docs" / "TRAINING.md").read_text(encoding="utf-8")
+    section = doc.split(bench.BEGIN, 1)[1].split(bench.END, 1)[0]
+    assert section.strip() == bench.render(data, bench.summarise(data, headroom)).strip()
+
+
+def test_the_saved_json_has_every_seed_of_every_policy_on_every_test_trace_of_its_suites():
+    from shockwave_gym.traces.suites import split_entries
+
+    data, _ = _saved()
+    assert data["seeds"] == [0, 1, 2, 3, 4]
+    assert [t["trace"] for t in data["traces"]] == [e.trace_name for e in split_entries(data["suites"], "test")]
+    for trace in data["traces"]:
+        assert set(trace["learned"]) == set(data["policies"].values())
+        for runs in trace["learned"].values():
+            assert sorted(runs) == ["0", "1", "2", "3", "4"]
+            assert all(not m["truncated"] and m["avg_jct_s"] > 0 for m in runs.values())
+
+
+def test_each_row_takes_the_best_classical_rule_and_the_best_learned_policy_and_judges_the_aim():
+    bench = _bench()
+    data, headroom = _saved()
+    saved = {t["trace"]: t for t in headroom["traces"]}
+    for row in bench.summarise(data, headroom)["rows"]:
+        traces = [saved[t["trace"]] for t in data["traces"] if t["suite"] == row["suite"]]
+
+        def to_fifo(agent, traces=traces, task=row["task"]):
+            logs = [math.log(bench.judged(task, t["metrics"][agent], t) / bench.judged(task, t["metrics"]["fifo"], t))
+                    for t in traces]
+            return sum(logs) / len(logs)
+
+        assert to_fifo(row["best_classical"]) == min(to_fifo(a) for a in bench.CLASSICAL)
+        assert row["ratio"]["value"] == min(row["others"].values())
+        assert row["ratio"]["low"] <= row["ratio"]["value"] <= row["ratio"]["high"]
+        ahead = row["task"] == "balanced" or row["regime"] in ("estimate", "unknown")
+        assert row["aim"] == (bench.AHEAD if ahead else bench.WITHIN)
+        assert row["met"] == (row["ratio"]["value"] <= row["aim"])
+
+
+def _fake_trace(name: str, scale: float) -> dict:
+    def metrics(jct):
+        return {"avg_jct_s": jct, "rho_mean": 1.0 + jct / 1e4, "makespan_s": 1e4, "num_jobs": 10, "gpus": 4,
+                "truncated": False}
+
+    classical = {a: metrics(scale * (1000 + 10 * i)) for i, a in enumerate(("wsrpt", "gittins", "tiresias",
+                                                                            "fair-share", "shockwave"))}
+    reference = {task: {"metrics": metrics(scale * 500)} for task in ("jct", "fairness", "balanced")}
+    return {"suite": "s", "trace": name, "regime": {"knowledge": "unknown", "early_endings": 0.0, "seed": 1},
+            "first_arrival_s": 0.0, "round_s": 120.0, "metrics": {"fifo": metrics(scale * 2000), **classical},
+            "reference": reference, "shockwave_oracle": {"metrics": metrics(scale * 600)}}
+
+
+@pytest.mark.parametrize("factor", [0.9, 1.01])
+def test_a_policy_a_fixed_factor_from_the_best_rule_on_every_trace_gets_that_ratio(factor):
+    bench = _bench()
+    headroom = {"traces": [_fake_trace("a", 1.0), _fake_trace("b", 2.0), _fake_trace("c", 3.0)]}
+    learned = {}
+    for t in headroom["traces"]:
+        best = t["metrics"]["wsrpt"]
+        runs = {str(s): {**best, "avg_jct_s": factor * best["avg_jct_s"]} for s in range(5)}
+        worse = {str(s): {**best, "avg_jct_s": 2 * best["avg_jct_s"]} for s in range(5)}
+        learned[t["trace"]] = {"ppo-jct": runs, "ppo-fairness": worse, "ppo-balanced": worse}
+    data = {"suites": ["s"], "seeds": list(range(5)), "slots": 200,
+            "policies": {"jct": "ppo-jct", "fairness": "ppo-fairness", "balanced": "ppo-balanced"},
+            "traces": [{"suite": "s", "trace": t["trace"], "learned": learned[t["trace"]]} for t in headroom["traces"]]}
+    rows = {r["task"]: r for r in bench.summarise(data, headroom)["rows"]}
+    row = rows["jct"]
+    assert row["best_classical"] == "wsrpt" and row["best_learned"] == "ppo-jct"
+    assert row["ratio"]["value"] == pytest.approx(factor)
+    assert row["aim"] == bench.AHEAD and row["met"] == (factor <= bench.AHEAD)
+    # FIFO 2000, reference 500: the rule scores (2000 - 1000) / 1500, the policy (2000 - 1000 factor) / 1500
+    assert row["classical_score"] == pytest.approx(1000 / 1500)
+    assert row["learned_score"] == pytest.approx((2000 - 1000 * factor) / 1500)
+    assert "| `jct` | s | unknown | `wsrpt` | `ppo-jct` |" in bench.render(data, bench.summarise(data, headroom))
