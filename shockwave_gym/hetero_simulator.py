@@ -31,7 +31,7 @@ from shockwave_gym.config import SimConfig
 from shockwave_gym.errors import InputError, InvalidActionError
 from shockwave_gym.hetero_state import TypedJobArrays, build_typed_arrays
 from shockwave_gym.jobs import JobSpec
-from shockwave_gym.placement import Placement, place_in_order
+from shockwave_gym.placement import Placement, place_in_order, rigid_action
 from shockwave_gym.simulator import ColumnHooks, Simulator
 from shockwave_gym.throughput import ThroughputTable, TypedThroughputs
 
@@ -134,7 +134,9 @@ class HeteroSimulator(ColumnHooks, Simulator):
 
     def _requested_placement(self, action) -> tuple[np.ndarray, np.ndarray]:
         """``(job ids, type indices)`` an action asks for, in its order: type names and the
-        selection checked, job ids placed by the default rule."""
+        selection checked, job ids placed by the default rule (an allocation gives each job
+        its gang, :func:`rigid_action`)."""
+        action = rigid_action(action, self.static.gang)
         if isinstance(action, Mapping):
             pairs = [(j, self._type_index(t, j)) for j, t in action.items()]
             order = np.array([int(j) for j, _ in pairs], dtype=np.int64) if pairs else np.zeros(0, np.int64)

@@ -86,6 +86,28 @@ class Allocation(_JobIdsAction):
         return dict(zip(self.job_ids.tolist(), self.counts.tolist(), strict=True))
 
 
+def rigid_action(action, gang: np.ndarray):
+    """``action`` on a trace without elastic jobs: an :class:`Allocation` must give every job
+    its own gang; it becomes a :class:`Placement` when it names every job's type, else its
+    job ids (placed by the default rule). Any other action is returned unchanged."""
+    if not isinstance(action, Allocation):
+        return action
+    ids, counts, types = action.job_ids, action.counts, action.gpu_types
+    outside = (ids < 0) | (ids >= gang.size)
+    if outside.any():
+        raise InvalidActionError(f"job {int(ids[outside][0])} is not a job of this trace")
+    wrong = counts != gang[ids]
+    if wrong.any():
+        j = int(ids[wrong][0])
+        raise InvalidActionError(f"job {j} is rigid (gang {int(gang[j])}): an allocation may give it "
+                                 f"{int(gang[j])} GPUs, not {int(counts[wrong][0])}")
+    if types is None or (types < 0).all():
+        return ids
+    if (types < 0).any():
+        raise InvalidActionError("an allocation on rigid jobs gives every job a type or none")
+    return Placement(ids, types)
+
+
 def place_in_order(
     order: np.ndarray,
     gang: np.ndarray,

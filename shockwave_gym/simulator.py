@@ -31,6 +31,7 @@ import numpy as np
 from shockwave_gym.config import SimConfig
 from shockwave_gym.errors import InputError, InvalidActionError
 from shockwave_gym.jobs import JobSpec
+from shockwave_gym.placement import rigid_action
 from shockwave_gym.state import (
     ACTIVE,
     DONE,
@@ -237,8 +238,9 @@ class Simulator:
 
     def validate_placement(self, action: Iterable[int]) -> tuple[np.ndarray, np.ndarray | None]:
         """``action`` as ``(ids, types)`` for :meth:`run_round`: on a cluster of one type the
-        checked selection (:meth:`validate_selection`) and no types."""
-        return self.validate_selection(action), None
+        checked selection (:meth:`validate_selection`) and no types. An
+        :class:`~shockwave_gym.placement.Allocation` must give each job its gang."""
+        return self.validate_selection(rigid_action(action, self.static.gang)), None
 
     def step(self, action: Iterable[int]) -> RoundRecord:
         """Run one round with the jobs of ``action`` (R2-R4), then admit arrivals (R1)."""

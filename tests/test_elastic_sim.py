@@ -95,3 +95,37 @@ def test_harness_records_keep_the_round_counts():
     back = result_from_json(result_to_json(outcome.result))
     assert compute_metrics(back) == outcome.metrics
     assert [c.tolist() for c in back.round_gpu_counts] == [c.tolist() for c in outcome.result.round_gpu_counts]
+
+
+@pytest.mark.parametrize("cluster", [None, "v100=2,p100=2,k80=4"])
+def test_allocations_on_rigid_jobs_give_each_job_its_gang(cluster):
+    """An elastic allocator's action on a trace without elastic jobs: counts equal to the
+    gangs run as the ids (or, with every type named, as that placement); any other count is
+    refused naming the job, never silently ignored."""
+    trace = load_trace("teaching-12")
+    config = SimConfig(gpus=8) if cluster is None else SimConfig(cluster=ClusterSpec.parse(cluster))
+    sim = make_simulator(trace.jobs, config)
+    while sim.active_job_ids().size == 0:
+        sim.step([])
+    job = int(sim.active_job_ids()[0])
+    gang = int(sim.static.gang[job])
+    twin = make_simulator(trace.jobs, config)
+    while twin.time_s < sim.time_s:
+        twin.step([])
+    with pytest.raises(InvalidActionError, match=f"job {job} is rigid \\(gang {gang}\\)"):
+        sim.step(Allocation([job], [gang + 1]))
+    types = None if cluster is None else [1]  # p100: not the default rule's fastest type
+    record = sim.step(Allocation([job], [gang], types))
+    expected = twin.step([job] if cluster is None else {job: "p100"})
+    assert record.job_ids.tolist() == expected.job_ids.tolist() == [job]
+    assert sim.work_done_s.tolist() == twin.work_done_s.tolist()
+    if cluster is not None:
+        assert record.gpu_types.tolist() == expected.gpu_types.tolist() == [1]
+
+
+def test_the_elastic_program_baselines_run_a_rigid_typed_trace():
+    trace = load_trace("teaching-12")
+    config = SimConfig(cluster=ClusterSpec.parse("v100=2,p100=2,k80=4"))
+    for name in ("sia", "elastic-max-min", "pollux", "elastic-srpt"):
+        outcome = run_episode(trace, make_agent(name), config)
+        assert outcome.metrics["completed_jobs"] == trace.num_jobs, name
