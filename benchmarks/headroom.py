@@ -503,7 +503,9 @@ def render(data: dict) -> str:
         "mean over its traces with room, with a 95% percentile bootstrap interval over those traces "
         "(`scipy.stats.bootstrap`, 4,000 resamples, fixed seed; `shockwave_gym/harness/paired.py`). With 5 "
         "traces an interval says how much the traces disagree, no more. An agent can score above 1: the "
-        "reference is a yardstick, not a bound.",
+        "reference is a yardstick, not a bound. On an elastic suite (`elastic-nominal`) the reference's rollouts "
+        "choose among rigid rules, each elastic job at its reference count, so the elastic baselines, which choose "
+        "GPU counts, can score well above 1 there.",
         "",
         "Per suite and task: the best classical baseline (of "
         f"{', '.join(f'`{a}`' for a in CLASSICAL)}; by suite score), Shockwave, and the two references:",

@@ -45,9 +45,7 @@ def test_quick_subset_and_bad_suites():
     quick = leaderboard_entries("test", None, quick=True)
     assert [e.suite for e in quick] == [s for s, k in QUICK_SUITES.items() for _ in range(k)]
     assert "authors-canonical-120" in [e.trace_name for e in quick]
-    off = [e for e in split_entries(None, "test") if e.suite == "elastic-nominal"]  # leaderboard=False
-    assert len(leaderboard_entries("test")) == len(split_entries(None, "test")) - len(off) > 0
-    assert leaderboard_entries("test", "elastic-nominal") == off  # named, it runs
+    assert leaderboard_entries("test") == split_entries(None, "test")  # every suite is on the leaderboard
     with pytest.raises(InputError, match="unknown suite"):
         leaderboard_entries("test", "small-nope")
     with pytest.raises(InputError, match="none of them"):
@@ -119,10 +117,8 @@ def test_docs_leaderboard_covers_the_test_split_and_every_agent():
 
     rows = list(csv.DictReader((DOCS / "LEADERBOARD.csv").open()))
     assert {r["trace"] for r in rows} == {e.trace_name for e in leaderboard_entries("test")}
-    # the elastic suite and the elastic agents (issue 37) join at the next full leaderboard run
-    assert {e.suite for e in split_entries(None, "test")} - {e.suite for e in leaderboard_entries("test")} == {"elastic-nominal"}
-    shipped = {name for name in available_agents() if registry.registered_factory(name) is None  # not test agents
-               and not registry.agent_entry(name).elastic}
+    assert "elastic-nominal" in {r["suite"] for r in rows}
+    shipped = {name for name in available_agents() if registry.registered_factory(name) is None}  # not test agents
     assert shipped <= {r["agent"] for r in rows}
 
 
@@ -265,3 +261,19 @@ def test_regime_and_heterogeneous_suites_carry_their_cluster_and_regime_and_lear
     assert main(argv) == 0
     assert "(0 run now)" in capsys.readouterr().out
     assert (out / "LEADERBOARD.md").read_text() == md
+
+
+def test_a_suite_off_the_leaderboard_runs_only_when_named(monkeypatch):
+    import dataclasses
+
+    from shockwave_gym.harness import leaderboard
+
+    real = leaderboard.resolve_suites
+
+    def resolve(suites):
+        return [dataclasses.replace(s, leaderboard=False) if s.name == "elastic-nominal" else s for s in real(suites)]
+
+    monkeypatch.setattr(leaderboard, "resolve_suites", resolve)
+    off = [e for e in split_entries(None, "test") if e.suite == "elastic-nominal"]
+    assert off and len(leaderboard_entries("test")) == len(split_entries(None, "test")) - len(off)
+    assert leaderboard_entries("test", "elastic-nominal") == off  # named, it runs

@@ -383,3 +383,14 @@ def test_training_refuses_hidden_lengths_to_version_2_and_carries_a_heterogeneou
     hetero = get_suite("hetero-mixed").cluster_spec
     assert tasks.env_kwargs[0]["cluster"] == hetero and "cluster" not in tasks.env_kwargs[1]
     assert tasks.val_gpus == [24, 12] and tasks.val_sizes == [hetero, 12]
+
+
+def test_reporting_quotes_the_digests_of_every_suite():
+    """docs/REPORTING.md's digests of the whole test and validation splits are the live ones."""
+    from pathlib import Path
+
+    from shockwave_gym.traces.suites import split_digest
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "REPORTING.md").read_text()
+    for split in ("test", "validation"):
+        assert f"`{split_digest(None, split)}`" in text, split

@@ -170,8 +170,7 @@ SUITES: tuple[Suite, ...] = (
     Suite("elastic-nominal", "v100=32", "nominal",
           stresses="the scheduler also chooses GPU counts (half the jobs elastic): speedups that flatten or "
                    "reverse with more GPUs, and restarts on every change of count",
-          generator={"num_jobs": 80, "arrival_rate_per_hour": 50.0, "elastic_share": 0.5, **_SHORT},
-          leaderboard=False),
+          generator={"num_jobs": 80, "arrival_rate_per_hour": 50.0, "elastic_share": 0.5, **_SHORT}),
 )
 
 
