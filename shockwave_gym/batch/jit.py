@@ -147,10 +147,69 @@ if AVAILABLE:
         return restart_s if pays else 0.0
 
     @_inline
+    def _type_time(k, j, t, sim):
+        """(time done, total time) of job ``j`` of cluster ``k`` on GPU type ``t`` (-1: one
+        type, reference work itself): hetero_state.TypedJobArrays.to_type_time for one job."""
+        if t < 0 or sim.type_identity[k, j, t]:
+            return sim.work_done_s[k, j], sim.isolated_time_s[k, j]
+        e = min(sim.pos[k, j], sim.seg_end[k, j] - 1)
+        typed, packed = sim.typed, sim.packed
+        ratio = typed[e, 0, t] / packed[e, 0]
+        return typed[e, 1, t] + (sim.work_done_s[k, j] - packed[e, 1]) * ratio, sim.type_iso_s[k, j, t]
+
+    @_inline
+    def _reference_work(k, j, t, tau, sim):
+        """Inverse of :func:`_type_time`: reference work of job ``j`` at ``tau`` seconds of
+        type-``t`` time (TypedJobArrays.to_reference_work for one job)."""
+        if t < 0 or sim.type_identity[k, j, t]:
+            return tau
+        typed, packed = sim.typed, sim.packed
+        query = sim.type_base_s[k, j, t] + tau + 1e-6
+        lo, hi = sim.first[k, j], sim.seg_end[k, j]
+        while lo < hi:  # the first epoch whose end on type t is beyond the query
+            mid = (lo + hi) >> 1
+            if typed[mid, 2, t] <= query:
+                lo = mid + 1
+            else:
+                hi = mid
+        e = min(lo, sim.seg_end[k, j] - 1)
+        ratio = packed[e, 0] / typed[e, 0, t]
+        return min(packed[e, 1] + (tau - typed[e, 1, t]) * ratio, sim.isolated_time_s[k, j])
+
+    @_inline
+    def _stayed(k, j, t, sim):
+        """Whether job ``j`` ran last round on the type it runs on now (R3)."""
+        return sim.ran_last_round[k, j] and (t < 0 or sim.last_type[k, j] == t)
+
+    @_inline
+    def place_one(k, order, n, sim, sel, free):
+        """The default placement rule (placement.place_in_order, with backfill) over the jobs
+        ``order[:n]`` of typed cluster ``k``: each to its fastest runnable type (rate at its
+        current batch size; ties: cluster order) with room for its gang, in ``sel[k]`` and
+        ``sim.job_type[k]``; a job that fits no type is skipped. ``free`` is scratch of the
+        types' width. Returns the number of jobs placed."""
+        typed, runnable, gang = sim.typed, sim.type_runnable, sim.gang
+        for t in range(sim.num_types[k]):
+            free[t] = sim.type_capacity[k, t]
+        placed = 0
+        for i in range(n):
+            j = order[i]
+            e = min(sim.pos[k, j], sim.seg_end[k, j] - 1)
+            best, best_rate = -1, -np.inf
+            for t in range(sim.num_types[k]):
+                if runnable[k, j, t] and free[t] >= gang[k, j] and typed[e, 3, t] > best_rate:
+                    best, best_rate = t, typed[e, 3, t]
+            if best >= 0:
+                free[best] -= gang[k, j]
+                sel[k, j] = True
+                sim.job_type[k, j] = best
+                placed += 1
+        return placed
+
+    @_inline
     def _round_length(k, sel, sim):
         """The round's length in cluster ``k`` (R4): the longest finish when every selected
         job finishes within the round, else the round."""
-        iso, work, ran_last = sim.isolated_time_s, sim.work_done_s, sim.ran_last_round
         rs, threshold, restart, index = sim.round_s[k], sim.restart_threshold_s[k], sim.restart_overhead_s[k], sim.round_index[k]
         any_sel = False
         all_finish = True
@@ -158,8 +217,10 @@ if AVAILABLE:
         for j in range(sim.num_jobs[k]):
             if sel[k, j]:
                 any_sel = True
-                remaining = iso[k, j] - work[k, j]
-                finish_offset = _restart_overhead(index, ran_last[k, j], remaining, rs, threshold, restart) + remaining
+                t = sim.job_type[k, j]
+                done, total = _type_time(k, j, t, sim)
+                remaining = total - done
+                finish_offset = _restart_overhead(index, _stayed(k, j, t, sim), remaining, rs, threshold, restart) + remaining
                 if finish_offset <= rs:
                     if finish_offset > longest:
                         longest = finish_offset
@@ -196,6 +257,7 @@ if AVAILABLE:
         jobs completed)."""
         iso, work, ran_last, gang, status = sim.isolated_time_s, sim.work_done_s, sim.ran_last_round, sim.gang, sim.status
         run_time, rounds_run, last_run, last_overhead = sim.run_time_s, sim.rounds_run, sim.last_run_s, sim.last_overhead_s
+        job_type, last_type = sim.job_type, sim.last_type
         pos, end_global, job_base, seg_end, span = sim.pos, sim.end_global, sim.job_base_s, sim.seg_end, sim.span
         completion, num_done = sim.completion_s, sim.num_done
         rs, threshold, restart, index = sim.round_s[k], sim.restart_threshold_s[k], sim.restart_overhead_s[k], sim.round_index[k]
@@ -208,13 +270,17 @@ if AVAILABLE:
                     last_run[k, j] = 0.0
                     last_overhead[k, j] = 0.0
                     ran_last[k, j] = False
+                    last_type[k, j] = -1
                 continue
-            remaining = iso[k, j] - work[k, j]
-            overhead = _restart_overhead(index, ran_last[k, j], remaining, rs, threshold, restart)
+            t = job_type[k, j]
+            done, total = _type_time(k, j, t, sim)
+            remaining = total - done
+            overhead = _restart_overhead(index, _stayed(k, j, t, sim), remaining, rs, threshold, restart)
             finish_offset = overhead + remaining
             finishes = finish_offset <= rs
             run = finish_offset if finishes else round_len
-            work[k, j] = work[k, j] + (run - overhead)
+            work[k, j] = _reference_work(k, j, t, done + (run - overhead), sim)
+            last_type[k, j] = t
             if finishes:
                 work[k, j] = iso[k, j]
                 completion[k, j] = start + finish_offset
