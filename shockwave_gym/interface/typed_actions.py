@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from shockwave_gym.errors import InvalidActionError
 from shockwave_gym.interface.actions import PriorityMode, SelectMode, select_bits, sequential_index
 from shockwave_gym.interface.slots import SlotMap
 from shockwave_gym.placement import place_in_order
