@@ -260,3 +260,52 @@ def test_the_typed_round_kernels_equal_the_heterogeneous_reference(num_jobs, tra
             assert getattr(batch, name)[0, :n].tobytes() == getattr(ref, name).tobytes(), name
         assert (batch.pos[0, :n] - batch.first[0, :n]).tolist() == (ref.epoch_pos - ref.static.first_epoch_index).tolist()
         assert batch.time_s[0] == ref.time_s
+
+
+#: Heterogeneous clusters the typed kernels are checked on (each type wide enough for a gang).
+TYPED_CLUSTERS = ("v100=8,p100=8,k80=8", "p100=8,k80=8", "v100=8,k80=16", "p100=12", "v100=8,p100=4,k80=8")
+
+
+@st.composite
+def typed_configurations(draw) -> dict:
+    """configurations() on a heterogeneous cluster, in the modes the kernels run typed."""
+    config = draw(configurations())
+    config.pop("gpus")
+    config.update(cluster=draw(st.sampled_from(TYPED_CLUSTERS)), action_mode=draw(st.sampled_from(["priority", "select"])))
+    return config
+
+
+@needs_numba
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(config=typed_configurations(), seed=st.integers(0, 1000))
+def test_the_single_env_kernels_equal_the_reference_on_typed_clusters(config, seed):
+    """On a heterogeneous cluster, the single env's compiled step (observation version 2)
+    equals its Python path, bit for bit, across autoresets, every round record's types too."""
+    from hypothesis import assume
+
+    from shockwave_gym.errors import InputError
+
+    mode = config["action_mode"]
+    single, reference = gym.make(ENV_ID, **config), _reference(config)
+    try:
+        first = single.reset(seed=seed)
+    except InputError:  # a generated job fits no type of the cluster
+        assume(False)
+    assert_same(first, reference.reset(seed=seed), "reset")
+    rng = np.random.default_rng(seed)
+    compiled = 0
+    for t in range(30):
+        actions = random_actions(mode, single.unwrapped.action_masks()[None], rng)
+        got, want = single.step(actions[0].copy()), reference.step(actions[0].copy())
+        assert_same(got, want, f"step {t}")
+        ours, theirs = single.unwrapped.simulator.history[-1], reference.unwrapped.simulator.history[-1]
+        assert ours.gpu_types.tolist() == theirs.gpu_types.tolist()
+        compiled += single.unwrapped._compiled is not None
+        if got[2] or got[3]:
+            try:
+                assert_same(single.reset(), reference.reset(), f"reset {t}")
+            except InputError:
+                break
+    assert compiled > 0 or config["obs_version"] != 2
+    single.close()
+    reference.close()

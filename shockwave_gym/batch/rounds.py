@@ -29,6 +29,7 @@ import numpy as np
 
 from shockwave_gym.batch import jit
 from shockwave_gym.batch.bank import MAX_TYPES, EpochBank
+from shockwave_gym.cluster import TYPE_ORDER
 from shockwave_gym.config import SimConfig
 from shockwave_gym.metrics import EpisodeResult
 from shockwave_gym.state import PENDING, StaticJobArrays
@@ -95,6 +96,7 @@ class SimArrays(NamedTuple):
     pos: np.ndarray
     num_types: np.ndarray
     type_capacity: np.ndarray
+    type_column: np.ndarray
     type_iso_s: np.ndarray
     type_base_s: np.ndarray
     type_identity: np.ndarray
@@ -122,6 +124,7 @@ class BatchSimulator:
         self.typeds: list = [None] * k  # each cluster's TypedJobArrays (None: one type)
         self.num_types = np.zeros(k, np.int64)  # 0: a cluster of one type
         self.type_capacity = np.zeros((k, MAX_TYPES), np.int64)
+        self.type_column = np.zeros((k, MAX_TYPES), np.int64)  # each type's column of TYPE_ORDER
         self.configs: list[SimConfig | None] = [None] * k
         self.trace_names = [""] * k
         self.num_jobs = np.zeros(k, np.int64)
@@ -233,6 +236,7 @@ class BatchSimulator:
             return
         num_types = typed.capacity.size
         self.type_capacity[k, :num_types] = typed.capacity
+        self.type_column[k, :num_types] = [TYPE_ORDER.index(name) for name in typed.cluster.types]
         for name, (_, _, field) in _TYPED.items():
             getattr(self, name)[k, :n, :num_types] = getattr(typed, field)
         # a type faster than the reference moves more reference work than round_s a round

@@ -665,8 +665,7 @@ class ClusterEnv(gym.Env):
 
     def _compiled_step(self):
         """The compiled step (:class:`shockwave_gym.env.vector.single.SingleStep`: the vector
-        env's kernels at K = 1) when this env can take it: numba installed, a homogeneous
-        cluster, the default information regime, observation version 2, the ``priority`` or
+        env's kernels at K = 1) when this env can take it: numba installed, the default information regime, observation version 2, the ``priority`` or
         ``select`` mode, built-in reward terms, a trace whose jobs reach fewer than 8 batch
         sizes, and none of the step's helpers overridden by a subclass. Else None (the
         Python path, same results)."""
@@ -689,7 +688,7 @@ class ClusterEnv(gym.Env):
         return self._compiled
 
     def _compiled_eligible(self) -> bool:
-        if self.cluster is not None or self.obs_version != 2 or self.action_mode not in ("priority", "select"):
+        if self.obs_version != 2 or self.action_mode not in ("priority", "select"):
             return False
         if not self.regime.is_default:  # the compiled kernels read the simulator's true epochs
             return False
@@ -697,7 +696,9 @@ class ClusterEnv(gym.Env):
         for name in ("_run_round", "_begin_decision", "_observation", "_forced_round", "_info"):
             if getattr(cls, name) is not getattr(ClusterEnv, name):
                 return False
-        if type(self.simulator) is not Simulator:
+        from shockwave_gym.hetero_simulator import HeteroSimulator
+
+        if type(self.simulator) is not (Simulator if self.cluster is None else HeteroSimulator):
             return False
         from shockwave_gym.env.vector import fused, single
 

@@ -143,14 +143,21 @@ if AVAILABLE:
     @_inline
     def cluster_one_v2(k, st, free, out):
         """estimates.cluster_features_v2 for cluster ``k`` (math.log2 and math.log1p, as the
-        single env) of a homogeneous batch, its free capacity per type being
-        free_capacity_rows's: free / GPUs for the first type, 0 for the others."""
+        single env), its free capacity per type being free_capacity_by_type's: on one type
+        free / GPUs for the first type, 0 for the others; on several, each type's GPUs / GPUs
+        (every GPU is free at a decision of ``priority`` or ``select``), 0 for a type the
+        cluster lacks."""
         sim, slots = st.sim, st.slots
         g = sim.gpus[k]
         busy, queue = _busy_and_queued(k, sim, slots)
         low, high = V2_CLUSTER_LOW, V2_CLUSTER_HIGH
         for t in range(TYPES):
             capacity = free[k] / g if t == 0 else 0.0
+            if sim.num_types[k] > 0:
+                capacity = 0.0
+                for c in range(sim.num_types[k]):
+                    if sim.type_column[k, c] == t:
+                        capacity = sim.type_capacity[k, c] / g
             out[k, t] = np.float32(min(max(capacity, low[t]), high[t]))
         values = (
             busy / g,
@@ -198,6 +205,14 @@ if AVAILABLE:
                 break
 
     @_inline
+    def _cluster_type_rates(k, j, sim, reference, full, i):
+        """observation._cluster_type_rates for job ``j`` of typed cluster ``k``: the rows of
+        the cluster's types, its rate there at its current epoch over the reference rate."""
+        e = min(sim.pos[k, j], sim.seg_end[k, j] - 1)
+        for c in range(sim.num_types[k]):
+            full[11 + sim.type_column[k, c], i] = sim.typed[e, 3, c] / reference if reference > 0 else 0.0
+
+    @_inline
     def _fill_rows(k, st, plan, full, dynamic):
         """Cluster ``k``'s columns of ``full`` (its raw version 2 features, as
         observation.JobFeaturesV2.fill) and ``dynamic`` (age and rho-hat), per ``plan``."""
@@ -231,6 +246,8 @@ if AVAILABLE:
             full[10, i] = max(rho[k, j] * V2_IN[6], 0.0)
             # the job's row of the per-trace tables (TraceJobTables)
             _type_rates(type_sizes, type_rel, row0 + j, b, full, i)
+            if sim.num_types[k] > 0:
+                _cluster_type_rates(k, j, sim, rate[k, j], full, i)
 
     @_jit
     def job_rows_v2(boxed, kept, free, cluster_out):

@@ -56,6 +56,7 @@ if AVAILABLE:
     _derive_one = vec_jit.derive_one
     _slots_one = vec_jit.slots_one
     _priority_one = vec_jit.priority_one
+    _priority_typed_one = vec_jit.priority_typed_one
     _select_one = vec_jit.select_one
     _scores_finite = vec_jit.scores_finite
     _area = vec_jit.area
@@ -129,13 +130,39 @@ if AVAILABLE:
         return any_bad
 
     @_inline
+    def _unforced_typed(k, sim, sel):
+        """typed_actions.unforced_placement for typed cluster ``k``: when every active job
+        fits on its own fastest type at once, ``sel[k]`` holds them, on those types (True)."""
+        status, gang, typed, runnable = sim.status, sim.gang, sim.typed, sim.type_runnable
+        demand = np.zeros(sim.num_types[k], np.int64)
+        for j in range(sim.num_jobs[k]):
+            if status[k, j] == ACTIVE:
+                e = min(sim.pos[k, j], sim.seg_end[k, j] - 1)
+                best, best_rate = 0, -np.inf
+                for t in range(sim.num_types[k]):
+                    if runnable[k, j, t] and typed[e, 3, t] > best_rate:
+                        best, best_rate = t, typed[e, 3, t]
+                sim.job_type[k, j] = best
+                demand[best] += gang[k, j]
+        for t in range(demand.size):
+            if demand[t] > sim.type_capacity[k, t]:
+                return False
+        for j in range(sel.shape[1]):
+            sel[k, j] = status[k, j] == ACTIVE
+        return True
+
+    @_inline
     def _skips(k, st, select):
         """skip_trivial: whether cluster ``k``'s next round is one no action could change
         (ClusterVectorEnv._forced_rounds); if so, ``st.sel[k]`` holds its active jobs."""
         sim, slots = st.sim, st.slots
         if sim.num_done[k] >= sim.num_jobs[k] or sim.round_index[k] >= st.max_rounds[k]:
             return False
-        if slots.demand_gpus[k] > sim.gpus[k] or (select and slots.queue_count[k] > 0):
+        if select and slots.queue_count[k] > 0:
+            return False
+        if sim.num_types[k] > 0:
+            return _unforced_typed(k, sim, st.sel)
+        if slots.demand_gpus[k] > sim.gpus[k]:
             return False
         sel, status = st.sel, sim.status
         for j in range(sel.shape[1]):
@@ -184,6 +211,7 @@ if AVAILABLE:
         keys, ids = np.empty(slots.slot_job.shape[1]), np.empty(slots.slot_job.shape[1], np.int64)
         waiting, order = np.zeros(sim.gpus.max() + 2, np.int64), np.empty(width, np.int64)
         paid, completed, buffer, excess = np.empty(width), np.empty(width, np.int64), np.empty(width), np.empty(width)
+        free = np.empty(sim.type_capacity.shape[1], np.int64)
         acting, fresh, reward, rounds, pending = io.acting, io.fresh, io.reward, io.rounds, io.pending
         for k in range(acting.size):
             if acting[k]:
@@ -192,7 +220,9 @@ if AVAILABLE:
                     for j in range(width):
                         sel[k, j] = False
                     if select:
-                        io.repairs[k] = _select_one(k, io.wanted, sim, slots, sel, order)
+                        io.repairs[k] = _select_one(k, io.wanted, sim, slots, sel, order, free)
+                    elif sim.num_types[k] > 0:
+                        _priority_typed_one(k, io.scores, sim, slots, sel, keys, ids, order, free)
                     else:
                         _priority_one(k, io.scores, sim, slots, sel, keys, ids, waiting)
                 while True:  # then with skip the rounds no action could change
