@@ -281,6 +281,9 @@ if AVAILABLE:
             run = finish_offset if finishes else round_len
             work[k, j] = _reference_work(k, j, t, done + (run - overhead), sim)
             last_type[k, j] = t
+            if t >= 0:  # per type, GPU-seconds held and worked (metrics' utilisation per type)
+                sim.type_gpu_s[k, 0, t] += gang[k, j] * run
+                sim.type_gpu_s[k, 1, t] += gang[k, j] * (run - overhead)
             if finishes:
                 work[k, j] = iso[k, j]
                 completion[k, j] = start + finish_offset

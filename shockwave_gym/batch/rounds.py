@@ -101,6 +101,7 @@ class SimArrays(NamedTuple):
     type_base_s: np.ndarray
     type_identity: np.ndarray
     type_runnable: np.ndarray
+    type_gpu_s: np.ndarray
     last_type: np.ndarray
     job_type: np.ndarray
     end_global: np.ndarray
@@ -125,6 +126,8 @@ class BatchSimulator:
         self.num_types = np.zeros(k, np.int64)  # 0: a cluster of one type
         self.type_capacity = np.zeros((k, MAX_TYPES), np.int64)
         self.type_column = np.zeros((k, MAX_TYPES), np.int64)  # each type's column of TYPE_ORDER
+        self.type_gpu_s = np.zeros((k, 2, MAX_TYPES))  # per type: GPU-s held, held minus overhead
+        self._fair_work: dict[int, tuple] = {}  # id(typed) -> (typed, its fair_work_s)
         self.configs: list[SimConfig | None] = [None] * k
         self.trace_names = [""] * k
         self.num_jobs = np.zeros(k, np.int64)
@@ -263,6 +266,7 @@ class BatchSimulator:
         self.next_arrival[k] = 0
         self.num_done[k] = 0
         self.overhead_gpu_s[k] = 0.0
+        self.type_gpu_s[k] = 0.0
         rows = np.zeros(self.num_clusters, bool)
         rows[k] = True
         jit.admit_rows(rows, self.boxed)
@@ -314,4 +318,21 @@ class BatchSimulator:
             round_run_s=(),
             round_overhead_s=(),
             end_time_s=float(self.time_s[k]),
+            **self._typed_result(k),
         )
+
+    def _typed_result(self, k: int) -> dict:
+        """The heterogeneous fields of cluster ``k``'s EpisodeResult (none on one type)."""
+        typed = self.typeds[k]
+        if typed is None:
+            return {}
+        from shockwave_gym.fair_reference import typed_reference_work_s
+
+        cached = self._fair_work.get(id(typed))
+        if cached is None or cached[0] is not typed:
+            self._fair_work = {key: value for key, value in self._fair_work.items() if any(value[0] is t for t in self.typeds)}
+            cached = self._fair_work[id(typed)] = (typed, typed_reference_work_s(self.statics[k], typed))
+        num_types = typed.capacity.size
+        return dict(gpu_types=tuple(typed.cluster.types), type_gpus=tuple(typed.cluster.counts),
+                    fair_isolated_time_s=typed.fair_isolated_time_s.copy(), fair_work_s=cached[1].copy(),
+                    type_gpu_s=self.type_gpu_s[k, :, :num_types].copy())

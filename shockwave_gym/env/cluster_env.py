@@ -492,7 +492,7 @@ class ClusterEnv(gym.Env):
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
-    _types = None  # the decision's TypeContext on a heterogeneous cluster
+    _type_context = None  # (simulator, its version, TypeContext) behind _types
 
     def __init__(
         self,
@@ -826,11 +826,21 @@ class ClusterEnv(gym.Env):
         self._job_valid = slots.valid_int8()
         self._cluster_features = None
         if self.cluster is not None:
-            self._types = TypeContext.of(view)
             if self.action_mode == "sequential":
                 self._mode.start_round(view, self.slots, self._types)
         elif self.action_mode == "sequential" or self._elastic:
             self._mode.start_round(view, self.slots)
+
+    @property
+    def _types(self) -> TypeContext | None:
+        """The decision's TypeContext on a heterogeneous cluster (None on one type), of the
+        simulator's current state (the compiled step does not build it: read on demand)."""
+        if self.cluster is None:
+            return None
+        sim, cached = self.simulator, self._type_context
+        if cached is None or cached[0] is not sim or cached[1] != sim.version:
+            cached = self._type_context = (sim, sim.version, TypeContext.of(sim.view))
+        return cached[2]
 
     def _new_simulator(self, trace: Trace, regime: Regime) -> Simulator:
         """The simulator of ``trace``'s jobs as ``regime`` runs them (the jobs themselves in
