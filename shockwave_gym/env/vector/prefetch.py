@@ -53,9 +53,9 @@ def trace_tables(trace, sim_config, throughputs, obs_version: int) -> tuple:
     """``(trace, simulator, predictor, type table)`` of one episode: what a cluster's reset
     builds for a new trace (in-process or in the worker; the same code either way). On a
     heterogeneous ``sim_config``, ``throughputs`` is the env's TypedThroughputs."""
+    from shockwave_gym.hetero_simulator import HeteroSimulator
     from shockwave_gym.interface.observation import type_throughput_table
     from shockwave_gym.interface.predictor import RemainingTimePredictor
-    from shockwave_gym.hetero_simulator import HeteroSimulator
     from shockwave_gym.simulator import Simulator
 
     kind = HeteroSimulator if sim_config.heterogeneous else Simulator
