@@ -275,6 +275,8 @@ def test_make_vec_falls_back_for_sequential_and_matches_separate_envs():
                          action_mode="sequential")
     assert isinstance(suite, SyncClusterVectorEnv)
     assert suite.reset(seed=0)[0]["jobs"].shape[0] == 2
+    with pytest.raises(InputError, match="sequential mode on one GPU type"):
+        ClusterVectorEnv(2, trace="teaching-12", cluster="v100=4,p100=4", action_mode="sequential")
     # priority and select on several types: the native vector env
     for mode in ("priority", "select"):
         native = gym.make_vec("shockwave_gym/Suite-hetero-mixed-v0", num_envs=2, vectorization_mode="vector_entry_point",

@@ -407,11 +407,14 @@ class ClusterEnv(gym.Env):
     features (its `free_gpus` sums the types). `ran_last_round` says whether a job ran last
     round, not on which type (a move to another type pays the restart all the same).
 
-    Vector env: the native `ClusterVectorEnv` batches V100-only clusters. For a heterogeneous
-    cluster `gym.make_vec` (every id's `vector_entry_point`) returns `SyncClusterVectorEnv`:
-    K single envs stepped in turn in Gymnasium's `SyncVectorEnv` (same `action_masks()` and
-    `max_episode_steps` as the native env, same trajectories as K separate envs seeded
-    `seed + i`), as fast as K single envs.
+    Vector env: the native `ClusterVectorEnv` batches heterogeneous clusters in the `priority`
+    and `select` modes (typed placement, the map between V100 work and time on a type and
+    the restart on a move of type run in its compiled kernels; the single env's compiled
+    step runs them too). For `sequential` on a heterogeneous cluster `gym.make_vec` (every
+    id's `vector_entry_point`) returns `SyncClusterVectorEnv`: K single envs stepped in turn
+    in Gymnasium's `SyncVectorEnv` (same `action_masks()` and `max_episode_steps` as the
+    native env, same trajectories as K separate envs seeded `seed + i`), as fast as K single
+    envs.
 
     ## Elastic jobs
 
