@@ -186,7 +186,7 @@ if batch_jit.AVAILABLE:
         paid, completed, free = scratch
         if by_rule:
             batch_jit.place_one(0, order, n, sim, sel, free)
-        start, end, busy, _ = batch_jit.step_one(0, sel, sim, paid, completed)
+        start, end, busy, _ = batch_jit.step_one(0, sel, sim, True, paid, completed)
         if sim.num_done[0] < sim.num_jobs[0]:
             batch_jit.admit_one(0, sim)
         return start, end, busy

@@ -146,7 +146,7 @@ if AVAILABLE:
         pays = round_index >= 1 and not ran_last and min(round_s, remaining) > threshold_s
         return restart_s if pays else 0.0
 
-    @_inline
+    @_jit  # not inlined: the one-type path stays as lean as before
     def _type_time(k, j, t, sim):
         """(time done, total time) of job ``j`` of cluster ``k`` on GPU type ``t`` (-1: one
         type, reference work itself): hetero_state.TypedJobArrays.to_type_time for one job."""
@@ -157,7 +157,7 @@ if AVAILABLE:
         ratio = typed[e, 0, t] / packed[e, 0]
         return typed[e, 1, t] + (sim.work_done_s[k, j] - packed[e, 1]) * ratio, sim.type_iso_s[k, j, t]
 
-    @_inline
+    @_jit  # not inlined: the one-type path stays as lean as before
     def _reference_work(k, j, t, tau, sim):
         """Inverse of :func:`_type_time`: reference work of job ``j`` at ``tau`` seconds of
         type-``t`` time (TypedJobArrays.to_reference_work for one job)."""
@@ -176,12 +176,18 @@ if AVAILABLE:
         ratio = packed[e, 0] / typed[e, 0, t]
         return min(packed[e, 1] + (tau - typed[e, 1, t]) * ratio, sim.isolated_time_s[k, j])
 
-    @_inline
+    @_jit  # not inlined: the one-type path stays as lean as before
     def _stayed(k, j, t, sim):
         """Whether job ``j`` ran last round on the type it runs on now (R3)."""
         return sim.ran_last_round[k, j] and (t < 0 or sim.last_type[k, j] == t)
 
-    @_inline
+    @_jit  # not inlined: the one-type path stays as lean as before
+    def _book_type(k, t, gang, run, overhead, sim):
+        """Per type, the GPU-seconds held and worked (metrics' utilisation per type)."""
+        sim.type_gpu_s[k, 0, t] += gang * run
+        sim.type_gpu_s[k, 1, t] += gang * (run - overhead)
+
+    @_jit  # not inlined: the one-type path stays as lean as before
     def place_one(k, order, n, sim, sel, free):
         """The default placement rule (placement.place_in_order, with backfill) over the jobs
         ``order[:n]`` of typed cluster ``k``: each to its fastest runnable type (rate at its
@@ -207,9 +213,11 @@ if AVAILABLE:
         return placed
 
     @_inline
-    def _round_length(k, sel, sim):
+    def _round_length(k, sel, sim, typed):
         """The round's length in cluster ``k`` (R4): the longest finish when every selected
-        job finishes within the round, else the round."""
+        job finishes within the round, else the round. ``typed``: the cluster has GPU types
+        (only then is the struct read per job)."""
+        iso, work, ran_last = sim.isolated_time_s, sim.work_done_s, sim.ran_last_round
         rs, threshold, restart, index = sim.round_s[k], sim.restart_threshold_s[k], sim.restart_overhead_s[k], sim.round_index[k]
         any_sel = False
         all_finish = True
@@ -217,10 +225,14 @@ if AVAILABLE:
         for j in range(sim.num_jobs[k]):
             if sel[k, j]:
                 any_sel = True
-                t = sim.job_type[k, j]
-                done, total = _type_time(k, j, t, sim)
+                if typed:
+                    t = sim.job_type[k, j]
+                    done, total = _type_time(k, j, t, sim)
+                    stayed = _stayed(k, j, t, sim)
+                else:
+                    done, total, stayed = work[k, j], iso[k, j], ran_last[k, j]
                 remaining = total - done
-                finish_offset = _restart_overhead(index, _stayed(k, j, t, sim), remaining, rs, threshold, restart) + remaining
+                finish_offset = _restart_overhead(index, stayed, remaining, rs, threshold, restart) + remaining
                 if finish_offset <= rs:
                     if finish_offset > longest:
                         longest = finish_offset
@@ -252,12 +264,11 @@ if AVAILABLE:
         return lo
 
     @_inline
-    def _run_selected(k, sel, sim, start, round_len, paid, completed):
-        """The selected jobs of cluster ``k`` run the round; returns (GPUs busy, jobs run,
-        jobs completed)."""
+    def _run_selected(k, sel, sim, typed, start, round_len, paid, completed):
+        """The selected jobs of cluster ``k`` (``typed``: of GPU types) run the round;
+        returns (GPUs busy, jobs run, jobs completed)."""
         iso, work, ran_last, gang, status = sim.isolated_time_s, sim.work_done_s, sim.ran_last_round, sim.gang, sim.status
         run_time, rounds_run, last_run, last_overhead = sim.run_time_s, sim.rounds_run, sim.last_run_s, sim.last_overhead_s
-        job_type, last_type = sim.job_type, sim.last_type
         pos, end_global, job_base, seg_end, span = sim.pos, sim.end_global, sim.job_base_s, sim.seg_end, sim.span
         completion, num_done = sim.completion_s, sim.num_done
         rs, threshold, restart, index = sim.round_s[k], sim.restart_threshold_s[k], sim.restart_overhead_s[k], sim.round_index[k]
@@ -270,20 +281,26 @@ if AVAILABLE:
                     last_run[k, j] = 0.0
                     last_overhead[k, j] = 0.0
                     ran_last[k, j] = False
-                    last_type[k, j] = -1
+                    if typed:
+                        sim.last_type[k, j] = -1
                 continue
-            t = job_type[k, j]
-            done, total = _type_time(k, j, t, sim)
+            t = -1
+            if typed:
+                t = sim.job_type[k, j]
+                done, total = _type_time(k, j, t, sim)
+                stayed = _stayed(k, j, t, sim)
+            else:
+                done, total, stayed = work[k, j], iso[k, j], ran_last[k, j]
             remaining = total - done
-            overhead = _restart_overhead(index, _stayed(k, j, t, sim), remaining, rs, threshold, restart)
+            overhead = _restart_overhead(index, stayed, remaining, rs, threshold, restart)
             finish_offset = overhead + remaining
             finishes = finish_offset <= rs
             run = finish_offset if finishes else round_len
-            work[k, j] = _reference_work(k, j, t, done + (run - overhead), sim)
-            last_type[k, j] = t
-            if t >= 0:  # per type, GPU-seconds held and worked (metrics' utilisation per type)
-                sim.type_gpu_s[k, 0, t] += gang[k, j] * run
-                sim.type_gpu_s[k, 1, t] += gang[k, j] * (run - overhead)
+            work[k, j] = done + (run - overhead)
+            if typed:
+                work[k, j] = _reference_work(k, j, t, work[k, j], sim)
+                _book_type(k, t, gang[k, j], run, overhead, sim)
+                sim.last_type[k, j] = t
             if finishes:
                 work[k, j] = iso[k, j]
                 completion[k, j] = start + finish_offset
@@ -304,13 +321,14 @@ if AVAILABLE:
         return busy, count, finished
 
     @_inline
-    def step_one(k, sel, sim, paid, completed):
-        """One round in cluster ``k`` of the jobs ``sel[k]``; returns (start, round end, GPUs
+    def step_one(k, sel, sim, typed, paid, completed):
+        """One round in cluster ``k`` of the jobs ``sel[k]`` (``typed``: on the types in
+        ``sim.job_type[k]``, the cluster having GPU types); returns (start, round end, GPUs
         busy, jobs completed). The ids of the jobs that completed go to ``completed`` in
         ascending order; ``paid`` is scratch of the jobs' width."""
         start = sim.time_s[k]
-        round_len = _round_length(k, sel, sim)
-        busy, count, finished = _run_selected(k, sel, sim, start, round_len, paid, completed)
+        round_len = _round_length(k, sel, sim, typed)
+        busy, count, finished = _run_selected(k, sel, sim, typed, start, round_len, paid, completed)
         if sim.exact_overhead:
             total = 0.0
             for i in range(count):

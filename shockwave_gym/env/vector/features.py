@@ -141,23 +141,25 @@ if AVAILABLE:
                 out[k, f] = np.float32(min(max(values[f], CLUSTER_LOW[f]), CLUSTER_HIGH[f]))
 
     @_inline
+    def _type_capacity(k, column, num_types, sim):
+        """GPUs of typed cluster ``k`` of the type in ``column`` of TYPE_ORDER (0: none)."""
+        for c in range(num_types):
+            if sim.type_column[k, c] == column:
+                return sim.type_capacity[k, c]
+        return 0
+
+    @_inline
     def cluster_one_v2(k, st, free, out):
         """estimates.cluster_features_v2 for cluster ``k`` (math.log2 and math.log1p, as the
-        single env), its free capacity per type being free_capacity_by_type's: on one type
-        free / GPUs for the first type, 0 for the others; on several, each type's GPUs / GPUs
-        (every GPU is free at a decision of ``priority`` or ``select``), 0 for a type the
-        cluster lacks."""
+        single env), its free capacity per type being free_capacity_by_type's on one type:
+        free / GPUs for the first type, 0 for the others (a typed cluster's are written over
+        by :func:`_typed_features`)."""
         sim, slots = st.sim, st.slots
         g = sim.gpus[k]
         busy, queue = _busy_and_queued(k, sim, slots)
         low, high = V2_CLUSTER_LOW, V2_CLUSTER_HIGH
         for t in range(TYPES):
             capacity = free[k] / g if t == 0 else 0.0
-            if sim.num_types[k] > 0:
-                capacity = 0.0
-                for c in range(sim.num_types[k]):
-                    if sim.type_column[k, c] == t:
-                        capacity = sim.type_capacity[k, c] / g
             out[k, t] = np.float32(min(max(capacity, low[t]), high[t]))
         values = (
             busy / g,
@@ -246,8 +248,27 @@ if AVAILABLE:
             full[10, i] = max(rho[k, j] * V2_IN[6], 0.0)
             # the job's row of the per-trace tables (TraceJobTables)
             _type_rates(type_sizes, type_rel, row0 + j, b, full, i)
-            if sim.num_types[k] > 0:
-                _cluster_type_rates(k, j, sim, rate[k, j], full, i)
+
+    @_jit  # a pass of its own: the clusters of one type run the loops above unchanged
+    def _typed_features(st, plan, full, cluster_out):
+        """What the cluster's GPU types change in :func:`job_rows_v2`'s output, for every
+        typed cluster: each type's capacity (free_capacity_by_type: every GPU is free at a
+        decision of ``priority`` or ``select``; 0 for a type the cluster lacks) and, for each
+        job recomputed whole, its rate on the cluster's types (observation._cluster_type_rates)."""
+        sim, slot_job, rate = st.sim, st.slots.slot_job, st.est.rate
+        low, high = V2_CLUSTER_LOW, V2_CLUSTER_HIGH
+        for k in range(slot_job.shape[0]):
+            num_types = sim.num_types[k]
+            if num_types == 0:
+                continue
+            g = sim.gpus[k]
+            for t in range(TYPES):
+                cluster_out[k, t] = np.float32(min(max(_type_capacity(k, t, num_types, sim) / g, low[t]), high[t]))
+            for s in range(slot_job.shape[1]):
+                i = plan[k, s]
+                if i >= 0:
+                    j = slot_job[k, s]
+                    _cluster_type_rates(k, j, sim, rate[k, j], full, i)
 
     @_jit
     def job_rows_v2(boxed, kept, free, cluster_out):
@@ -273,6 +294,8 @@ if AVAILABLE:
         dynamic = np.empty((2, partial))
         for k in range(clusters):
             _fill_rows(k, st, plan, full, dynamic)
+        if st.sim.num_types.any():
+            _typed_features(st, plan, full, cluster_out)
         return full, dynamic
 
     @_jit

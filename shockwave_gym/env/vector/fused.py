@@ -129,7 +129,7 @@ if AVAILABLE:
                 any_bad = True
         return any_bad
 
-    @_inline
+    @_jit  # not inlined: the one-type path stays as lean as before
     def _unforced_typed(k, sim, sel):
         """typed_actions.unforced_placement for typed cluster ``k``: when every active job
         fits on its own fastest type at once, ``sel[k]`` holds them, on those types (True)."""
@@ -152,7 +152,7 @@ if AVAILABLE:
         return True
 
     @_inline
-    def _skips(k, st, select):
+    def _skips(k, st, select, typed):
         """skip_trivial: whether cluster ``k``'s next round is one no action could change
         (ClusterVectorEnv._forced_rounds); if so, ``st.sel[k]`` holds its active jobs."""
         sim, slots = st.sim, st.slots
@@ -160,7 +160,7 @@ if AVAILABLE:
             return False
         if select and slots.queue_count[k] > 0:
             return False
-        if sim.num_types[k] > 0:
+        if typed:
             return _unforced_typed(k, sim, st.sel)
         if slots.demand_gpus[k] > sim.gpus[k]:
             return False
@@ -170,13 +170,13 @@ if AVAILABLE:
         return True
 
     @_inline
-    def _one_round(k, st, paid, completed, buffer, excess):
+    def _one_round(k, st, typed, paid, completed, buffer, excess):
         """The round of ``st.sel[k]`` and what the env does after a round: record it, admit
         arrivals, pay the reward, seat jobs (the estimates are derived once the rounds are
         over: nothing in between reads them). Returns the reward."""
         sim = st.sim
         at = sim.round_index[k]
-        start, end, busy, finished = _step_one(k, st.sel, sim, paid, completed)
+        start, end, busy, finished = _step_one(k, st.sel, sim, typed, paid, completed)
         sim.round_start_s[k, at] = start
         sim.round_end_s[k, at] = end
         sim.round_gpus_busy[k, at] = busy
@@ -211,28 +211,29 @@ if AVAILABLE:
         keys, ids = np.empty(slots.slot_job.shape[1]), np.empty(slots.slot_job.shape[1], np.int64)
         waiting, order = np.zeros(sim.gpus.max() + 2, np.int64), np.empty(width, np.int64)
         paid, completed, buffer, excess = np.empty(width), np.empty(width, np.int64), np.empty(width), np.empty(width)
-        free = np.empty(sim.type_capacity.shape[1], np.int64)
+        free, num_types = np.empty(sim.type_capacity.shape[1], np.int64), sim.num_types
         acting, fresh, reward, rounds, pending = io.acting, io.fresh, io.reward, io.rounds, io.pending
         for k in range(acting.size):
             if acting[k]:
+                typed = num_types[k] > 0
                 first = not resume
                 if first and mode != GIVEN:  # the agent's round: sel[k] from its scores or select bits
                     for j in range(width):
                         sel[k, j] = False
                     if select:
-                        io.repairs[k] = _select_one(k, io.wanted, sim, slots, sel, order, free)
-                    elif sim.num_types[k] > 0:
+                        io.repairs[k] = _select_one(k, io.wanted, sim, slots, sel, order, free, typed)
+                    elif typed:
                         _priority_typed_one(k, io.scores, sim, slots, sel, keys, ids, order, free)
                     else:
                         _priority_one(k, io.scores, sim, slots, sel, keys, ids, waiting)
                 while True:  # then with skip the rounds no action could change
                     if not first:
-                        if not _skips(k, st, select):
+                        if not _skips(k, st, select, typed):
                             break
                         if sim.round_index[k] >= capacity:
                             pending[k] = True
                             break
-                    value = _one_round(k, st, paid, completed, buffer, excess)
+                    value = _one_round(k, st, typed, paid, completed, buffer, excess)
                     reward[k] = value if first else reward[k] + value
                     rounds[k] = 1 if first else rounds[k] + 1
                     first = False

@@ -258,7 +258,7 @@ if AVAILABLE:
                 free -= gang[k, j]
                 sel[k, j] = True
 
-    @_inline
+    @_jit  # not inlined: the one-type path stays as lean as before
     def priority_typed_one(k, scores, sim, slots, sel, keys, ids, order, free):
         """TypedPriorityMode.place for typed cluster ``k``: PriorityMode.order (descending
         score, ties by arrival, then the queue in arrival order), placed by the default rule
@@ -293,10 +293,11 @@ if AVAILABLE:
         return True
 
     @_inline
-    def select_one(k, wanted, sim, slots, sel, order, free):
+    def select_one(k, wanted, sim, slots, sel, order, free, typed):
         """SelectMode.choose for cluster ``k``: wanted slotted jobs in arrival order, packed
         (TypedSelectMode.place on a typed cluster: placed by the default rule); returns the
-        repairs (bits dropped). ``order`` (jobs) and ``free`` (types) are scratch."""
+        repairs (bits dropped). ``order`` (jobs) and ``free`` (types) are scratch; ``typed``:
+        the cluster has GPU types."""
         slot_job, job_slot, gang, gpus = slots.slot_job, slots.job_slot, sim.gang, sim.gpus
         width = slot_job.shape[1]
         absent = 0
@@ -309,7 +310,7 @@ if AVAILABLE:
             if s >= 0 and wanted[k, s]:
                 order[count] = j
                 count += 1
-        if sim.num_types[k] > 0:
+        if typed:
             return absent + count - core_jit.place_one(k, order, count, sim, sel, free)
         return absent + count - _scan(k, order, count, gang, gpus, sel)
 
