@@ -209,9 +209,10 @@ if AVAILABLE:
         sim, slots, tables, est, sel = st.sim, st.slots, st.tables, st.est, st.sel
         width, capacity = sel.shape[1], sim.round_start_s.shape[1]
         keys, ids = np.empty(slots.slot_job.shape[1]), np.empty(slots.slot_job.shape[1], np.int64)
-        waiting, order = np.zeros(sim.gpus.max() + 2, np.int64), np.empty(width, np.int64)
+        counts = np.zeros(sim.gpus.max() + 2 + sim.type_capacity.shape[1], np.int64)  # waiting, then free per type
+        waiting, free, order = counts[: sim.gpus.max() + 2], counts[sim.gpus.max() + 2 :], np.empty(width, np.int64)
         paid, completed, buffer, excess = np.empty(width), np.empty(width, np.int64), np.empty(width), np.empty(width)
-        free, num_types = np.empty(sim.type_capacity.shape[1], np.int64), sim.num_types
+        num_types = sim.num_types
         acting, fresh, reward, rounds, pending = io.acting, io.fresh, io.reward, io.rounds, io.pending
         for k in range(acting.size):
             if acting[k]:
