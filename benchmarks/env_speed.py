@@ -86,7 +86,7 @@ def _vector(mode: str, k: int, batched_steps: int, **kwargs) -> float:
     """Aggregate env steps/s of the native vector env with K clusters, random valid actions
     (``kwargs``: more env arguments, e.g. ``cluster=``)."""
     envs = gym.make_vec(ENV_ID, num_envs=k, vectorization_mode="vector_entry_point", action_mode=mode, **kwargs)
-    max_jobs = envs.max_jobs
+    max_jobs = envs.max_jobs if hasattr(envs, "max_jobs") else envs.envs[0].unwrapped.max_jobs  # the fallback's
     rng = np.random.default_rng(0)
     envs.reset(seed=0)
     start = time.process_time()
