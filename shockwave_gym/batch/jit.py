@@ -7,6 +7,11 @@ The second of the two implementations of the rules (the first is the readable
 operations of the reference (no fast-math, so no reassociation or fused multiply-adds), and
 :func:`pairwise_sum` adds in numpy's 1-D order. Optional: without numba the env runs the
 reference.
+On a cluster of several GPU types the same round places jobs by the default rule
+(:func:`place_one`), maps reference work to time on each job's type epoch by epoch and back
+(:func:`_type_time`, :func:`_reference_work`: the hooks of
+:class:`~shockwave_gym.hetero_simulator.HeteroSimulator`) and restarts a job that moves type;
+those helpers are not inlined, so the one-type path runs as before.
 Why a JIT: a batched numpy step costs hundreds of array calls whatever K, and their fixed
 cost alone exceeds the budget of a CartPole-speed step (docs/VECTOR_ENV.md has the figures).
 """
@@ -213,6 +218,16 @@ if AVAILABLE:
         return placed
 
     @_inline
+    def _job_start(k, j, typed, sim, work, iso, ran_last):
+        """Job ``j`` of cluster ``k`` at the round's start: (its type, -1 on one type; time
+        done and total time on it; whether it ran there last round)."""
+        if typed:
+            t = sim.job_type[k, j]
+            done, total = _type_time(k, j, t, sim)
+            return t, done, total, _stayed(k, j, t, sim)
+        return -1, work[k, j], iso[k, j], ran_last[k, j]
+
+    @_inline
     def _round_length(k, sel, sim, typed):
         """The round's length in cluster ``k`` (R4): the longest finish when every selected
         job finishes within the round, else the round. ``typed``: the cluster has GPU types
@@ -225,12 +240,7 @@ if AVAILABLE:
         for j in range(sim.num_jobs[k]):
             if sel[k, j]:
                 any_sel = True
-                if typed:
-                    t = sim.job_type[k, j]
-                    done, total = _type_time(k, j, t, sim)
-                    stayed = _stayed(k, j, t, sim)
-                else:
-                    done, total, stayed = work[k, j], iso[k, j], ran_last[k, j]
+                _, done, total, stayed = _job_start(k, j, typed, sim, work, iso, ran_last)
                 remaining = total - done
                 finish_offset = _restart_overhead(index, stayed, remaining, rs, threshold, restart) + remaining
                 if finish_offset <= rs:
@@ -284,13 +294,7 @@ if AVAILABLE:
                     if typed:
                         sim.last_type[k, j] = -1
                 continue
-            t = -1
-            if typed:
-                t = sim.job_type[k, j]
-                done, total = _type_time(k, j, t, sim)
-                stayed = _stayed(k, j, t, sim)
-            else:
-                done, total, stayed = work[k, j], iso[k, j], ran_last[k, j]
+            t, done, total, stayed = _job_start(k, j, typed, sim, work, iso, ran_last)
             remaining = total - done
             overhead = _restart_overhead(index, stayed, remaining, rs, threshold, restart)
             finish_offset = overhead + remaining
