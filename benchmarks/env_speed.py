@@ -5,6 +5,7 @@ vectorization_mode="vector_entry_point")``) at K = 1, 8, 64 and 256 clusters, in
 env steps/s (K x batched steps / CPU second).
 
     .venv/bin/python benchmarks/env_speed.py [--steps 3000] [--repeats 3] [--vec-k 1 8 64 256]
+        [--hetero-k 64] [--hetero-cluster v100=12,p100=12,k80=12]
 
 Both envs come from ``gym.make`` (same standard wrappers). Random actions are drawn from a
 seeded numpy generator in the loop (``select``/``sequential`` read ``action_masks()`` each
@@ -12,6 +13,8 @@ step, as a masked agent would); episodes reset when they end. Measurements of al
 interleaved and each keeps its best repeat, so load from other processes hits them alike.
 Prints one JSON object. Targets: >= 0.1x CartPole for the single env (issue 3) and >= 1x
 CartPole in aggregate for the vector env at K = 64 (issue 13), ``priority`` and ``select``.
+With ``--hetero-k``, also the vector env on a heterogeneous cluster (``--hetero-cluster``)
+at those K, ``priority`` and ``select`` (target: >= 0.5x CartPole at K = 64, issue 32).
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ TARGET_RATIO = 0.1
 VECTOR_TARGET_RATIO = 1.0
 VECTOR_TARGET_K = 64
 VECTOR_MODES = ("priority", "select", "sequential")
+HETERO_TARGET_RATIO = 0.5
+HETERO_MODES = ("priority", "select")
 
 
 def _cartpole(steps: int) -> tuple[float, int]:
@@ -77,10 +82,11 @@ def _cluster(mode: str, steps: int) -> tuple[float, int, list]:
     return steps / elapsed, rounds, episodes
 
 
-def _vector(mode: str, k: int, batched_steps: int) -> float:
-    """Aggregate env steps/s of the native vector env with K clusters, random valid actions."""
-    envs = gym.make_vec(ENV_ID, num_envs=k, vectorization_mode="vector_entry_point", action_mode=mode)
-    max_jobs = envs.max_jobs
+def _vector(mode: str, k: int, batched_steps: int, **kwargs) -> float:
+    """Aggregate env steps/s of the native vector env with K clusters, random valid actions
+    (``kwargs``: more env arguments, e.g. ``cluster=``)."""
+    envs = gym.make_vec(ENV_ID, num_envs=k, vectorization_mode="vector_entry_point", action_mode=mode, **kwargs)
+    max_jobs = envs.max_jobs if hasattr(envs, "max_jobs") else envs.envs[0].unwrapped.max_jobs  # the fallback's
     rng = np.random.default_rng(0)
     envs.reset(seed=0)
     start = time.process_time()
@@ -115,13 +121,28 @@ def _core_only(episodes: list) -> float:
     return rounds / (time.process_time() - start)
 
 
+def _hetero_report(best: dict, cartpole: float, cluster: str) -> dict:
+    """The heterogeneous vector env's rows: aggregate steps/s and ratio to CartPole."""
+    ks = sorted({k for _, k in best})
+    return {
+        "cluster": cluster,
+        "what": "gym.make_vec(vector_entry_point, cluster=...), aggregate env steps/s = K x batched steps / CPU s",
+        "target": f">= {HETERO_TARGET_RATIO}x CartPole at K={VECTOR_TARGET_K} for priority and select",
+        "modes": {mode: {str(k): {"steps_per_s": round(best[mode, k]), "ratio_to_cartpole": round(best[mode, k] / cartpole, 4)}
+                         for k in ks} for mode in HETERO_MODES},
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=3000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--vec-k", type=int, nargs="+", default=[1, 8, 64, 256])
+    parser.add_argument("--hetero-k", type=int, nargs="*", default=[])
+    parser.add_argument("--hetero-cluster", default="v100=12,p100=12,k80=12")
     args = parser.parse_args()
     vector_best = {(mode, k): 0.0 for mode in VECTOR_MODES for k in args.vec_k}
+    hetero_best = {(mode, k): 0.0 for mode in HETERO_MODES for k in args.hetero_k}
     compiled = isinstance(gym.make_vec(ENV_ID, num_envs=1, vectorization_mode="vector_entry_point",
                                        trace="teaching-12"), ClusterVectorEnv)
 
@@ -138,6 +159,9 @@ def main() -> None:
         for mode, k in vector_best:
             batched = max(30, min(args.steps, 20_000 // k))
             vector_best[mode, k] = max(vector_best[mode, k], _vector(mode, k, batched))
+        for mode, k in hetero_best:
+            batched = max(30, min(args.steps, 20_000 // k))
+            hetero_best[mode, k] = max(hetero_best[mode, k], _vector(mode, k, batched, cluster=args.hetero_cluster))
     cartpole = best["CartPole-v1"]
     modes = {
         mode: {
@@ -183,6 +207,7 @@ def main() -> None:
                 for mode in ("priority", "select")
             } if VECTOR_TARGET_K in args.vec_k else None,
         },
+        "hetero_vector": _hetero_report(hetero_best, cartpole, args.hetero_cluster) if hetero_best else None,
         "note": "sequential steps are sub-steps (one pick each); rounds_per_s counts closed rounds",
         "steps_per_measurement": args.steps,
         "repeats": args.repeats,

@@ -90,6 +90,10 @@ class EpisodeResult:
     #: GPU count of each job of every round; None / empty: every job ran on its gang
     gpu_time_s: np.ndarray | None = None
     round_gpu_counts: tuple[np.ndarray, ...] = field(repr=False, default=())
+    #: heterogeneous runs whose per-round job sets are not kept (the batched env): per type,
+    #: GPU-seconds held (row 0) and held minus restart overhead (row 1), summed over the
+    #: rounds in order; None: summed from the round lists
+    type_gpu_s: np.ndarray | None = None
 
     @property
     def heterogeneous(self) -> bool:
@@ -370,13 +374,16 @@ def _per_type_utilization(result: EpisodeResult, horizon: float) -> dict:
     """``cluster`` and, per type ``t``, ``utilization_<t>`` (GPU-seconds of work, i.e. held
     minus restart overhead, on ``t`` / (G_t x horizon)) and ``busy_utilization_<t>`` (held)."""
     num_types = len(result.gpu_types)
-    work = np.zeros(num_types)
-    held = np.zeros(num_types)
-    counts = result.round_gpu_counts or tuple(result.gang[ids] for ids in result.round_job_ids)
-    for gang, run, overhead, types in zip(counts, result.round_run_s, result.round_overhead_s,
-                                          result.round_gpu_types, strict=True):
-        np.add.at(held, types, gang * run)
-        np.add.at(work, types, gang * (run - overhead))
+    if result.type_gpu_s is not None:
+        held, work = result.type_gpu_s
+    else:
+        work = np.zeros(num_types)
+        held = np.zeros(num_types)
+        counts = result.round_gpu_counts or tuple(result.gang[ids] for ids in result.round_job_ids)
+        for gang, run, overhead, types in zip(counts, result.round_run_s, result.round_overhead_s,
+                                              result.round_gpu_types, strict=True):
+            np.add.at(held, types, gang * run)
+            np.add.at(work, types, gang * (run - overhead))
     out: dict = {"cluster": ",".join(f"{t}={c}" for t, c in zip(result.gpu_types, result.type_gpus, strict=True))}
     for t, name in enumerate(result.gpu_types):
         capacity = result.type_gpus[t] * horizon if horizon > 0 else float("nan")

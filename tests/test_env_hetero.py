@@ -1,7 +1,8 @@
 """The env on a heterogeneous cluster: exact masks (every unmasked pick is accepted by the
 simulator, every masked one rejected), placements the simulator accepts in every mode, types
 chosen in sequential mode, check_env and determinism for the heterogeneous ids, the vector
-fallback (same trajectories as K separate envs), and the V100-only typed path equal to the
+fallback for the sequential mode and the native vector env in the others (same trajectories
+as K separate envs), and the V100-only typed path equal to the
 homogeneous env."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import numpy as np
 import pytest
 
 import shockwave_gym  # noqa: F401  (registers the ids)
+from shockwave_gym.batch import jit as batch_jit
 from shockwave_gym.cluster import ClusterSpec
 from shockwave_gym.env import ClusterEnv
 from shockwave_gym.env.vector.fallback import SyncClusterVectorEnv
@@ -240,7 +242,7 @@ def test_check_env_and_determinism_pass_for_the_heterogeneous_ids():
     check_env("shockwave_gym/Suite-hetero-mixed-v0", action_modes=("sequential",), steps=30)
 
 
-def test_make_vec_falls_back_and_matches_separate_envs():
+def test_make_vec_falls_back_for_sequential_and_matches_separate_envs():
     k = 3
     envs = gym.make_vec(HETERO_ID, num_envs=k, vectorization_mode="vector_entry_point", action_mode="sequential")
     assert isinstance(envs, SyncClusterVectorEnv) and envs.max_episode_steps == 50_000
@@ -269,9 +271,60 @@ def test_make_vec_falls_back_and_matches_separate_envs():
     # homogeneous ids keep the native vector env
     native = gym.make_vec("shockwave_gym/Teaching-v0", num_envs=2, vectorization_mode="vector_entry_point")
     assert isinstance(native, ClusterVectorEnv)
-    suite = gym.make_vec("shockwave_gym/Suite-hetero-mixed-v0", num_envs=2, vectorization_mode="vector_entry_point")
+    suite = gym.make_vec("shockwave_gym/Suite-hetero-mixed-v0", num_envs=2, vectorization_mode="vector_entry_point",
+                         action_mode="sequential")
     assert isinstance(suite, SyncClusterVectorEnv)
     assert suite.reset(seed=0)[0]["jobs"].shape[0] == 2
+    with pytest.raises(InputError, match="sequential mode on one GPU type"):
+        ClusterVectorEnv(2, trace="teaching-12", cluster="v100=4,p100=4", action_mode="sequential")
+    # priority and select on several types: the native vector env
+    for mode in ("priority", "select"):
+        native = gym.make_vec("shockwave_gym/Suite-hetero-mixed-v0", num_envs=2, vectorization_mode="vector_entry_point",
+                              action_mode=mode)
+        assert isinstance(native, ClusterVectorEnv)
+        assert native.reset(seed=0)[0]["jobs"].shape[0] == 2
+
+
+@pytest.mark.skipif(not batch_jit.AVAILABLE, reason="numba missing")
+@pytest.mark.parametrize("mode", ["priority", "select"])
+@pytest.mark.parametrize("obs_version", [1, 2])
+@pytest.mark.parametrize("skip", [False, True])
+def test_the_native_vector_env_equals_separate_reference_envs_on_typed_clusters(mode, obs_version, skip):
+    """The native vector env batches heterogeneous clusters (different types per cluster):
+    every observation, reward, termination, truncation and info equals K single envs on
+    their Python path, across autoresets."""
+    from helpers.vector import assert_same, random_actions
+
+    clusters = ["v100=4,p100=4,k80=4", "p100=6,k80=6", "v100=2,p100=2,k80=8"]
+    kwargs = [dict(trace="teaching-12", cluster=c, action_mode=mode, obs_version=obs_version, skip_trivial=skip)
+              for c in clusters]
+    native = ClusterVectorEnv.from_env_kwargs(kwargs, max_episode_steps=100_000)
+    singles = []
+    for kw in kwargs:
+        env = ClusterEnv(**kw)
+        env._compiled_allowed = False
+        singles.append(env)
+    obs, info = native.reset(seed=5)
+    for i, env in enumerate(singles):
+        want = env.reset(seed=5 + i)
+        assert_same(({key: value[i] for key, value in obs.items()},), (want[0],), f"reset {i}")
+    rng = np.random.default_rng(1)
+    done = np.zeros(len(singles), bool)
+    for step in range(200):
+        masks = native.action_masks()
+        actions = random_actions(mode, masks, rng)
+        obs, rewards, terminated, truncated, info = native.step(actions)
+        for i, env in enumerate(singles):
+            if done[i]:
+                o = env.reset()[0]
+                assert rewards[i] == 0.0
+            else:
+                o, r, te, tr, _ = env.step(actions[i].copy())
+                assert (r, te, tr) == (rewards[i], terminated[i], truncated[i]), (step, i)
+            for key in o:
+                assert np.array_equal(obs[key][i], o[key]), (step, i, key)
+        done = terminated | truncated
+    assert done.any() or native.sim.round_index.min() > 0
 
 
 def test_ansi_render_names_the_types():

@@ -172,3 +172,155 @@ def test_the_single_env_runs_the_vector_kernels_on_the_simulators_own_arrays():
     env.reset(seed=1)
     env.step(np.zeros(env.max_jobs, np.float32))
     assert env._compiled._struct[0].sim.status.base is env.simulator.status
+
+
+if batch_jit.AVAILABLE:
+    import numba
+
+    @numba.njit
+    def _typed_round(boxed, sel, order, n, by_rule, scratch):
+        """One round of cluster 0 as a driver would run it: the default placement over
+        ``order[:n]`` (``by_rule``; else ``sel`` and ``job_type`` are given), the round, the
+        arrivals. Returns (start, end, GPUs busy)."""
+        sim = boxed
+        paid, completed, free = scratch
+        if by_rule:
+            batch_jit.place_one(0, order, n, sim, sel, free)
+        start, end, busy, _ = batch_jit.step_one(0, sel, sim, True, paid, completed)
+        if sim.num_done[0] < sim.num_jobs[0]:
+            batch_jit.admit_one(0, sim)
+        return start, end, busy
+
+
+def _random_placement(sim, order, rng):
+    """An explicit placement over ``order``: each job on a random runnable type with room."""
+    free = sim.typed.capacity.copy()
+    ids, types = [], []
+    for j in order.tolist():
+        fits = np.flatnonzero(sim.typed.runnable[j] & (sim.static.gang[j] <= free))
+        if fits.size:
+            t = int(rng.choice(fits))
+            free[t] -= sim.static.gang[j]
+            ids.append(j)
+            types.append(t)
+    return np.array(ids, np.int64), np.array(types, np.int64)
+
+
+@needs_numba
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(num_jobs=st.integers(4, 18), trace_seed=st.integers(0, 10_000), seed=st.integers(0, 1000),
+       counts=st.tuples(st.integers(1, 8), st.integers(0, 8), st.integers(0, 8)))
+def test_the_typed_round_kernels_equal_the_heterogeneous_reference(num_jobs, trace_seed, seed, counts):
+    """On a cluster of several GPU types, the kernels' round (placement by the default rule
+    or given, the map between reference work and time on a type, the restart on a move of
+    type) leaves every per-job array and round record as HeteroSimulator does, bit for bit."""
+    from hypothesis import assume
+
+    from shockwave_gym.batch import BatchSimulator
+    from shockwave_gym.cluster import ClusterSpec
+    from shockwave_gym.config import SimConfig
+    from shockwave_gym.errors import InputError
+    from shockwave_gym.hetero_simulator import HeteroSimulator
+    from shockwave_gym.placement import place_in_order
+
+    spec = ",".join(f"{name}={c}" for name, c in zip(("v100", "p100", "k80"), counts, strict=True) if c)
+    config = SimConfig(cluster=ClusterSpec.parse(spec))
+    jobs = GeneratedTraceSource(GeneratorConfig(num_jobs=num_jobs, seed=trace_seed, max_duration_h=1.0,
+                                                name="gen")).sample(np.random.default_rng(trace_seed)).jobs
+    try:
+        ref = HeteroSimulator(jobs, config)
+    except InputError:
+        assume(False)
+    batch = BatchSimulator(1)
+    batch.load(0, ref.static, config, typed=ref.typed)
+    rng = np.random.default_rng(seed)
+    width = batch.width
+    scratch = (np.empty(width), np.empty(width, np.int64), np.empty(3, np.int64))
+    while not ref.done:
+        order = rng.permutation(ref.active_job_ids())
+        sel = np.zeros((1, width), bool)
+        by_rule = bool(rng.random() < 0.6)
+        if by_rule:
+            placed = place_in_order(order, ref.static.gang, ref.view.throughput_by_type, ref.typed.runnable,
+                                    ref.typed.capacity)
+            ids, types = placed.job_ids, placed.gpu_types
+        else:
+            ids, types = _random_placement(ref, order, rng)
+            sel[0, ids] = True
+            batch.job_type[0, ids] = types
+        start, end, busy = _typed_round(batch.boxed, sel, order, order.size, by_rule, scratch)
+        assert sorted(np.flatnonzero(sel[0]).tolist()) == sorted(ids.tolist())
+        assert batch.job_type[0, ids].tolist() == types.tolist()
+        sort = np.argsort(ids, kind="stable")
+        record = ref.run_round(ids[sort], types[sort])
+        assert (start, end, busy) == (record.start_s, record.end_s, record.gpus_busy)
+        n = ref.num_jobs
+        for name in ("work_done_s", "completion_s", "status", "run_time_s", "rounds_run", "last_run_s",
+                     "last_overhead_s", "ran_last_round", "last_type"):
+            assert getattr(batch, name)[0, :n].tobytes() == getattr(ref, name).tobytes(), name
+        assert (batch.pos[0, :n] - batch.first[0, :n]).tolist() == (ref.epoch_pos - ref.static.first_epoch_index).tolist()
+        assert batch.time_s[0] == ref.time_s
+
+
+#: Heterogeneous clusters the typed kernels are checked on (each type wide enough for a gang).
+TYPED_CLUSTERS = ("v100=8,p100=8,k80=8", "p100=8,k80=8", "v100=8,k80=16", "p100=12", "v100=8,p100=4,k80=8")
+
+
+@st.composite
+def typed_configurations(draw) -> dict:
+    """configurations() on a heterogeneous cluster, in the modes the kernels run typed."""
+    config = draw(configurations())
+    config.pop("gpus")
+    config.update(cluster=draw(st.sampled_from(TYPED_CLUSTERS)), action_mode=draw(st.sampled_from(["priority", "select"])))
+    return config
+
+
+@needs_numba
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(config=typed_configurations(), seed=st.integers(0, 1000))
+def test_kernels_equal_the_reference_on_typed_clusters(config, seed):
+    """On a heterogeneous cluster, the single env's compiled step (observation version 2)
+    and the native vector env (K = 3) equal the Python path, bit for bit, across autoresets,
+    every round record's types too."""
+    from hypothesis import assume
+
+    from shockwave_gym.errors import InputError
+
+    mode, k = config["action_mode"], 3
+    single, single_reference = gym.make(ENV_ID, **config), _reference(config)
+    try:
+        first = single.reset(seed=seed)
+    except InputError:  # a generated job fits no type of the cluster
+        assume(False)
+    assert_same(first, single_reference.reset(seed=seed), "single reset")
+    reference = SyncVectorEnv([lambda: _reference(config) for _ in range(k)])
+    native = ClusterVectorEnv(k, max_episode_steps=100_000, **config)
+    try:
+        want = reference.reset(seed=seed)
+    except InputError:
+        assume(False)
+    assert_same(native.reset(seed=seed), want, "reset")
+    rng = np.random.default_rng(seed)
+    compiled = 0
+    for t in range(30):
+        masks = native.action_masks()
+        assert_same(masks, np.stack(reference.call("action_masks")), f"step {t} masks")
+        actions = random_actions(mode, masks, rng)
+        try:
+            want = reference.step(actions)
+        except InputError:  # an autoreset drew a trace with a job that fits no type
+            break
+        assert_same(native.step(actions), want, f"step {t}")
+        got, want = single.step(actions[0].copy()), single_reference.step(actions[0].copy())
+        assert_same(got, want, f"single step {t}")
+        ours, theirs = single.unwrapped.simulator.history[-1], single_reference.unwrapped.simulator.history[-1]
+        assert ours.gpu_types.tolist() == theirs.gpu_types.tolist()
+        compiled += single.unwrapped._compiled is not None
+        if got[2] or got[3]:
+            try:
+                assert_same(single.reset(), single_reference.reset(), f"single reset {t}")
+            except InputError:
+                break
+    assert compiled > 0 or config["obs_version"] != 2
+    for env in (reference, native, single, single_reference):
+        env.close()

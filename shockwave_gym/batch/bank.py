@@ -5,13 +5,23 @@ however many clusters run it, at an offset; a job's epochs are found at the trac
 plus the job's own flat index. Values are copied unchanged, so every lookup gives exactly
 what the single simulator's arrays hold. Traces no longer run by any cluster are dropped
 when a new one would not fit otherwise (:meth:`EpochBank.compact`).
+
+A trace on a cluster of several GPU types is stored with its per-type epoch arrays
+(:class:`~shockwave_gym.hetero_state.TypedJobArrays`), keyed by those: the same trace on two
+clusters of different types is stored twice.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from shockwave_gym.cluster import TYPE_ORDER
 from shockwave_gym.state import StaticJobArrays
+
+#: Type columns of :attr:`EpochBank.typed` (every GPU type a cluster may have).
+MAX_TYPES = len(TYPE_ORDER)
+#: Rows of :attr:`EpochBank.typed`: (TypedJobArrays field) per row.
+_TYPED = ("epoch_duration_s", "epoch_start_s", "epoch_end_global_s", "epoch_rate")
 
 #: First column of the size counts in :attr:`EpochBank.packed`.
 PACKED_COUNTS = 5
@@ -24,7 +34,9 @@ class EpochBank:
     epoch's end in the trace's flat time) and ``packed``, one row per epoch (a job's lookups
     share cache lines): duration, start within the job, rate, batch size, end within the job,
     then the size counts through the epoch, ``width`` columns (the widest reachable-size list
-    seen; narrower traces padded with zeros)."""
+    seen; narrower traces padded with zeros); and ``typed``, per epoch the rows of
+    ``_TYPED`` by type (duration, start within the job, end in the trace's flat time of that
+    type, rate), zeros for a trace of one type."""
 
     #: Dead epochs :meth:`compact` tolerates even while there is room (tests lower it).
     min_dead_epochs = 1 << 22
@@ -34,19 +46,22 @@ class EpochBank:
         self.width = 1
         self.end_global = np.zeros(0)
         self.packed = np.zeros((0, PACKED_COUNTS + self.width))
-        self._entries: dict[int, tuple[int, StaticJobArrays]] = {}
+        self.typed = np.zeros((0, len(_TYPED), MAX_TYPES))
+        self._entries: dict[int, tuple[int, object]] = {}
 
-    def start_of(self, static: StaticJobArrays) -> int:
-        """Offset of ``static``'s epochs in the flat arrays (stored on first use)."""
-        entry = self._entries.get(id(static))
+    def start_of(self, static: StaticJobArrays, typed=None) -> int:
+        """Offset of ``static``'s epochs in the flat arrays (stored on first use), with the
+        per-type arrays ``typed`` (a TypedJobArrays of it, or None: one type)."""
+        source = static if typed is None else typed
+        entry = self._entries.get(id(source))
         if entry is not None:
             return entry[0]
-        start = self._append(static)
-        self._entries[id(static)] = (start, static)
+        start = self._append(static, typed)
+        self._entries[id(source)] = (start, source)
         return start
 
-    def _append(self, static: StaticJobArrays) -> int:
-        count = int(static.epoch_duration_s.size)
+    def _append(self, static: StaticJobArrays, typed) -> int:
+        count = int(static.epoch_duration_s.shape[0])
         counts = static.size_counts_through_epoch
         width = max(self.width, counts.shape[1])
         needed = self.size + count
@@ -57,6 +72,10 @@ class EpochBank:
             packed = np.zeros((capacity, PACKED_COUNTS + width))
             packed[: self.size, : self.packed.shape[1]] = self.packed[: self.size]
             self.end_global, self.packed, self.width = end_global, packed, width
+            if capacity > self.typed.shape[0]:
+                grown = np.zeros((capacity, len(_TYPED), MAX_TYPES))
+                grown[: self.size] = self.typed[: self.size]
+                self.typed = grown
         start = self.size
         self.end_global[start:needed] = static.epoch_end_global_s
         rows = self.packed[start:needed]
@@ -64,20 +83,27 @@ class EpochBank:
             rows[:, column] = getattr(static, name)
         rows[:, PACKED_COUNTS:] = 0
         rows[:, PACKED_COUNTS : PACKED_COUNTS + counts.shape[1]] = counts
+        typed_rows = self.typed[start:needed]
+        typed_rows[:] = 0.0
+        if typed is not None:
+            num_types = typed.capacity.size
+            for row, name in enumerate(_TYPED):
+                typed_rows[:, row, :num_types] = getattr(typed, name)
         self.size = needed
         return start
 
-    def compact(self, live: list[StaticJobArrays], incoming: StaticJobArrays | None = None) -> dict[int, int]:
+    def compact(self, live: list, incoming=None) -> dict[int, int]:
         """Drop the stored traces not in ``live``, moving the others down in place, when
         ``incoming`` (a trace about to be stored) would not fit otherwise; returns
-        {id(static): shift of its offset} (empty when nothing moved).
+        {id(source): shift of its offset} (empty when nothing moved). A trace is named by
+        its source: the TypedJobArrays it was stored with, else its StaticJobArrays.
 
         In place: the arrays keep their size, so the bank stops growing once it holds about
         twice the live traces, and no fresh memory is touched in steady state.
         """
-        needed = 0 if incoming is None or id(incoming) in self._entries else int(incoming.epoch_duration_s.size)
+        needed = 0 if incoming is None or id(incoming) in self._entries else int(incoming.epoch_duration_s.shape[0])
         keep = {id(s) for s in live}
-        dead = sum(int(st.epoch_duration_s.size) for key, (_, st) in self._entries.items() if key not in keep)
+        dead = sum(int(st.epoch_duration_s.shape[0]) for key, (_, st) in self._entries.items() if key not in keep)
         if dead == 0 or (self.size + needed <= self.end_global.size and dead <= self.min_dead_epochs):
             return {}
         shifts = {}
@@ -85,9 +111,9 @@ class EpochBank:
                          key=lambda entry: entry[0])
         self._entries = {}
         write = 0
-        stores = [self.end_global, self.packed]
+        stores = [self.end_global, self.packed, self.typed]
         for start, key, static in entries:
-            count = int(static.epoch_duration_s.size)
+            count = int(static.epoch_duration_s.shape[0])
             if start != write:
                 for store in stores:
                     store[write : write + count] = store[start : start + count]

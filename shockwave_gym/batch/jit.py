@@ -7,6 +7,11 @@ The second of the two implementations of the rules (the first is the readable
 operations of the reference (no fast-math, so no reassociation or fused multiply-adds), and
 :func:`pairwise_sum` adds in numpy's 1-D order. Optional: without numba the env runs the
 reference.
+On a cluster of several GPU types the same round places jobs by the default rule
+(:func:`place_one`), maps reference work to time on each job's type epoch by epoch and back
+(:func:`_type_time`, :func:`_reference_work`: the hooks of
+:class:`~shockwave_gym.hetero_simulator.HeteroSimulator`) and restarts a job that moves type;
+those helpers are not inlined, so the one-type path runs as before.
 Why a JIT: a batched numpy step costs hundreds of array calls whatever K, and their fixed
 cost alone exceeds the budget of a CartPole-speed step (docs/VECTOR_ENV.md has the figures).
 """
@@ -146,10 +151,87 @@ if AVAILABLE:
         pays = round_index >= 1 and not ran_last and min(round_s, remaining) > threshold_s
         return restart_s if pays else 0.0
 
+    @_jit  # not inlined: the one-type path stays as lean as before
+    def _type_time(k, j, t, sim):
+        """(time done, total time) of job ``j`` of cluster ``k`` on GPU type ``t`` (-1: one
+        type, reference work itself): hetero_state.TypedJobArrays.to_type_time for one job."""
+        if t < 0 or sim.type_identity[k, j, t]:
+            return sim.work_done_s[k, j], sim.isolated_time_s[k, j]
+        e = min(sim.pos[k, j], sim.seg_end[k, j] - 1)
+        typed, packed = sim.typed, sim.packed
+        ratio = typed[e, 0, t] / packed[e, 0]
+        return typed[e, 1, t] + (sim.work_done_s[k, j] - packed[e, 1]) * ratio, sim.type_iso_s[k, j, t]
+
+    @_jit  # not inlined: the one-type path stays as lean as before
+    def _reference_work(k, j, t, tau, sim):
+        """Inverse of :func:`_type_time`: reference work of job ``j`` at ``tau`` seconds of
+        type-``t`` time (TypedJobArrays.to_reference_work for one job)."""
+        if t < 0 or sim.type_identity[k, j, t]:
+            return tau
+        typed, packed = sim.typed, sim.packed
+        query = sim.type_base_s[k, j, t] + tau + 1e-6
+        lo, hi = sim.first[k, j], sim.seg_end[k, j]
+        while lo < hi:  # the first epoch whose end on type t is beyond the query
+            mid = (lo + hi) >> 1
+            if typed[mid, 2, t] <= query:
+                lo = mid + 1
+            else:
+                hi = mid
+        e = min(lo, sim.seg_end[k, j] - 1)
+        ratio = packed[e, 0] / typed[e, 0, t]
+        return min(packed[e, 1] + (tau - typed[e, 1, t]) * ratio, sim.isolated_time_s[k, j])
+
+    @_jit  # not inlined: the one-type path stays as lean as before
+    def _stayed(k, j, t, sim):
+        """Whether job ``j`` ran last round on the type it runs on now (R3)."""
+        return sim.ran_last_round[k, j] and (t < 0 or sim.last_type[k, j] == t)
+
+    @_jit  # not inlined: the one-type path stays as lean as before
+    def _book_type(k, t, gang, run, overhead, sim):
+        """Per type, the GPU-seconds held and worked (metrics' utilisation per type)."""
+        sim.type_gpu_s[k, 0, t] += gang * run
+        sim.type_gpu_s[k, 1, t] += gang * (run - overhead)
+
+    @_jit  # not inlined: the one-type path stays as lean as before
+    def place_one(k, order, n, sim, sel, free):
+        """The default placement rule (placement.place_in_order, with backfill) over the jobs
+        ``order[:n]`` of typed cluster ``k``: each to its fastest runnable type (rate at its
+        current batch size; ties: cluster order) with room for its gang, in ``sel[k]`` and
+        ``sim.job_type[k]``; a job that fits no type is skipped. ``free`` is scratch of the
+        types' width. Returns the number of jobs placed."""
+        typed, runnable, gang = sim.typed, sim.type_runnable, sim.gang
+        for t in range(sim.num_types[k]):
+            free[t] = sim.type_capacity[k, t]
+        placed = 0
+        for i in range(n):
+            j = order[i]
+            e = min(sim.pos[k, j], sim.seg_end[k, j] - 1)
+            best, best_rate = -1, -np.inf
+            for t in range(sim.num_types[k]):
+                if runnable[k, j, t] and free[t] >= gang[k, j] and typed[e, 3, t] > best_rate:
+                    best, best_rate = t, typed[e, 3, t]
+            if best >= 0:
+                free[best] -= gang[k, j]
+                sel[k, j] = True
+                sim.job_type[k, j] = best
+                placed += 1
+        return placed
+
     @_inline
-    def _round_length(k, sel, sim):
+    def _job_start(k, j, typed, sim, work, iso, ran_last):
+        """Job ``j`` of cluster ``k`` at the round's start: (its type, -1 on one type; time
+        done and total time on it; whether it ran there last round)."""
+        if typed:
+            t = sim.job_type[k, j]
+            done, total = _type_time(k, j, t, sim)
+            return t, done, total, _stayed(k, j, t, sim)
+        return -1, work[k, j], iso[k, j], ran_last[k, j]
+
+    @_inline
+    def _round_length(k, sel, sim, typed):
         """The round's length in cluster ``k`` (R4): the longest finish when every selected
-        job finishes within the round, else the round."""
+        job finishes within the round, else the round. ``typed``: the cluster has GPU types
+        (only then is the struct read per job)."""
         iso, work, ran_last = sim.isolated_time_s, sim.work_done_s, sim.ran_last_round
         rs, threshold, restart, index = sim.round_s[k], sim.restart_threshold_s[k], sim.restart_overhead_s[k], sim.round_index[k]
         any_sel = False
@@ -158,8 +240,9 @@ if AVAILABLE:
         for j in range(sim.num_jobs[k]):
             if sel[k, j]:
                 any_sel = True
-                remaining = iso[k, j] - work[k, j]
-                finish_offset = _restart_overhead(index, ran_last[k, j], remaining, rs, threshold, restart) + remaining
+                _, done, total, stayed = _job_start(k, j, typed, sim, work, iso, ran_last)
+                remaining = total - done
+                finish_offset = _restart_overhead(index, stayed, remaining, rs, threshold, restart) + remaining
                 if finish_offset <= rs:
                     if finish_offset > longest:
                         longest = finish_offset
@@ -191,9 +274,9 @@ if AVAILABLE:
         return lo
 
     @_inline
-    def _run_selected(k, sel, sim, start, round_len, paid, completed):
-        """The selected jobs of cluster ``k`` run the round; returns (GPUs busy, jobs run,
-        jobs completed)."""
+    def _run_selected(k, sel, sim, typed, start, round_len, paid, completed):
+        """The selected jobs of cluster ``k`` (``typed``: of GPU types) run the round;
+        returns (GPUs busy, jobs run, jobs completed)."""
         iso, work, ran_last, gang, status = sim.isolated_time_s, sim.work_done_s, sim.ran_last_round, sim.gang, sim.status
         run_time, rounds_run, last_run, last_overhead = sim.run_time_s, sim.rounds_run, sim.last_run_s, sim.last_overhead_s
         pos, end_global, job_base, seg_end, span = sim.pos, sim.end_global, sim.job_base_s, sim.seg_end, sim.span
@@ -208,13 +291,20 @@ if AVAILABLE:
                     last_run[k, j] = 0.0
                     last_overhead[k, j] = 0.0
                     ran_last[k, j] = False
+                    if typed:
+                        sim.last_type[k, j] = -1
                 continue
-            remaining = iso[k, j] - work[k, j]
-            overhead = _restart_overhead(index, ran_last[k, j], remaining, rs, threshold, restart)
+            t, done, total, stayed = _job_start(k, j, typed, sim, work, iso, ran_last)
+            remaining = total - done
+            overhead = _restart_overhead(index, stayed, remaining, rs, threshold, restart)
             finish_offset = overhead + remaining
             finishes = finish_offset <= rs
             run = finish_offset if finishes else round_len
-            work[k, j] = work[k, j] + (run - overhead)
+            work[k, j] = done + (run - overhead)
+            if typed:
+                work[k, j] = _reference_work(k, j, t, work[k, j], sim)
+                _book_type(k, t, gang[k, j], run, overhead, sim)
+                sim.last_type[k, j] = t
             if finishes:
                 work[k, j] = iso[k, j]
                 completion[k, j] = start + finish_offset
@@ -235,13 +325,14 @@ if AVAILABLE:
         return busy, count, finished
 
     @_inline
-    def step_one(k, sel, sim, paid, completed):
-        """One round in cluster ``k`` of the jobs ``sel[k]``; returns (start, round end, GPUs
+    def step_one(k, sel, sim, typed, paid, completed):
+        """One round in cluster ``k`` of the jobs ``sel[k]`` (``typed``: on the types in
+        ``sim.job_type[k]``, the cluster having GPU types); returns (start, round end, GPUs
         busy, jobs completed). The ids of the jobs that completed go to ``completed`` in
         ascending order; ``paid`` is scratch of the jobs' width."""
         start = sim.time_s[k]
-        round_len = _round_length(k, sel, sim)
-        busy, count, finished = _run_selected(k, sel, sim, start, round_len, paid, completed)
+        round_len = _round_length(k, sel, sim, typed)
+        busy, count, finished = _run_selected(k, sel, sim, typed, start, round_len, paid, completed)
         if sim.exact_overhead:
             total = 0.0
             for i in range(count):

@@ -12,6 +12,13 @@ padded with jobs that never arrive. A job's current epoch is tracked as a flat i
 :class:`~shockwave_gym.batch.bank.EpochBank`: work only grows, so after a round the index is
 found by a binary search from where it was (the single view's ``searchsorted`` gives the same
 index, since a job's epoch ends are sorted and never interleave with other jobs').
+
+A cluster of several GPU types (``SimConfig(cluster=...)``) is loaded with its per-type
+arrays (:class:`~shockwave_gym.hetero_state.TypedJobArrays`): the round's jobs then run on
+the types written in ``job_type`` (by :func:`~shockwave_gym.batch.jit.place_one`, the
+default rule, or by the caller), progress mapped epoch by epoch as the reference's
+:class:`~shockwave_gym.hetero_simulator.HeteroSimulator` maps it, and ``last_type`` keeps the
+type each job ran on last round (-1: none; a job moving type pays the restart).
 """
 
 from __future__ import annotations
@@ -21,7 +28,8 @@ from typing import NamedTuple
 import numpy as np
 
 from shockwave_gym.batch import jit
-from shockwave_gym.batch.bank import EpochBank
+from shockwave_gym.batch.bank import MAX_TYPES, EpochBank
+from shockwave_gym.cluster import TYPE_ORDER
 from shockwave_gym.config import SimConfig
 from shockwave_gym.metrics import EpisodeResult
 from shockwave_gym.state import PENDING, StaticJobArrays
@@ -37,14 +45,22 @@ _DYNAMIC = {
     "status": (np.int8, PENDING), "work_done_s": (np.float64, 0.0), "completion_s": (np.float64, np.nan),
     "run_time_s": (np.float64, 0.0), "rounds_run": (np.int64, 0), "last_run_s": (np.float64, 0.0),
     "last_overhead_s": (np.float64, 0.0), "ran_last_round": (bool, False), "pos": (np.int64, 0),
+    "last_type": (np.int64, -1), "job_type": (np.int64, -1),
+}
+#: Per-(job, GPU type) static arrays of a typed cluster: name -> (dtype, padding value, field
+#: of TypedJobArrays).
+_TYPED = {
+    "type_iso_s": (np.float64, np.inf, "isolated_time_s"), "type_base_s": (np.float64, 0.0, "job_base_s"),
+    "type_identity": (bool, True, "identity"), "type_runnable": (bool, False, "runnable"),
 }
 
 
 class SimArrays(NamedTuple):
     """The arrays (and the one flag) of a :class:`BatchSimulator` that the compiled kernels
     read and write, by name: (K,) per cluster, (K, jobs) per job, (K, rounds) per round
-    record, and the bank's per-epoch ``end_global`` and ``packed``
-    (:class:`~shockwave_gym.batch.bank.EpochBank`). Built by :attr:`BatchSimulator.arrays`."""
+    record, (K, jobs, types) per job and GPU type, and the bank's per-epoch ``end_global``,
+    ``packed`` and ``typed`` (:class:`~shockwave_gym.batch.bank.EpochBank`). Built by
+    :attr:`BatchSimulator.arrays`."""
 
     num_jobs: np.ndarray
     gpus: np.ndarray
@@ -78,8 +94,19 @@ class SimArrays(NamedTuple):
     last_overhead_s: np.ndarray
     ran_last_round: np.ndarray
     pos: np.ndarray
+    num_types: np.ndarray
+    type_capacity: np.ndarray
+    type_column: np.ndarray
+    type_iso_s: np.ndarray
+    type_base_s: np.ndarray
+    type_identity: np.ndarray
+    type_runnable: np.ndarray
+    type_gpu_s: np.ndarray
+    last_type: np.ndarray
+    job_type: np.ndarray
     end_global: np.ndarray
     packed: np.ndarray
+    typed: np.ndarray
 
 
 class BatchSimulator:
@@ -95,6 +122,12 @@ class BatchSimulator:
         self.width = 0
         self.bank = EpochBank()
         self.statics: list[StaticJobArrays | None] = [None] * k
+        self.typeds: list = [None] * k  # each cluster's TypedJobArrays (None: one type)
+        self.num_types = np.zeros(k, np.int64)  # 0: a cluster of one type
+        self.type_capacity = np.zeros((k, MAX_TYPES), np.int64)
+        self.type_column = np.zeros((k, MAX_TYPES), np.int64)  # each type's column of TYPE_ORDER
+        self.type_gpu_s = np.zeros((k, 2, MAX_TYPES))  # per type: GPU-s held, held minus overhead
+        self._fair_work: dict[int, tuple] = {}  # id(typed) -> (typed, its fair_work_s)
         self.configs: list[SimConfig | None] = [None] * k
         self.trace_names = [""] * k
         self.num_jobs = np.zeros(k, np.int64)
@@ -113,6 +146,8 @@ class BatchSimulator:
         self.round_gpus_busy = np.zeros((k, 64), np.int64)
         for name, (dtype, fill) in {**_STATIC, **_DYNAMIC}.items():
             setattr(self, name, np.full((k, 0), fill, dtype))
+        for name, (dtype, fill, _) in _TYPED.items():
+            setattr(self, name, np.full((k, 0, MAX_TYPES), fill, dtype))
         self.exact_overhead = True
         self._arrays: SimArrays | None = None
         self._boxed: tuple | None = None
@@ -129,8 +164,8 @@ class BatchSimulator:
         if arrays is None:
             bank = self.bank
             self._arrays = arrays = SimArrays(**{
-                name: getattr(self, name) for name in SimArrays._fields if name not in ("end_global", "packed")
-            }, end_global=bank.end_global, packed=bank.packed)
+                name: getattr(self, name) for name in SimArrays._fields if name not in ("end_global", "packed", "typed")
+            }, end_global=bank.end_global, packed=bank.packed, typed=bank.typed)
         return arrays
 
     @property
@@ -149,23 +184,31 @@ class BatchSimulator:
             new = np.full((self.num_clusters, width), fill, dtype)
             new[:, : old.shape[1]] = old
             setattr(self, name, new)
+        for name, (dtype, fill, _) in _TYPED.items():
+            old = getattr(self, name)
+            new = np.full((self.num_clusters, width, MAX_TYPES), fill, dtype)
+            new[:, : old.shape[1]] = old
+            setattr(self, name, new)
         self.width = width
         self._arrays = None
 
-    def load(self, k: int, static: StaticJobArrays, config: SimConfig, trace_name: str = "") -> None:
-        """Put a trace in cluster ``k`` and reset it (time 0, arrivals admitted, R1)."""
+    def load(self, k: int, static: StaticJobArrays, config: SimConfig, trace_name: str = "", typed=None) -> None:
+        """Put a trace in cluster ``k`` and reset it (time 0, arrivals admitted, R1);
+        ``typed``: its :class:`~shockwave_gym.hetero_state.TypedJobArrays` on a cluster of
+        several GPU types (``config.cluster``), None on one type."""
         n = int(static.arrival_s.size)
         if n > self.width:
             self._widen(n)
-        self.statics[k], self.configs[k], self.trace_names[k] = static, config, trace_name
-        shifts = self.bank.compact([s for s in self.statics if s is not None], incoming=static)
-        for row, other in enumerate(self.statics):
+        self.statics[k], self.typeds[k], self.configs[k], self.trace_names[k] = static, typed, config, trace_name
+        sources = [t if t is not None else s for s, t in zip(self.statics, self.typeds, strict=True)]
+        shifts = self.bank.compact([s for s in sources if s is not None], incoming=sources[k])
+        for row, other in enumerate(sources):
             shift = shifts.get(id(other), 0) if other is not None and row != k else 0
             if shift:
                 used = self.valid[row]
                 for name in ("first", "seg_end", "pos"):
                     getattr(self, name)[row, used] += shift
-        start = self.bank.start_of(static)
+        start = self.bank.start_of(static, typed)
         for name, (_, fill) in _STATIC.items():
             getattr(self, name)[k] = fill
         self.valid[k, :n] = True
@@ -176,6 +219,7 @@ class BatchSimulator:
         # a round adds at most round_s of work, so crosses at most round_s / shortest epoch ends
         shortest = np.minimum.reduceat(static.epoch_duration_s, static.epoch_offset[:-1])
         self.span[k, :n] = (config.round_s // shortest).astype(np.int64) + 2
+        self._load_types(k, n, typed)
         self.num_jobs[k] = n
         self.gpus[k] = config.gpus
         self.round_s[k] = config.round_s
@@ -184,6 +228,22 @@ class BatchSimulator:
         self.exact_overhead = self._exact_overhead()  # changes only when a trace is loaded
         self._arrays = None  # the bank may have grown, the flag changed
         self.restart(k)
+
+    def _load_types(self, k: int, n: int, typed) -> None:
+        """Cluster ``k``'s per-type arrays (none on one type)."""
+        for name, (_, fill, _) in _TYPED.items():
+            getattr(self, name)[k] = fill
+        self.type_capacity[k] = 0
+        self.num_types[k] = 0 if typed is None else typed.capacity.size
+        if typed is None:
+            return
+        num_types = typed.capacity.size
+        self.type_capacity[k, :num_types] = typed.capacity
+        self.type_column[k, :num_types] = [TYPE_ORDER.index(name) for name in typed.cluster.types]
+        for name, (_, _, field) in _TYPED.items():
+            getattr(self, name)[k, :n, :num_types] = getattr(typed, field)
+        # a type faster than the reference moves more reference work than round_s a round
+        self.span[k, :n] = self.seg_end[k, :n] - self.first[k, :n] + 1
 
     def share_dynamic(self, arrays: dict[str, np.ndarray]) -> None:
         """Take ``arrays`` (name -> (K, jobs) array of this simulator's shape and dtype) as
@@ -206,6 +266,7 @@ class BatchSimulator:
         self.next_arrival[k] = 0
         self.num_done[k] = 0
         self.overhead_gpu_s[k] = 0.0
+        self.type_gpu_s[k] = 0.0
         rows = np.zeros(self.num_clusters, bool)
         rows[k] = True
         jit.admit_rows(rows, self.boxed)
@@ -257,4 +318,21 @@ class BatchSimulator:
             round_run_s=(),
             round_overhead_s=(),
             end_time_s=float(self.time_s[k]),
+            **self._typed_result(k),
         )
+
+    def _typed_result(self, k: int) -> dict:
+        """The heterogeneous fields of cluster ``k``'s EpisodeResult (none on one type)."""
+        typed = self.typeds[k]
+        if typed is None:
+            return {}
+        from shockwave_gym.fair_reference import typed_reference_work_s
+
+        cached = self._fair_work.get(id(typed))
+        if cached is None or cached[0] is not typed:
+            self._fair_work = {key: value for key, value in self._fair_work.items() if any(value[0] is t for t in self.typeds)}
+            cached = self._fair_work[id(typed)] = (typed, typed_reference_work_s(self.statics[k], typed))
+        num_types = typed.capacity.size
+        return dict(gpu_types=tuple(typed.cluster.types), type_gpus=tuple(typed.cluster.counts),
+                    fair_isolated_time_s=typed.fair_isolated_time_s.copy(), fair_work_s=cached[1].copy(),
+                    type_gpu_s=self.type_gpu_s[k, :, :num_types].copy())

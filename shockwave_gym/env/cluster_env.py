@@ -407,11 +407,14 @@ class ClusterEnv(gym.Env):
     features (its `free_gpus` sums the types). `ran_last_round` says whether a job ran last
     round, not on which type (a move to another type pays the restart all the same).
 
-    Vector env: the native `ClusterVectorEnv` batches V100-only clusters. For a heterogeneous
-    cluster `gym.make_vec` (every id's `vector_entry_point`) returns `SyncClusterVectorEnv`:
-    K single envs stepped in turn in Gymnasium's `SyncVectorEnv` (same `action_masks()` and
-    `max_episode_steps` as the native env, same trajectories as K separate envs seeded
-    `seed + i`), as fast as K single envs.
+    Vector env: the native `ClusterVectorEnv` batches heterogeneous clusters in the `priority`
+    and `select` modes (typed placement, the map between V100 work and time on a type and
+    the restart on a move of type run in its compiled kernels; the single env's compiled
+    step runs them too). For `sequential` on a heterogeneous cluster `gym.make_vec` (every
+    id's `vector_entry_point`) returns `SyncClusterVectorEnv`: K single envs stepped in turn
+    in Gymnasium's `SyncVectorEnv` (same `action_masks()` and `max_episode_steps` as the
+    native env, same trajectories as K separate envs seeded `seed + i`), as fast as K single
+    envs.
 
     ## Elastic jobs
 
@@ -492,7 +495,7 @@ class ClusterEnv(gym.Env):
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
-    _types = None  # the decision's TypeContext on a heterogeneous cluster
+    _type_context = None  # (simulator, its version, TypeContext) behind _types
 
     def __init__(
         self,
@@ -665,8 +668,7 @@ class ClusterEnv(gym.Env):
 
     def _compiled_step(self):
         """The compiled step (:class:`shockwave_gym.env.vector.single.SingleStep`: the vector
-        env's kernels at K = 1) when this env can take it: numba installed, a homogeneous
-        cluster, the default information regime, observation version 2, the ``priority`` or
+        env's kernels at K = 1) when this env can take it: numba installed, the default information regime, observation version 2, the ``priority`` or
         ``select`` mode, built-in reward terms, a trace whose jobs reach fewer than 8 batch
         sizes, and none of the step's helpers overridden by a subclass. Else None (the
         Python path, same results)."""
@@ -689,7 +691,7 @@ class ClusterEnv(gym.Env):
         return self._compiled
 
     def _compiled_eligible(self) -> bool:
-        if self.cluster is not None or self.obs_version != 2 or self.action_mode not in ("priority", "select"):
+        if self.obs_version != 2 or self.action_mode not in ("priority", "select"):
             return False
         if not self.regime.is_default:  # the compiled kernels read the simulator's true epochs
             return False
@@ -697,7 +699,9 @@ class ClusterEnv(gym.Env):
         for name in ("_run_round", "_begin_decision", "_observation", "_forced_round", "_info"):
             if getattr(cls, name) is not getattr(ClusterEnv, name):
                 return False
-        if type(self.simulator) is not Simulator:
+        from shockwave_gym.hetero_simulator import HeteroSimulator
+
+        if type(self.simulator) is not (Simulator if self.cluster is None else HeteroSimulator):
             return False
         from shockwave_gym.env.vector import fused, single
 
@@ -825,11 +829,21 @@ class ClusterEnv(gym.Env):
         self._job_valid = slots.valid_int8()
         self._cluster_features = None
         if self.cluster is not None:
-            self._types = TypeContext.of(view)
             if self.action_mode == "sequential":
                 self._mode.start_round(view, self.slots, self._types)
         elif self.action_mode == "sequential" or self._elastic:
             self._mode.start_round(view, self.slots)
+
+    @property
+    def _types(self) -> TypeContext | None:
+        """The decision's TypeContext on a heterogeneous cluster (None on one type), of the
+        simulator's current state (the compiled step does not build it: read on demand)."""
+        if self.cluster is None:
+            return None
+        sim, cached = self.simulator, self._type_context
+        if cached is None or cached[0] is not sim or cached[1] != sim.version:
+            cached = self._type_context = (sim, sim.version, TypeContext.of(sim.view))
+        return cached[2]
 
     def _new_simulator(self, trace: Trace, regime: Regime) -> Simulator:
         """The simulator of ``trace``'s jobs as ``regime`` runs them (the jobs themselves in

@@ -2,10 +2,11 @@
 it does not batch.
 
 The native :class:`~shockwave_gym.env.vector.vector_env.ClusterVectorEnv` runs the compiled
-kernels (numba) over clusters of one GPU type (the core's :mod:`shockwave_gym.batch` has no
-GPU types) in the default information regime, with observation version 1 or 2 and batched
-reward terms. When numba is missing (or ``compiled=False``), any cluster is heterogeneous (a
-``cluster=`` with more than one type, or any type but V100), or the arguments ask for a
+kernels (numba) over clusters of one GPU type or several (``cluster=``: typed placement in
+the ``priority`` and ``select`` modes) in the default information regime, with observation
+version 1 or 2 and batched reward terms. When numba is missing (or ``compiled=False``), the
+``sequential`` mode runs on a heterogeneous cluster (a ``cluster=`` with more than one type,
+or any type but V100: its (job, type) picks are not batched), or the arguments ask for a
 regime other than the default, ``obs_version=3`` or the ``fair_share`` reward term (a
 ``task`` that has it) or elastic jobs, :func:`make_vector_env` returns :class:`SyncClusterVectorEnv` instead
 (each single env then runs its reference path where the kernels do not serve it): Gymnasium's
@@ -34,11 +35,12 @@ def is_heterogeneous(cluster) -> bool:
 
 
 def needs_fallback(kwargs: dict) -> bool:
-    """Whether env arguments ``kwargs`` take the fallback: a heterogeneous cluster, or what
-    :func:`~shockwave_gym.env.options.needs_single_envs` names."""
+    """Whether env arguments ``kwargs`` take the fallback: the ``sequential`` mode on a
+    heterogeneous cluster, or what :func:`~shockwave_gym.env.options.needs_single_envs` names."""
     from shockwave_gym.env.options import needs_single_envs
 
-    return is_heterogeneous(kwargs.get("cluster")) or needs_single_envs(kwargs) is not None
+    typed_picks = kwargs.get("action_mode", "priority") == "sequential" and is_heterogeneous(kwargs.get("cluster"))
+    return typed_picks or needs_single_envs(kwargs) is not None
 
 
 class SyncClusterVectorEnv(SyncVectorEnv):

@@ -141,10 +141,19 @@ if AVAILABLE:
                 out[k, f] = np.float32(min(max(values[f], CLUSTER_LOW[f]), CLUSTER_HIGH[f]))
 
     @_inline
+    def _type_capacity(k, column, num_types, sim):
+        """GPUs of typed cluster ``k`` of the type in ``column`` of TYPE_ORDER (0: none)."""
+        for c in range(num_types):
+            if sim.type_column[k, c] == column:
+                return sim.type_capacity[k, c]
+        return 0
+
+    @_inline
     def cluster_one_v2(k, st, free, out):
         """estimates.cluster_features_v2 for cluster ``k`` (math.log2 and math.log1p, as the
-        single env) of a homogeneous batch, its free capacity per type being
-        free_capacity_rows's: free / GPUs for the first type, 0 for the others."""
+        single env), its free capacity per type being free_capacity_by_type's on one type:
+        free / GPUs for the first type, 0 for the others (a typed cluster's are written over
+        by :func:`_typed_features`)."""
         sim, slots = st.sim, st.slots
         g = sim.gpus[k]
         busy, queue = _busy_and_queued(k, sim, slots)
@@ -198,6 +207,14 @@ if AVAILABLE:
                 break
 
     @_inline
+    def _cluster_type_rates(k, j, sim, reference, full, i):
+        """observation._cluster_type_rates for job ``j`` of typed cluster ``k``: the rows of
+        the cluster's types, its rate there at its current epoch over the reference rate."""
+        e = min(sim.pos[k, j], sim.seg_end[k, j] - 1)
+        for c in range(sim.num_types[k]):
+            full[11 + sim.type_column[k, c], i] = sim.typed[e, 3, c] / reference if reference > 0 else 0.0
+
+    @_inline
     def _fill_rows(k, st, plan, full, dynamic):
         """Cluster ``k``'s columns of ``full`` (its raw version 2 features, as
         observation.JobFeaturesV2.fill) and ``dynamic`` (age and rho-hat), per ``plan``."""
@@ -232,6 +249,27 @@ if AVAILABLE:
             # the job's row of the per-trace tables (TraceJobTables)
             _type_rates(type_sizes, type_rel, row0 + j, b, full, i)
 
+    @_jit  # a pass of its own: the clusters of one type run the loops above unchanged
+    def _typed_features(st, plan, full, cluster_out):
+        """What the cluster's GPU types change in :func:`job_rows_v2`'s output, for every
+        typed cluster: each type's capacity (free_capacity_by_type: every GPU is free at a
+        decision of ``priority`` or ``select``; 0 for a type the cluster lacks) and, for each
+        job recomputed whole, its rate on the cluster's types (observation._cluster_type_rates)."""
+        sim, slot_job, rate = st.sim, st.slots.slot_job, st.est.rate
+        low, high = V2_CLUSTER_LOW, V2_CLUSTER_HIGH
+        for k in range(slot_job.shape[0]):
+            num_types = sim.num_types[k]
+            if num_types == 0:
+                continue
+            g = sim.gpus[k]
+            for t in range(TYPES):
+                cluster_out[k, t] = np.float32(min(max(_type_capacity(k, t, num_types, sim) / g, low[t]), high[t]))
+            for s in range(slot_job.shape[1]):
+                i = plan[k, s]
+                if i >= 0:
+                    j = slot_job[k, s]
+                    _cluster_type_rates(k, j, sim, rate[k, j], full, i)
+
     @_jit
     def job_rows_v2(boxed, kept, free, cluster_out):
         """The raw (pre-logarithm) version 2 features to recompute: ``full`` (features,
@@ -256,6 +294,8 @@ if AVAILABLE:
         dynamic = np.empty((2, partial))
         for k in range(clusters):
             _fill_rows(k, st, plan, full, dynamic)
+        if st.sim.num_types.any():
+            _typed_features(st, plan, full, cluster_out)
         return full, dynamic
 
     @_jit

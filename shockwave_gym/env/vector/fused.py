@@ -56,6 +56,7 @@ if AVAILABLE:
     _derive_one = vec_jit.derive_one
     _slots_one = vec_jit.slots_one
     _priority_one = vec_jit.priority_one
+    _priority_typed_one = vec_jit.priority_typed_one
     _select_one = vec_jit.select_one
     _scores_finite = vec_jit.scores_finite
     _area = vec_jit.area
@@ -128,14 +129,40 @@ if AVAILABLE:
                 any_bad = True
         return any_bad
 
+    @_jit  # not inlined: the one-type path stays as lean as before
+    def _unforced_typed(k, sim, sel):
+        """typed_actions.unforced_placement for typed cluster ``k``: when every active job
+        fits on its own fastest type at once, ``sel[k]`` holds them, on those types (True)."""
+        status, gang, typed, runnable = sim.status, sim.gang, sim.typed, sim.type_runnable
+        demand = np.zeros(sim.num_types[k], np.int64)
+        for j in range(sim.num_jobs[k]):
+            if status[k, j] == ACTIVE:
+                e = min(sim.pos[k, j], sim.seg_end[k, j] - 1)
+                best, best_rate = 0, -np.inf
+                for t in range(sim.num_types[k]):
+                    if runnable[k, j, t] and typed[e, 3, t] > best_rate:
+                        best, best_rate = t, typed[e, 3, t]
+                sim.job_type[k, j] = best
+                demand[best] += gang[k, j]
+        for t in range(demand.size):
+            if demand[t] > sim.type_capacity[k, t]:
+                return False
+        for j in range(sel.shape[1]):
+            sel[k, j] = status[k, j] == ACTIVE
+        return True
+
     @_inline
-    def _skips(k, st, select):
+    def _skips(k, st, select, typed):
         """skip_trivial: whether cluster ``k``'s next round is one no action could change
         (ClusterVectorEnv._forced_rounds); if so, ``st.sel[k]`` holds its active jobs."""
         sim, slots = st.sim, st.slots
         if sim.num_done[k] >= sim.num_jobs[k] or sim.round_index[k] >= st.max_rounds[k]:
             return False
-        if slots.demand_gpus[k] > sim.gpus[k] or (select and slots.queue_count[k] > 0):
+        if select and slots.queue_count[k] > 0:
+            return False
+        if typed:
+            return _unforced_typed(k, sim, st.sel)
+        if slots.demand_gpus[k] > sim.gpus[k]:
             return False
         sel, status = st.sel, sim.status
         for j in range(sel.shape[1]):
@@ -143,13 +170,13 @@ if AVAILABLE:
         return True
 
     @_inline
-    def _one_round(k, st, paid, completed, buffer, excess):
+    def _one_round(k, st, typed, paid, completed, buffer, excess):
         """The round of ``st.sel[k]`` and what the env does after a round: record it, admit
         arrivals, pay the reward, seat jobs (the estimates are derived once the rounds are
         over: nothing in between reads them). Returns the reward."""
         sim = st.sim
         at = sim.round_index[k]
-        start, end, busy, finished = _step_one(k, st.sel, sim, paid, completed)
+        start, end, busy, finished = _step_one(k, st.sel, sim, typed, paid, completed)
         sim.round_start_s[k, at] = start
         sim.round_end_s[k, at] = end
         sim.round_gpus_busy[k, at] = busy
@@ -182,27 +209,32 @@ if AVAILABLE:
         sim, slots, tables, est, sel = st.sim, st.slots, st.tables, st.est, st.sel
         width, capacity = sel.shape[1], sim.round_start_s.shape[1]
         keys, ids = np.empty(slots.slot_job.shape[1]), np.empty(slots.slot_job.shape[1], np.int64)
-        waiting, order = np.zeros(sim.gpus.max() + 2, np.int64), np.empty(width, np.int64)
+        counts = np.zeros(sim.gpus.max() + 2 + sim.type_capacity.shape[1], np.int64)  # waiting, then free per type
+        waiting, free, order = counts[: sim.gpus.max() + 2], counts[sim.gpus.max() + 2 :], np.empty(width, np.int64)
         paid, completed, buffer, excess = np.empty(width), np.empty(width, np.int64), np.empty(width), np.empty(width)
+        num_types = sim.num_types
         acting, fresh, reward, rounds, pending = io.acting, io.fresh, io.reward, io.rounds, io.pending
         for k in range(acting.size):
             if acting[k]:
+                typed = num_types[k] > 0
                 first = not resume
                 if first and mode != GIVEN:  # the agent's round: sel[k] from its scores or select bits
                     for j in range(width):
                         sel[k, j] = False
                     if select:
-                        io.repairs[k] = _select_one(k, io.wanted, sim, slots, sel, order)
+                        io.repairs[k] = _select_one(k, io.wanted, sim, slots, sel, order, free, typed)
+                    elif typed:
+                        _priority_typed_one(k, io.scores, sim, slots, sel, keys, ids, order, free)
                     else:
                         _priority_one(k, io.scores, sim, slots, sel, keys, ids, waiting)
                 while True:  # then with skip the rounds no action could change
                     if not first:
-                        if not _skips(k, st, select):
+                        if not _skips(k, st, select, typed):
                             break
                         if sim.round_index[k] >= capacity:
                             pending[k] = True
                             break
-                    value = _one_round(k, st, paid, completed, buffer, excess)
+                    value = _one_round(k, st, typed, paid, completed, buffer, excess)
                     reward[k] = value if first else reward[k] + value
                     rounds[k] = 1 if first else rounds[k] + 1
                     first = False

@@ -258,6 +258,32 @@ if AVAILABLE:
                 free -= gang[k, j]
                 sel[k, j] = True
 
+    @_jit  # not inlined: the one-type path stays as lean as before
+    def priority_typed_one(k, scores, sim, slots, sel, keys, ids, order, free):
+        """TypedPriorityMode.place for typed cluster ``k``: PriorityMode.order (descending
+        score, ties by arrival, then the queue in arrival order), placed by the default rule
+        (batch.jit.place_one). ``order`` (jobs) and ``free`` (types) are scratch too."""
+        slot_job, queued = slots.slot_job, slots.queued
+        size = 0
+        for s in range(slot_job.shape[1]):
+            j = slot_job[k, s]
+            if j >= 0:
+                keys[size] = -np.float64(scores[k, s])
+                ids[size] = j
+                size += 1
+        for i in range(size // 2 - 1, -1, -1):
+            _sift_down(keys, ids, size, i)
+        n = 0
+        while size > 0:
+            order[n] = _pop(keys, ids, size)
+            size -= 1
+            n += 1
+        for j in range(sim.num_jobs[k]):
+            if queued[k, j]:
+                order[n] = j
+                n += 1
+        core_jit.place_one(k, order, n, sim, sel, free)
+
     @_inline
     def scores_finite(k, scores, slot_job):
         """Whether every occupied slot of cluster ``k`` has a finite score."""
@@ -267,9 +293,11 @@ if AVAILABLE:
         return True
 
     @_inline
-    def select_one(k, wanted, sim, slots, sel, order):
-        """SelectMode.choose for cluster ``k``: wanted slotted jobs in arrival order, packed;
-        returns the repairs (bits dropped). ``order`` is scratch of the jobs' width."""
+    def select_one(k, wanted, sim, slots, sel, order, free, typed):
+        """SelectMode.choose for cluster ``k``: wanted slotted jobs in arrival order, packed
+        (TypedSelectMode.place on a typed cluster: placed by the default rule); returns the
+        repairs (bits dropped). ``order`` (jobs) and ``free`` (types) are scratch; ``typed``:
+        the cluster has GPU types."""
         slot_job, job_slot, gang, gpus = slots.slot_job, slots.job_slot, sim.gang, sim.gpus
         width = slot_job.shape[1]
         absent = 0
@@ -282,6 +310,8 @@ if AVAILABLE:
             if s >= 0 and wanted[k, s]:
                 order[count] = j
                 count += 1
+        if typed:
+            return absent + count - core_jit.place_one(k, order, count, sim, sel, free)
         return absent + count - _scan(k, order, count, gang, gpus, sel)
 
     @_inline

@@ -51,12 +51,15 @@ _ALIGN = 64
 
 def trace_tables(trace, sim_config, throughputs, obs_version: int) -> tuple:
     """``(trace, simulator, predictor, type table)`` of one episode: what a cluster's reset
-    builds for a new trace (in-process or in the worker; the same code either way)."""
+    builds for a new trace (in-process or in the worker; the same code either way). On a
+    heterogeneous ``sim_config``, ``throughputs`` is the env's TypedThroughputs."""
+    from shockwave_gym.hetero_simulator import HeteroSimulator
     from shockwave_gym.interface.observation import type_throughput_table
     from shockwave_gym.interface.predictor import RemainingTimePredictor
     from shockwave_gym.simulator import Simulator
 
-    simulator = Simulator(trace.jobs, sim_config, throughputs, trace_name=trace.name)
+    kind = HeteroSimulator if sim_config.heterogeneous else Simulator
+    simulator = kind(trace.jobs, sim_config, throughputs, trace_name=trace.name)
     type_table = type_throughput_table(simulator.view) if obs_version == 2 else None
     return trace, simulator, RemainingTimePredictor(simulator.view), type_table
 

@@ -1,7 +1,8 @@
 """The single env's step on the vector env's kernels, at K = 1.
 
 :class:`SingleStep` is the lean driver :class:`~shockwave_gym.env.cluster_env.ClusterEnv`
-takes for its common configuration (numba installed, a homogeneous cluster, the default
+takes for its common configuration (numba installed, any cluster (a heterogeneous one's
+per-type arrays loaded with the trace), the default
 information regime, observation version 2, the ``priority`` or ``select`` mode, built-in
 reward terms): the state struct of the vector env (:class:`~shockwave_gym.env.vector.state.ClusterState`)
 for one cluster, built once per episode, whose per-job arrays are the
@@ -60,7 +61,8 @@ class SingleStep:
         self.jct_normaliser_s = float(jct_normaliser_s)
         self._reward_terms = list(reward_fn.terms)
         self.batch = batch = BatchSimulator(1)
-        batch.load(0, simulator.static, simulator.config, simulator.trace_name)
+        self._typed = getattr(simulator, "typed", None)  # a HeteroSimulator's per-type arrays
+        batch.load(0, simulator.static, simulator.config, simulator.trace_name, typed=self._typed)
         self._tables = TraceJobTables(1)
         self._tables.load(0, predictor_for(simulator.view), type_throughput_table(simulator.view))
         self._slots = BatchSlotMap(1, slots.max_jobs)
@@ -111,7 +113,8 @@ class SingleStep:
     def _build(self) -> None:
         """The state struct over the simulator's and the slot map's current arrays."""
         sim, slots = self.simulator, self.slots
-        self.batch.share_dynamic({name: getattr(sim, own)[None] for name, own in _SHARED.items()})
+        shared = {**_SHARED, "last_type": "last_type"} if self._typed is not None else _SHARED
+        self.batch.share_dynamic({name: getattr(sim, own)[None] for name, own in shared.items()})
         self._slots.share(slots.slot_job[None], slots.job_slot[None])
         struct = ClusterState(self.batch.arrays, self._slots.arrays, self._tables.arrays,
                               Estimates.zeros((1, sim.num_jobs)), self._rewards, self._max_rounds,
@@ -207,8 +210,9 @@ class SingleStep:
         if ids is None:
             ids = sim.ran_last_round.nonzero()[0]
             run_s, overhead_s, completed = sim.last_run_s[ids], sim.last_overhead_s[ids], ids[sim.status[ids] == DONE]
+        types = None if self._typed is None else sim.last_type[ids]
         record = RoundRecord(at, batch.round_start_s.item(at), batch.round_end_s.item(at), ids, run_s, overhead_s,
-                             completed, batch.round_gpus_busy.item(at))
+                             completed, batch.round_gpus_busy.item(at), types)
         sim.commit_round(record, batch.time_s.item(0), batch.next_arrival.item(0), batch.num_done.item(0))
         self._version = sim.version  # the kernels made this state: nothing to take again
 

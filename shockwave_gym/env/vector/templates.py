@@ -30,6 +30,9 @@ def make_templates(env_kwargs: list[dict]) -> list[ClusterEnv]:
         if not t.regime.is_default or t.obs_version == 3:
             raise InputError(f"the native vector env batches the default regime with obs_version 1 or 2, got regime "
                              f"{t.regime.describe()} and obs_version={t.obs_version}; use gym.make_vec (the fallback)")
+        if t.cluster is not None and t.action_mode == "sequential":
+            raise InputError(f"the native vector env batches the sequential mode on one GPU type, got cluster "
+                             f"{t.cluster}; use gym.make_vec (the fallback)")
     for name in SHARED:
         values = {getattr(t, name) for t in out}
         if len(values) > 1:

@@ -339,7 +339,7 @@ class ClusterVectorEnv(VectorOutputs, VectorEnv):
                 continue
             rng, _ = seeding.np_random(int(seed))
             template = self.templates[i]
-            self._prefetcher.start(i, rng, template.source, template.sim_config, template.throughputs,
+            self._prefetcher.start(i, rng, template.source, template.sim_config, _throughputs_of(template),
                                    self.obs_version)
             self._announced[i] = int(seed)
 
@@ -366,7 +366,7 @@ class ClusterVectorEnv(VectorOutputs, VectorEnv):
         else:
             trace = template.source.sample(rng)
             if prefetcher is not None and self._prefetch_rows[i]:  # the worker goes on from here
-                prefetcher.start(i, rng, template.source, template.sim_config, template.throughputs,
+                prefetcher.start(i, rng, template.source, template.sim_config, _throughputs_of(template),
                                  self.obs_version)
         old = self._tables[i]
         if old is not None and old[0] is trace:
@@ -376,7 +376,7 @@ class ClusterVectorEnv(VectorOutputs, VectorEnv):
                 tables = self._tables_for(trace, template)
             self._tables[i] = tables
             _, simulator, predictor, type_table = tables
-            self.sim.load(i, simulator.static, simulator.config, trace.name)
+            self.sim.load(i, simulator.static, simulator.config, trace.name, typed=getattr(simulator, "typed", None))
             self.slots.widen(self.sim.width)
             self.job_tables.load(i, predictor, type_table)
         self.slots.reset(i)
@@ -392,9 +392,10 @@ class ClusterVectorEnv(VectorOutputs, VectorEnv):
     def _tables_for(self, trace, template: ClusterEnv) -> tuple:
         for tables in self._tables:  # clusters running the same trace share its tables
             if (tables is not None and tables[0] is trace and tables[1].config == template.sim_config
-                    and same_table(tables[1].throughputs, template.throughputs)):
+                    and same_table(tables[1].throughputs, template.throughputs)
+                    and getattr(tables[1], "typed_throughputs", None) is getattr(template, "typed_throughputs", None)):
                 return tables
-        return trace_tables(trace, template.sim_config, template.throughputs, self.obs_version)
+        return trace_tables(trace, template.sim_config, _throughputs_of(template), self.obs_version)
 
     # --- batched state ---------------------------------------------------------------------
 
@@ -410,6 +411,12 @@ class ClusterVectorEnv(VectorOutputs, VectorEnv):
         if rows.any():
             self.slots.update(self.sim, rows)
             self.mode.start_round(self.slots, self.sim.gang, self.sim.gpus, rows)
+
+
+def _throughputs_of(template: ClusterEnv):
+    """The tables ``template``'s simulator is built with: its TypedThroughputs on a
+    heterogeneous cluster, else its table."""
+    return template.typed_throughputs if template.cluster is not None else template.throughputs
 
 
 _SELECT_VALUES = "select actions must hold only 0 and 1 (bool, integer or float)"
