@@ -164,10 +164,11 @@ class SingleStep:
         boxed = self._room()
         at = sim.round_index
         mode = fused.SELECT if select else fused.PRIORITY
+        advance, advance_rows = fused.kernels(self._typed is not None)
         if skip:
-            fused.advance(boxed, self._io_boxed, False, False, mode)
+            advance(boxed, self._io_boxed, False, False, mode)
         else:
-            full, dynamic, ids, seconds, completed = fused.advance_rows(boxed, self._io_boxed, mode, self._struct[3],
+            full, dynamic, ids, seconds, completed = advance_rows(boxed, self._io_boxed, mode, self._struct[3],
                                                                         self._free, self._cluster)
             self._rows = full, dynamic
         if io.bad[0]:
@@ -186,7 +187,7 @@ class SingleStep:
         while True:
             boxed = self._room()
             at = sim.round_index
-            fused.advance(boxed, self._io_boxed, True, False, mode)
+            fused.kernels(self._typed is not None)[0](boxed, self._io_boxed, True, False, mode)
             if batch.round_index[0] == at:
                 self._rows = features.job_rows_v2(boxed, self._struct[3], self._free, self._cluster)
                 break

@@ -256,8 +256,9 @@ class ClusterVectorEnv(VectorOutputs, VectorEnv):
         io = StepIO(acting, fresh, scores, wanted, np.zeros(k), np.zeros(k, np.int64), np.zeros(k, np.int64),
                     np.zeros(k, bool), np.zeros(k, bool))
         resume = False
+        advance = fused.kernels(bool(sim.num_types.any()))[0]
         while True:
-            fused.advance(self._kernel_state(), io, resume, self.skip_trivial, fused.SELECT if select else fused.PRIORITY)
+            advance(self._kernel_state(), io, resume, self.skip_trivial, fused.SELECT if select else fused.PRIORITY)
             if io.bad.any():
                 raise InvalidActionError(_SELECT_VALUES) if select else rows_error(io.bad, "priority scores must be finite")
             if not io.pending.any():
@@ -301,7 +302,7 @@ class ClusterVectorEnv(VectorOutputs, VectorEnv):
         self._kernel_struct[0].sel[rows] = sel[rows]
         io = StepIO(rows, fresh & ~rows, _NO_SCORES, _NO_WANTED, np.zeros(k), np.zeros(k, np.int64),
                     np.zeros(k, np.int64), np.zeros(k, bool), np.zeros(k, bool))
-        fused.advance(boxed, io, False, False, fused.GIVEN)
+        fused.kernels(bool(self.sim.num_types.any()))[0](boxed, io, False, False, fused.GIVEN)
         self.mode.start_round(self.slots, self.sim.gang, self.sim.gpus, rows)
         return io.reward
 
