@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from helpers.scripts import load_benchmark
+from scipy import stats
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "docs" / "data" / "learned_vs_classical.json"
@@ -45,10 +46,11 @@ def test_the_saved_json_has_every_seed_of_every_policy_on_every_test_trace_of_it
             assert all(not m["truncated"] and m["avg_jct_s"] > 0 for m in runs.values())
 
 
-def test_each_row_takes_the_best_classical_rule_and_the_best_learned_policy_and_judges_the_aim():
+def test_each_row_takes_the_best_classical_rule_and_the_tasks_own_policy_and_judges_the_aim():
     bench = _bench()
     data, headroom = _saved()
     saved = {t["trace"]: t for t in headroom["traces"]}
+    ran = {t["trace"]: t["learned"] for t in data["traces"]}
     for row in bench.summarise(data, headroom)["rows"]:
         traces = [saved[t["trace"]] for t in data["traces"] if t["suite"] == row["suite"]]
 
@@ -57,8 +59,18 @@ def test_each_row_takes_the_best_classical_rule_and_the_best_learned_policy_and_
                     for t in traces]
             return sum(logs) / len(logs)
 
-        assert to_fifo(row["best_classical"]) == min(to_fifo(a) for a in bench.CLASSICAL)
-        assert row["ratio"]["value"] == min(row["others"].values())
+        rules = [a for a in traces[0]["metrics"] if a not in ("ppo", "ppo-fair", "shockwave-distilled")
+                 and all(a in t["metrics"] for t in traces)]
+        assert {"wsrpt", "gittins", "las", "max-rho", "gavel-wc", "shockwave", "sia"} <= set(rules)
+        assert to_fifo(row["best_classical"]) == min(to_fifo(a) for a in rules)
+        policy = data["policies"][row["task"]]  # the task's own policy is judged, not the best of three
+        assert row["best_learned"] == policy and row["ratio"]["value"] == row["others"][policy]
+        per_seed = []  # the IQM over seeds of the per-seed geometric means, recomputed here
+        for seed in map(str, data["seeds"]):
+            logs = [math.log(bench.judged(row["task"], ran[t["trace"]][policy][seed], t)
+                             / bench.judged(row["task"], t["metrics"][row["best_classical"]], t)) for t in traces]
+            per_seed.append(sum(logs) / len(logs))
+        assert row["ratio"]["value"] == pytest.approx(math.exp(stats.trim_mean(per_seed, 0.25)), rel=1e-12)
         assert row["ratio"]["low"] <= row["ratio"]["value"] <= row["ratio"]["high"]
         ahead = row["task"] == "balanced" or row["regime"] in ("estimate", "unknown")
         assert row["aim"] == (bench.AHEAD if ahead else bench.WITHIN)
@@ -100,3 +112,19 @@ def test_a_policy_a_fixed_factor_from_the_best_rule_on_every_trace_gets_that_rat
     assert row["classical_score"] == pytest.approx(1000 / 1500)
     assert row["learned_score"] == pytest.approx((2000 - 1000 * factor) / 1500)
     assert "| `jct` | s | unknown | `wsrpt` | `ppo-jct` |" in bench.render(data, bench.summarise(data, headroom))
+
+
+def test_the_seed_interval_keeps_traces_paired_across_seeds():
+    """Seeds that played the same traces share one resample of them: when every seed has the
+    same per-trace ratios, the interval is that of one seed (the whole spread between traces),
+    much wider than resampling each seed's traces on its own would make it."""
+    from shockwave_gym.harness.paired import seed_iqm_interval, stratified_iqm_interval
+
+    ratios = [0.8, 1.0, 1.25, 0.9, 1.1]
+    per_seed = {str(s): ratios for s in range(5)}
+    paired = seed_iqm_interval(per_seed)
+    apart = stratified_iqm_interval(per_seed)
+    assert paired.value == pytest.approx(apart.value) == pytest.approx(math.exp(sum(map(math.log, ratios)) / 5))
+    assert paired.high - paired.low > 1.5 * (apart.high - apart.low)
+    shifted = seed_iqm_interval({**per_seed, "0": [2 * r for r in ratios]})  # the IQM trims one seed
+    assert shifted.value == pytest.approx(paired.value)
