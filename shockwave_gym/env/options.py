@@ -166,7 +166,9 @@ def elastic_source(trace, gpus=None) -> bool:
     if isinstance(trace, str) and trace in BUNDLED_GPUS:
         return trace in ELASTIC_BUNDLED
     if isinstance(trace, Trace):
-        return any(job.gangs for job in trace.jobs)
+        from shockwave_gym.elastic import is_elastic_trace
+
+        return is_elastic_trace(trace.jobs)
     if isinstance(trace, TraceSource):
         return trace.elastic
     return make_source(trace, None, gpus).elastic if isinstance(trace, str | Path) else False

@@ -74,7 +74,7 @@ class TrainConfig:
     out: str
     algo: str = "ppo"
     action_mode: str | None = None  # default: priority for PPO, sequential for MaskablePPO
-    #: None: DEFAULT_REWARD, or the task's weights x TASK_REWARD_SCALE with ``task``
+    #: None: DEFAULT_REWARD, or the task's weights / TASK_REWARD_DIVISOR with ``task``
     reward: str | dict | None = None
     #: A scored task (shockwave_gym.tasks: jct, fairness, balanced): sets the reward and the
     #: checkpoint selection; None: ``reward`` and ``select`` as given.

@@ -115,6 +115,8 @@ class ClusterVectorEnv(VectorOutputs, VectorEnv):
         self._rounds_skipped_total = np.zeros(k, np.int64)
         #: one compiled call per step (env/vector/fused.py): the priority and select modes
         self._fused = self.action_mode in ("priority", "select")
+        # the kernel variant: typed clusters (a template with GPU types) or one type only
+        self._advance = fused.kernels(any(t.cluster is not None for t in self.templates))[0]
         self._features = None  # the kept observation features (KeptFeatures)
         self._np_random = [None] * k
         self._tables: list[tuple | None] = [None] * k  # (trace, simulator, predictor) per cluster
@@ -256,7 +258,7 @@ class ClusterVectorEnv(VectorOutputs, VectorEnv):
         io = StepIO(acting, fresh, scores, wanted, np.zeros(k), np.zeros(k, np.int64), np.zeros(k, np.int64),
                     np.zeros(k, bool), np.zeros(k, bool))
         resume = False
-        advance = fused.kernels(bool(sim.num_types.any()))[0]
+        advance = self._advance
         while True:
             advance(self._kernel_state(), io, resume, self.skip_trivial, fused.SELECT if select else fused.PRIORITY)
             if io.bad.any():
@@ -302,7 +304,7 @@ class ClusterVectorEnv(VectorOutputs, VectorEnv):
         self._kernel_struct[0].sel[rows] = sel[rows]
         io = StepIO(rows, fresh & ~rows, _NO_SCORES, _NO_WANTED, np.zeros(k), np.zeros(k, np.int64),
                     np.zeros(k, np.int64), np.zeros(k, bool), np.zeros(k, bool))
-        fused.kernels(bool(self.sim.num_types.any()))[0](boxed, io, False, False, fused.GIVEN)
+        self._advance(boxed, io, False, False, fused.GIVEN)
         self.mode.start_round(self.slots, self.sim.gang, self.sim.gpus, rows)
         return io.reward
 
