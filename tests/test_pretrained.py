@@ -1,6 +1,7 @@
 """The shipped policies: each loads by name, records how it was trained (on the suites' train
 split) and the observation it reads, and does what it was trained for on a validation trace
-it never saw, against a real baseline run in the same test:
+it never saw, against a baseline run in the same test (sanity checks, not claims that a
+policy is better than the strongest rule: docs/TRAINING.md, "Learned vs classical", has those):
 
 * ``ppo`` (JCT objective): lower avg JCT than FIFO on ``small-overloaded`` and
   ``small-nominal`` validation traces;
