@@ -29,7 +29,14 @@ import numpy as np
 
 from shockwave_gym.batch import jit as core_jit
 from shockwave_gym.cluster import TYPE_ORDER
-from shockwave_gym.env.vector.estimates import V2_FEATURES, V2_IN
+from shockwave_gym.env.vector.estimates import (
+    V2_FEATURES,
+    V2_HIGH,
+    V2_IN,
+    V2_LOW,
+    V2_OUT,
+    take_logarithms_v2,
+)
 from shockwave_gym.interface.observation import (
     CLUSTER_FEATURES,
     TIME_SCALE_S,
@@ -323,3 +330,12 @@ if AVAILABLE:
                         kept[k, s, 9] = np.float32(max(min(0.0 * scale_out[9], high[9]), low[9]))
                     kept[k, s, 7] = np.float32(max(min(dynamic[0, i] * scale_out[7], high[7]), low[7]))
                     kept[k, s, 10] = np.float32(max(min(dynamic[1, i] * scale_out[10], high[10]), low[10]))
+
+
+def finish_v2(kept, full, dynamic) -> None:
+    """``kept`` (a KeptFeatures) brought up to date from the raw rows of :func:`job_rows_v2`:
+    numpy's logarithms on them, then :func:`scatter_v2` (the single env and the vector env
+    finish their observations this one way)."""
+    take_logarithms_v2(full)
+    np.log1p(dynamic, out=dynamic)
+    scatter_v2(kept.plan, full, dynamic, V2_OUT, V2_LOW, V2_HIGH, kept.values)

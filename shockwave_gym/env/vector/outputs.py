@@ -14,11 +14,7 @@ from shockwave_gym.env.vector.estimates import (
     SCALE_IN,
     SCALE_OUT,
     V2_FEATURES,
-    V2_HIGH,
-    V2_LOW,
-    V2_OUT,
     take_logarithms,
-    take_logarithms_v2,
 )
 from shockwave_gym.env.vector.state import KeptFeatures
 from shockwave_gym.interface.observation import V2_CLUSTER_LOW
@@ -53,9 +49,7 @@ class VectorOutputs:
             self._features = store = KeptFeatures.zeros(self.num_envs, self.max_jobs, V2_FEATURES)
         cluster = np.empty((self.num_envs, V2_CLUSTER_LOW.size), np.float32)
         full, dynamic = features.job_rows_v2(self._kernel_state(), store, free, cluster)
-        take_logarithms_v2(full)
-        np.log1p(dynamic, out=dynamic)
-        features.scatter_v2(store.plan, full, dynamic, V2_OUT, V2_LOW, V2_HIGH, store.values)
+        features.finish_v2(store, full, dynamic)
         jobs = store.values.copy()
         return jobs, cluster
 

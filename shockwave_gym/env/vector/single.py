@@ -24,11 +24,7 @@ from shockwave_gym.batch import jit as core_jit
 from shockwave_gym.env.vector import features, fused
 from shockwave_gym.env.vector.estimates import (
     V2_FEATURES,
-    V2_HIGH,
-    V2_LOW,
-    V2_OUT,
     TraceJobTables,
-    take_logarithms_v2,
 )
 from shockwave_gym.env.vector.slots import BatchSlotMap
 from shockwave_gym.env.vector.state import (
@@ -221,11 +217,8 @@ class SingleStep:
         """(max_jobs, F) float32 job features (a fresh copy) and the cluster features after
         :meth:`run`: the kept features brought up to date from the raw rows it computed
         (features.job_rows_v2), numpy's logarithms, then features.scatter_v2."""
-        full, dynamic = self._rows
-        take_logarithms_v2(full)
-        np.log1p(dynamic, out=dynamic)
         kept = self._struct[2]
-        features.scatter_v2(kept.plan, full, dynamic, V2_OUT, V2_LOW, V2_HIGH, kept.values)
+        features.finish_v2(kept, *self._rows)
         return kept.values[0].copy(), self._cluster[0]
 
 
