@@ -1,23 +1,27 @@
-"""Pollux-style allocator: greedy marginal throughput per GPU, with a fairness knob.
+"""Pollux-style allocator: the admitted jobs' counts that maximise the sum of a concave
+utility of their speedups (Pollux's objective with its fairness knob), solved exactly.
 
-Rule, every round: every active job (in arrival order, while they fit) gets its smallest
-allowed count (on the fastest type with room at that count); then, repeatedly, the running
-job whose move to a larger allowed configuration adds the most utility *per added GPU* makes
-that move, until no move that fits adds utility. A job's utility is ``phi(s)`` of its speedup
-``s`` (rate in the configuration / rate at its reference count, :mod:`.configs`), with
-``phi(s) = (s**p - 1) / p`` (``log s`` at ``p = 0``): ``p = 1`` maximises the total speedup,
-a smaller ``p`` favours jobs that have less (Pollux's fairness knob). Every larger count is
-considered, not only the next one, so a count that is slower than a smaller one (a negative
-gain: LM at batch size 5 on 2 GPUs) is never taken for itself but can be jumped over (1 -> 4).
+Rule, every round: every active job, in arrival order while it fits, is *admitted* at its
+smallest allowed count (on the fastest type with room at that count); then each admitted
+job gets exactly one allowed configuration (type, count) so that ``sum_j phi(s_j)`` is
+largest within each type's GPUs, where ``s_j`` is the job's speedup there (rate in the
+configuration / rate at its reference count, :mod:`.configs`) and ``phi(s) = (s**p - 1) / p``
+(``log s`` at ``p = 0``): ``p = 1`` maximises the total speedup, a smaller ``p`` favours jobs
+that have less (Pollux's fairness knob). The program is an integer program over
+configurations (:mod:`.program`, HiGHS, no gap); when no admitted job has a second
+configuration it is not built (the admission is the answer). A count slower than a smaller
+one (a negative gain: LM at batch size 5 on 2 GPUs) is never chosen for itself, but a larger
+one beyond it can be (1 -> 4).
 
-Source: Pollux (Qiao et al., OSDI '21) allocates GPUs to maximise a generalised (power) mean
-of the jobs' speedups with a fairness exponent, and shows greedy marginal-gain allocation as
-its intuition. Simplified here: throughput instead of goodput (no statistical efficiency, so
-no batch-size co-adaptation: the trace's schedule stays), the greedy instead of Pollux's
-genetic search, no re-allocation penalty, one count per round from the table's counts. With
-indivisible steps (1, 2, 4, 8 GPUs) the greedy can miss the optimum of ``sum phi(s_j)`` when
-the capacity left is smaller than the better step (a test pins such an instance); on the
-tested instances where every better step fits it equals the brute-force optimum.
+Source: Pollux (Qiao et al., OSDI '21) re-allocates GPUs to maximise a generalised (power)
+mean of the jobs' speedups with a fairness exponent, searched with a genetic algorithm, and
+motivates it with greedy marginal gains per GPU. The greedy (grow the job with the largest
+gain of ``phi`` per added GPU) is optimal only when gains per GPU fall with the count; with
+the table's indivisible 1/2/4/8-GPU steps and non-concave measured rates it missed this
+objective by up to 12% on 4 of 60 small instances, so the objective is solved exactly here.
+Simplified: throughput instead of goodput (no statistical efficiency, so no batch-size
+co-adaptation: the trace's schedule stays), an exact solve instead of Pollux's search, no
+re-allocation penalty, one count per round from the table's counts.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import numpy as np
 
 from shockwave_agents.base import Agent
 from shockwave_agents.elastic.configs import Options, allocation, options, smallest_fitting
+from shockwave_agents.elastic.program import chosen_allocation, configuration_program, solve
 from shockwave_gym.view import ClusterView
 
 
@@ -49,37 +54,23 @@ class PolluxAgent(Agent):
     def act(self, view: ClusterView):
         opts = options(view)
         free = opts.capacity.copy()
-        chosen: dict[int, int] = {}
+        admitted: dict[int, int] = {}
         for i in range(opts.jobs.size):
             k = smallest_fitting(opts, i, free)
             if k is not None:
-                chosen[i] = k
+                admitted[i] = k
                 free[opts.types[i][k]] -= opts.counts[i][k]
-        while True:
-            move = self._best_move(opts, chosen, free)
-            if move is None:
-                break
-            i, k = move
-            old = chosen[i]
-            free[opts.types[i][old]] += opts.counts[i][old]
-            free[opts.types[i][k]] -= opts.counts[i][k]
-            chosen[i] = k
-        picked = sorted(chosen)
-        return allocation([int(opts.jobs[i]) for i in picked], [int(opts.types[i][chosen[i]]) for i in picked],
-                          [int(opts.counts[i][chosen[i]]) for i in picked])
+        if all(opts.counts[i].size == 1 for i in admitted):
+            picked = sorted(admitted)
+            return allocation([int(opts.jobs[i]) for i in picked], [int(opts.types[i][admitted[i]]) for i in picked],
+                              [int(opts.counts[i][admitted[i]]) for i in picked])
+        return self._solve(opts, sorted(admitted))
 
-    def _best_move(self, opts: Options, chosen: dict[int, int], free: np.ndarray) -> tuple[int, int] | None:
-        """The move (job index, configuration index) with the largest positive utility gain
-        per added GPU that fits; ties go to the earlier job, then the smaller count."""
-        best, best_gain = None, 0.0
-        for i, k0 in chosen.items():
-            t0, c0 = int(opts.types[i][k0]), int(opts.counts[i][k0])
-            base = utility(float(opts.speedup[i][k0]), self.p)
-            for k in range(opts.counts[i].size):
-                t, c = int(opts.types[i][k]), int(opts.counts[i][k])
-                if c <= c0 or c > free[t] + (c0 if t == t0 else 0):
-                    continue
-                gain = (utility(float(opts.speedup[i][k]), self.p) - base) / (c - c0)
-                if gain > best_gain + 1e-12:
-                    best, best_gain = (i, k), gain
-        return best
+    def _solve(self, opts: Options, admitted: list[int]):
+        """The configurations of the admitted jobs (indices into ``opts``) maximising ``sum phi``."""
+        sub = Options(opts.jobs[admitted], tuple(opts.types[i] for i in admitted),
+                      tuple(opts.counts[i] for i in admitted), tuple(opts.speedup[i] for i in admitted),
+                      opts.capacity)
+        gains = np.concatenate([[utility(float(s), self.p) for s in speedup] for speedup in sub.speedup])
+        program = configuration_program(sub, -gains, assigned=np.ones(len(admitted), dtype=bool))
+        return chosen_allocation(sub, solve(program, "pollux"))
