@@ -49,7 +49,7 @@ class ClusterView:
 
     __slots__ = ("_sim", "_oracle", "_cache", "_cache_version", "_static_ro", "_public_specs",
                  "_typed_cache", "_typed_version", "_typed_static", "_lengths", "_length_hidden", "_estimated",
-                 "__weakref__")
+                 "_count_cache", "_count_version", "_elastic", "__weakref__")
 
     def __init__(self, simulator, *, oracle: bool = False):
         self._sim = simulator
@@ -77,6 +77,9 @@ class ClusterView:
         self._typed_cache = None
         self._typed_version = -1
         self._typed_static = None
+        self._count_cache = None
+        self._count_version = -1
+        self._elastic: np.ndarray | None = None
 
     # --- cluster -------------------------------------------------------------------------
 
@@ -409,7 +412,9 @@ class ClusterView:
     @property
     def elastic(self) -> np.ndarray:
         """(N,) bool: the scheduler chooses the job's GPU count each round (else its gang)."""
-        return _read_only(np.array([bool(spec.gangs) for spec in self._sim.static.specs], dtype=bool))
+        if self._elastic is None:
+            self._elastic = _read_only(np.array([bool(spec.gangs) for spec in self._sim.static.specs], dtype=bool))
+        return self._elastic
 
     def allowed_counts(self, job_id: int, gpu_type: int | None = None) -> tuple[int, ...]:
         """Counts job ``job_id`` may run on, on type index ``gpu_type`` or on any type: for an
@@ -442,7 +447,11 @@ class ClusterView:
         return _read_only(counts)
 
     def _count_arrays(self):
+        """(allowed, rates) of :attr:`count_allowed` / :attr:`throughput_by_count`, built once per
+        state :attr:`version`."""
         sim = self._sim
+        if self._count_version == sim.version:
+            return self._count_cache
         configs = getattr(sim, "configs", None)
         num_types = self.type_gpus.size
         shape = (sim.num_jobs, num_types, len(GANG_SIZES))
@@ -456,7 +465,8 @@ class ClusterView:
             allowed[np.arange(sim.num_jobs), :, column] = self.runnable
             rates = np.zeros(shape)
             rates[np.arange(sim.num_jobs), :, column] = self.throughput_by_type
-        return _read_only(allowed), _read_only(rates)
+        self._count_cache, self._count_version = (_read_only(allowed), _read_only(rates)), sim.version
+        return self._count_cache
 
     def _typed_parts(self):
         if self._typed_static is None:
