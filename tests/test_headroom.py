@@ -128,6 +128,31 @@ def test_rollout_never_worse_than_the_best_rule_of_its_portfolio(objective):
         assert ref.value < 0.97 * best.value and len(ref.rules_used) > 1
 
 
+@pytest.mark.parametrize("objective", ["avg_jct_s", "rho_mean"])
+def test_elastic_trace_reference_holds_the_elastic_rules(objective):
+    """On a trace with elastic jobs the portfolio adds the count-choosing rules, and the
+    reference is never worse than either's episode (the leaderboard's cell); a rigid trace's
+    portfolio is unchanged."""
+    from shockwave_agents import make_agent
+    from shockwave_gym.harness.clairvoyant import ELASTIC_RULES, portfolio_names
+    from shockwave_gym.runner import run_episode
+    from shockwave_gym.traces import GeneratorConfig, generate_trace
+
+    trace = generate_trace(GeneratorConfig(num_jobs=14, seed=5, arrival_rate_per_hour=20.0, elastic_share=0.6,
+                                           name="elastic-14"))
+    config = SimConfig(gpus=8)
+    ref = rollout_reference(trace, config, objective, decisions=4)
+    assert {"elastic-srpt", "sia"} == set(ELASTIC_RULES) and set(ELASTIC_RULES) <= set(ref.portfolio_values)
+    for rule in ELASTIC_RULES:
+        cell = run_episode(trace, make_agent(rule), config, progress=False).metrics[objective]
+        assert ref.portfolio_values[rule] == pytest.approx(cell, rel=1e-12)
+        assert ref.value <= cell * (1 + 1e-12)
+    assert ref.metrics["completed_jobs"] == len(trace.jobs)
+    rigid = portfolio_best(load_trace("teaching-12", gpus=4), SimConfig(gpus=4), objective)
+    assert list(rigid.portfolio_values) == portfolio_names(objective)
+    assert not set(ELASTIC_RULES) & set(rigid.portfolio_values)
+
+
 def test_objective_value_refuses_unknown_objectives():
     from shockwave_gym.errors import InputError
     from shockwave_gym.hetero_simulator import make_simulator

@@ -44,6 +44,12 @@ suite's.
 Heterogeneous clusters: ``SimConfig(cluster=...)`` runs the typed simulator; the rules pack
 with :func:`~shockwave_gym.interface.pack_for_cluster` (the simulator's default placement) and
 Shockwave plans typed, so the same constructions apply.
+
+Elastic jobs (docs/SEMANTICS.md, "Elastic jobs"): on a trace with an elastic job the
+portfolio also holds the elastic rules that choose counts (:data:`ELASTIC_RULES`:
+``elastic-srpt`` and ``sia``), so the reference is never worse than either of their
+leaderboard cells on its objective; the other rules run elastic jobs at their reference
+count, as they do on the leaderboard.
 """
 
 from __future__ import annotations
@@ -58,9 +64,11 @@ import numpy as np
 
 from shockwave_agents.base import Agent
 from shockwave_gym.config import SimConfig
+from shockwave_gym.elastic import is_elastic_trace
 from shockwave_gym.errors import InputError
 from shockwave_gym.hetero_simulator import make_simulator
 from shockwave_gym.interface import pack_for_cluster
+from shockwave_gym.placement import Allocation
 from shockwave_gym.regimes import Regime, apply_regime
 from shockwave_gym.tasks import TASKS
 
@@ -111,6 +119,14 @@ EXTRA_RULES: dict[str, dict[str, Callable[[], Agent]]] = {
 }
 
 
+#: Rules added to the portfolio on a trace with elastic jobs (for every objective): the two
+#: elastic baselines that beat the best rigid rule there (docs/BENCHMARKS.md, "Elastic jobs").
+ELASTIC_RULES: dict[str, Callable[[], Agent]] = {
+    "elastic-srpt": _registered("elastic-srpt"),
+    "sia": _registered("sia"),
+}
+
+
 def true_jobs_regime(regime: Regime | None) -> Regime | None:
     """The regime whose jobs the reference schedules for a run in ``regime``: the same true
     jobs (its early endings and their seed) with exact knowledge; ``None`` (the trace's own
@@ -120,9 +136,10 @@ def true_jobs_regime(regime: Regime | None) -> Regime | None:
     return Regime("exact", early_endings=regime.early_endings, seed=regime.seed, prior=regime.prior)
 
 
-def portfolio_names(objective: str) -> list[str]:
-    """The default portfolio of ``objective``, in tie-break order."""
-    return [*PORTFOLIO, *EXTRA_RULES.get(objective, {})]
+def portfolio_names(objective: str, elastic: bool = False) -> list[str]:
+    """The default portfolio of ``objective`` (``elastic``: on a trace with elastic jobs), in
+    tie-break order."""
+    return [*PORTFOLIO, *EXTRA_RULES.get(objective, {}), *(ELASTIC_RULES if elastic else {})]
 
 
 def objective_value(sim, objective: str) -> float:
@@ -154,7 +171,7 @@ def _copy(sim):
     """A copy sharing the static (read-only) arrays, tables and config."""
     memo = {id(value): value for key, value in sim.__dict__.items()
             if key in ("static", "throughputs", "config", "_arrivals", "_round_constants", "typed_throughputs",
-                       "hetero")}
+                       "hetero", "configs", "column_arrays")}
     clone = copy.deepcopy(sim, memo)
     clone.__dict__.pop("_view", None)
     return clone
@@ -166,7 +183,7 @@ class Rollout:
 
     rule: str
     value: float
-    actions: list[np.ndarray]
+    actions: list[np.ndarray | Allocation]
     rounds: int
 
 
@@ -181,7 +198,12 @@ def play_rule(sim, rule: str, factory: Callable[[], Agent], objective: str,
     agent.reset(view, 0)
     actions = []
     while not clone.done and clone.round_index < max_rounds:
-        choice = np.asarray(agent.act(view), dtype=np.int64).copy()
+        choice = agent.act(view)
+        if isinstance(choice, Allocation):  # an elastic rule's counts (and types)
+            types = None if choice.gpu_types is None else np.array(choice.gpu_types, dtype=np.int64)
+            choice = Allocation(np.array(choice.job_ids, dtype=np.int64), np.array(choice.counts, dtype=np.int64), types)
+        else:
+            choice = np.asarray(choice, dtype=np.int64).copy()
         clone.step(choice)
         actions.append(choice)
     return Rollout(rule, objective_value(clone, objective), actions, len(actions))
@@ -222,10 +244,10 @@ def _replay(trace, config: SimConfig, actions: Sequence[np.ndarray], regime: Reg
     return compute_metrics(sim.result())
 
 
-def _portfolio(names: Sequence[str] | None, objective: str) -> dict[str, Callable[[], Agent]]:
+def _portfolio(names: Sequence[str] | None, objective: str, trace) -> dict[str, Callable[[], Agent]]:
     if objective not in OBJECTIVES:
         raise InputError(f"unknown objective {objective!r}; choose one of {', '.join(OBJECTIVES)}")
-    known = {**PORTFOLIO, **EXTRA_RULES.get(objective, {})}
+    known = {**PORTFOLIO, **EXTRA_RULES.get(objective, {}), **(ELASTIC_RULES if is_elastic_trace(trace.jobs) else {})}
     if names is None:
         return known
     unknown = [n for n in names if n not in known]
@@ -239,7 +261,7 @@ def portfolio_best(trace, config: SimConfig, objective: str, portfolio: Sequence
     """Every rule of the portfolio played from the start; the best one's schedule (on the true
     jobs of ``regime``, :func:`true_jobs_regime`)."""
     start = time.perf_counter()
-    rules = _portfolio(portfolio, objective)
+    rules = _portfolio(portfolio, objective, trace)
     sim = _simulator(trace, config, regime)
     runs = [play_rule(sim, name, make, objective) for name, make in rules.items()]
     best = min(runs, key=lambda r: r.value)  # min keeps the first of equals
@@ -255,7 +277,7 @@ def rollout_reference(trace, config: SimConfig, objective: str, portfolio: Seque
     if decisions < 1:
         raise InputError(f"decisions must be >= 1, got {decisions}")
     start = time.perf_counter()
-    rules = _portfolio(portfolio, objective)
+    rules = _portfolio(portfolio, objective, trace)
     sim = _simulator(trace, config, regime)
     runs = [play_rule(sim, name, make, objective) for name, make in rules.items()]
     simulated = portfolio_rounds = sum(r.rounds for r in runs)
