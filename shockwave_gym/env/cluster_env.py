@@ -547,7 +547,8 @@ class ClusterEnv(gym.Env):
         self._mode = make_action_mode(action_mode, self.max_jobs, idle_allowed=self.idle_allowed,
                                       cluster=self.cluster, elastic=self._elastic)
         self.action_space = self._mode.space()
-        self.observation_space = observation_space(self.max_jobs, self.obs_version, elastic=self._elastic)
+        self.observation_space = observation_space(self.max_jobs, self.obs_version, elastic=self._elastic,
+                                                   elastic_types=1 if self.cluster is None else self.cluster.num_types)
         self.render_mode = render_mode
         self.slots = SlotMap(self.max_jobs)
         self.simulator: Simulator | None = None
@@ -623,8 +624,9 @@ class ClusterEnv(gym.Env):
         typed = self.cluster is not None or self._elastic  # modes that return (ids, types or columns)
         types = None
         if mode.closes_every_step:
-            if typed:
-                job_ids, types, repairs = mode.place(action, sim.view, self.slots, self._types)
+            if typed:  # the elastic modes read no TypeContext
+                job_ids, types, repairs = mode.place(action, sim.view, self.slots,
+                                                     None if self._elastic else self._types)
             else:
                 job_ids, repairs = mode.choose(action, sim.view, self.slots)
         else:
@@ -828,10 +830,12 @@ class ClusterEnv(gym.Env):
         self._slot_features = self._features.slot_features(slots)
         self._job_valid = slots.valid_int8()
         self._cluster_features = None
-        if self.cluster is not None:
+        if self._elastic:  # every elastic mode reads the allowed configurations
+            self._mode.start_round(view, self.slots)
+        elif self.cluster is not None:
             if self.action_mode == "sequential":
                 self._mode.start_round(view, self.slots, self._types)
-        elif self.action_mode == "sequential" or self._elastic:
+        elif self.action_mode == "sequential":
             self._mode.start_round(view, self.slots)
 
     @property
