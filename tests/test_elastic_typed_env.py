@@ -16,6 +16,7 @@ import shockwave_gym  # noqa: F401 - registers the ids
 from shockwave_gym.env.cluster_env import ClusterEnv
 from shockwave_gym.env.registration import ELASTIC_HETERO_CLUSTER
 from shockwave_gym.env.vector.fallback import SyncClusterVectorEnv
+from shockwave_gym.env.wrappers import ActionMaskObservation
 from shockwave_gym.errors import InvalidActionError
 from shockwave_gym.interface.actions import ACTION_MODES
 from shockwave_gym.jobs import JobSpec
@@ -82,6 +83,15 @@ def test_gymnasium_checker_and_spaces_on_the_registered_id(mode):
     obs, _ = env.reset(seed=0)
     assert obs["elastic"].shape == (m, 2 * n) and env.observation_space.contains(obs)
     assert type(env.simulator).__name__ == "ElasticSimulator" and env._compiled_step() is None
+
+
+@pytest.mark.parametrize("env_id", [ENV_ID, "shockwave_gym/Elastic-v0"])
+@pytest.mark.parametrize("mode", MODES)
+def test_the_mask_in_the_observation_has_the_mode_layout(env_id, mode):
+    env = ActionMaskObservation(gym.make(env_id, action_mode=mode, max_jobs=8))
+    obs, _ = env.reset(seed=0)
+    assert env.observation_space.contains(obs)
+    assert obs["action_mask"].tolist() == env.unwrapped.action_masks().astype(np.int8).tolist()
 
 
 def _rollout(env, seed: int, steps: int):
