@@ -15,7 +15,6 @@ import shockwave_gym  # noqa: F401 - registers the ids
 from shockwave_gym.env.cluster_env import ClusterEnv
 from shockwave_gym.env.options import needs_single_envs
 from shockwave_gym.env.vector.fallback import SyncClusterVectorEnv
-from shockwave_gym.errors import InputError
 from shockwave_gym.interface.actions import ACTION_MODES
 from shockwave_gym.jobs import JobSpec
 from shockwave_gym.testing.env import random_valid_action
@@ -133,11 +132,6 @@ def test_observation_marginals_per_added_gpu():
     assert obs["elastic"][0, C:] == pytest.approx(marginal, rel=1e-6)
     assert obs["elastic"][0, C + 1] < 0  # 2 GPUs are slower than 1
     assert not obs["elastic"][1:].any()
-
-
-def test_an_elastic_source_on_a_heterogeneous_cluster_is_refused_by_the_env():
-    with pytest.raises(InputError, match="one GPU type"):
-        ClusterEnv(trace=_small_elastic(), cluster="v100=2,p100=2")
 
 
 def test_the_elastic_suite_gives_count_actions_and_its_vector_env_the_fallback():

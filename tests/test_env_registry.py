@@ -136,7 +136,7 @@ def test_gym_make_in_a_fresh_interpreter(code):
 
 def test_registered_ids_are_the_documented_ones():
     assert set(IDS) == {"shockwave_gym/Cluster-v0", "shockwave_gym/Teaching-v0", "shockwave_gym/Generated-v0",
-                        "shockwave_gym/Hetero-v0", "shockwave_gym/Elastic-v0"}
+                        "shockwave_gym/Hetero-v0", "shockwave_gym/Elastic-v0", "shockwave_gym/Elastic-Hetero-v0"}
     assert gym.make("shockwave_gym/Cluster-v0").unwrapped.gpus == 32
     assert gym.make("shockwave_gym/Teaching-v0").unwrapped.gpus == 4
     assert shockwave_gym.ClusterEnv is ClusterEnv

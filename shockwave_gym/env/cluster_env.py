@@ -420,27 +420,37 @@ class ClusterEnv(gym.Env):
 
     When the trace source holds elastic jobs (docs/SEMANTICS.md, "Elastic jobs"; a bundled
     elastic trace, a trace file with `"gangs"` lines, or a generated source with
-    `elastic_share > 0`), every action mode gives each job a GPU count, with `C = 4` counts
-    (1, 2, 4, 8; index `k`); a rigid job's only allowed count is its gang. The rules are
-    `shockwave_gym/interface/elastic_actions.py`'s:
+    `elastic_share > 0`), every action mode gives each job a GPU *configuration*: a count, and
+    on a heterogeneous cluster (`cluster=`) a GPU type with it. `C = 4` counts (1, 2, 4, 8;
+    index `k`), `T` types (1 without `cluster=`; else the cluster's, in its order), `N = T * C`
+    configurations, configuration `n = t * C + k` (`gpu_counts[k]` GPUs of type `t`). On one
+    type `n = k`: every space, mask and observation below is then the one-type layout. A
+    job's allowed configurations are `view.count_allowed[job]` (`(T, C)`): an elastic job's
+    declared counts where the type's table has a positive rate at that count for every batch
+    size it can reach and the type has that many GPUs; a rigid job keeps its gang and chooses
+    the type. A configuration *fits* when its type still has that many GPUs free. The rules
+    are `shockwave_gym/interface/elastic_actions.py`'s:
 
     | mode | space | meaning | masks (`action_masks()`) |
     |---|---|---|---|
-    | `select` | `MultiDiscrete([C + 1] * max_jobs)` | per slot 0 (do not run) or `k + 1` (run on count `k`); entries on empty slots or disallowed counts are dropped, then jobs are taken in arrival order while their count fits | sb3-contrib's MultiDiscrete layout, `C + 1` per slot: 0 always, `k + 1` exactly when the job may use count `k` |
-    | `priority` | `Box(-1, 1, (2 * max_jobs,))` | scores, then a count preference `u` per slot asking for index `min(C - 1, floor((u + 1) / 2 * C))`; packed by descending score, each job at the largest allowed count up to its asked one that fits; queued jobs fill the rest at their smallest count | the slots whose entries matter |
-    | `sequential` | `Discrete(max_jobs * C + 1)` | `s * C + k` picks slot `s` on count `k`; the last action ends the round | exact: unpicked jobs at allowed counts that fit the GPUs still free, and "end round" with `idle_allowed` |
+    | `select` | `MultiDiscrete([N + 1] * max_jobs)` | per slot 0 (do not run) or `n + 1` (run in configuration `n`); entries on empty slots or disallowed configurations are dropped, then jobs are taken in arrival order while their configuration fits | sb3-contrib's MultiDiscrete layout, `N + 1` per slot: 0 always, `n + 1` exactly when the job may use configuration `n` |
+    | `priority` | `Box(-1, 1, (P * max_jobs,))`, `P = 2` on one type, 3 on several | scores, a count preference `u` per slot asking for count index `min(C - 1, floor((u + 1) / 2 * C))`, and on several types a type preference `w` per slot asking for type `min(T - 1, floor((w + 1) / 2 * T))`; packed by descending score, each job trying its asked type first, then the others in cluster order, at the largest allowed count up to its asked one that fits (its smallest allowed count on the type if none is at or below it); queued jobs fill the rest in arrival order, each at its smallest allowed count on the first type (cluster order) where it fits | the slots whose entries matter (`P * max_jobs`) |
+    | `sequential` | `Discrete(max_jobs * N + 1)` | `s * N + n` picks slot `s` in configuration `n`; the last action ends the round; an illegal action (without `idle_allowed`) fills the round in arrival order, each job at its smallest allowed count that fits (ties between types: cluster order) | exact: unpicked jobs in allowed configurations that fit, and "end round" with `idle_allowed` |
 
-    The observation gains an `elastic` entry, `(max_jobs, 2 C)` float32, in every version: per
-    slot the allowed counts (0/1) and, at each allowed count, the speedup it adds per added GPU
-    over the next smaller allowed count (speedup: the table's rate at the job's current batch
-    size over its rate at its reference count; negative where a larger count is slower; clipped
-    to ±8). `skip_trivial` skips no round in `select` and `priority` (a count is always a
-    choice), and in `sequential` only closes a round in which nothing fits. The single env runs
-    elastic traces on its Python path (the compiled step does not cover them); the vector entry
-    point hands them to the fallback of K single envs. Elastic jobs on a heterogeneous cluster
-    are simulated (agents, `shockwave-gym run`) but the env's count actions cover one GPU type:
-    `cluster=` with an elastic source is an `InputError`. Registered: `shockwave_gym/Elastic-v0`
-    (elastic-120, 32 GPUs).
+    The observation gains an `elastic` entry, `(max_jobs, 2 N)` float32, in every version
+    (the versions' own entries are unchanged): per slot the allowed configurations (0/1, index
+    `n`) and, at each allowed configuration, the speedup it adds per added GPU over the next
+    smaller allowed count of the same type (speedup: the type's table rate at the job's
+    current batch size over the job's reference rate, its gang on the V100 table, so one scale
+    serves every type; negative where a larger count is slower; clipped to ±8). The per-type
+    free capacity of a decision is version 2's `free_<type>` cluster features. `skip_trivial`
+    skips no round in `select` and `priority` (a configuration is always a choice), and in
+    `sequential` only closes a round in which nothing fits. The single env runs elastic
+    traces on its Python path (the compiled step does not cover them); the vector entry point
+    hands them to the fallback of K single envs (sub-env i seeded `seed + i`), on one type and
+    on several. Registered: `shockwave_gym/Elastic-v0` (elastic-120, 32 GPUs) and
+    `shockwave_gym/Elastic-Hetero-v0` (elastic-120 on `v100=16,p100=8,k80=8`: the same 32
+    GPUs, each type large enough for an 8-GPU configuration, T = 3, N = 12).
 
     ## Arguments
 
@@ -475,7 +485,9 @@ class ClusterEnv(gym.Env):
     `shockwave_gym/Teaching-v0` (teaching-12, 4 GPUs), `shockwave_gym/Generated-v0` (a new
     generated trace at every reset: 20-40 jobs on 12 GPUs, 15-60 arrivals/h, 0.2-2 h jobs),
     `shockwave_gym/Hetero-v0` (the same generated traces on `v100=8,p100=8,k80=8`),
-    `shockwave_gym/Elastic-v0` (elastic-120, 32 GPUs, count actions: see Elastic jobs).
+    `shockwave_gym/Elastic-v0` (elastic-120, 32 GPUs, count actions: see Elastic jobs),
+    `shockwave_gym/Elastic-Hetero-v0` (elastic-120 on `v100=16,p100=8,k80=8`, (type, count)
+    actions).
 
     ## Version History
 
@@ -492,6 +504,9 @@ class ClusterEnv(gym.Env):
       1.0}`; CHANGELOG.md).
     - v0, elastic jobs (issue 37): `Elastic-v0`; on elastic trace sources, count actions in
       every mode and the observation's `elastic` entry.
+    - v0, elastic jobs on typed clusters (issue 37): `Elastic-Hetero-v0`; `cluster=` with an
+      elastic source (was an `InputError`) gives (type, count) actions and a type axis in the
+      `elastic` entry; one-type spaces unchanged.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
@@ -544,10 +559,7 @@ class ClusterEnv(gym.Env):
         self.regime = check_observation_regime(self.obs_version, resolve_regime(regime, early_endings))
         self.skip_trivial = flag(skip_trivial, "skip_trivial")
         self.idle_allowed = flag(idle_allowed, "idle_allowed")
-        self._mode = make_action_mode(action_mode, self.max_jobs, idle_allowed=self.idle_allowed,
-                                      cluster=self.cluster, elastic=self._elastic)
-        self.action_space = self._mode.space()
-        self.observation_space = observation_space(self.max_jobs, self.obs_version, elastic=self._elastic)
+        self._set_spaces()
         self.render_mode = render_mode
         self.slots = SlotMap(self.max_jobs)
         self.simulator: Simulator | None = None
@@ -559,6 +571,15 @@ class ClusterEnv(gym.Env):
         self._compiled_allowed = True  # False: always the Python path (tests compare the two)
         self._compiled_refused: tuple | None = None  # (simulator, reward_fn) it cannot serve
         self._cluster_features: np.ndarray | None = None  # the compiled step's, else None
+
+    def _set_spaces(self) -> None:
+        """The action mode and both spaces (elastic: the mode and the ``elastic`` entry over
+        the cluster's types; docs/ENV.md, "Elastic jobs")."""
+        self._mode = make_action_mode(self.action_mode, self.max_jobs, idle_allowed=self.idle_allowed,
+                                      cluster=self.cluster, elastic=self._elastic)
+        self.action_space = self._mode.space()
+        self.observation_space = observation_space(self.max_jobs, self.obs_version, elastic=self._elastic,
+                                                   elastic_types=1 if self.cluster is None else self.cluster.num_types)
 
     @functools.cached_property
     def _elastic(self) -> bool:
@@ -623,8 +644,8 @@ class ClusterEnv(gym.Env):
         typed = self.cluster is not None or self._elastic  # modes that return (ids, types or columns)
         types = None
         if mode.closes_every_step:
-            if typed:
-                job_ids, types, repairs = mode.place(action, sim.view, self.slots, self._types)
+            if typed:  # the elastic modes read no TypeContext
+                job_ids, types, repairs = mode.place(action, sim.view, self.slots, None if self._elastic else self._types)
             else:
                 job_ids, repairs = mode.choose(action, sim.view, self.slots)
         else:
@@ -828,11 +849,11 @@ class ClusterEnv(gym.Env):
         self._slot_features = self._features.slot_features(slots)
         self._job_valid = slots.valid_int8()
         self._cluster_features = None
-        if self.cluster is not None:
-            if self.action_mode == "sequential":
-                self._mode.start_round(view, self.slots, self._types)
-        elif self.action_mode == "sequential" or self._elastic:
+        sequential = self.action_mode == "sequential"
+        if self._elastic or (sequential and self.cluster is None):  # every elastic mode reads its configurations
             self._mode.start_round(view, self.slots)
+        elif sequential:
+            self._mode.start_round(view, self.slots, self._types)
 
     @property
     def _types(self) -> TypeContext | None:

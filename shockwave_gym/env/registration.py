@@ -51,6 +51,10 @@ def generated_source():
     )
 
 
+#: The typed cluster of ``Elastic-Hetero-v0``: elastic-120's 32 GPUs as 16 V100s, 8 P100s
+#: and 8 K80s (each type can hold an 8-GPU configuration).
+ELASTIC_HETERO_CLUSTER = "v100=16,p100=8,k80=8"
+
 #: id -> (registered kwargs, max_episode_steps). max_episode_steps counts env steps
 #: (sub-steps in sequential mode), so it is set far above any sensible episode.
 ENV_IDS: dict[str, tuple[dict, int]] = {
@@ -61,6 +65,9 @@ ENV_IDS: dict[str, tuple[dict, int]] = {
     "shockwave_gym/Hetero-v0": ({"trace": None, "cluster": "v100=8,p100=8,k80=8"}, 50_000),
     # elastic jobs: a GPU count per job in every action mode (docs/ENV.md, "Elastic jobs")
     "shockwave_gym/Elastic-v0": ({"trace": "elastic-120"}, 100_000),
+    # the same jobs on a typed cluster of the same 32 GPUs: a (type, count) per job
+    # (docs/ENV.md, "Elastic jobs"); half V100s, so every 8-GPU configuration has a V100 home
+    "shockwave_gym/Elastic-Hetero-v0": ({"trace": "elastic-120", "cluster": ELASTIC_HETERO_CLUSTER}, 100_000),
 }
 
 

@@ -76,6 +76,8 @@ class ActionMaskObservation(gym.ObservationWrapper):
             size = int(action_space.n)
         elif isinstance(action_space, spaces.MultiBinary):
             size = 2 * int(np.prod(action_space.shape))
+        elif isinstance(action_space, spaces.MultiDiscrete):  # elastic select: nvec entries per slot
+            size = int(action_space.nvec.sum())
         else:
             size = int(np.prod(action_space.shape))
         self.observation_space = spaces.Dict({**space.spaces, "action_mask": spaces.MultiBinary(size)})

@@ -17,17 +17,14 @@ def make_action_mode(name: str, max_jobs: int, *, idle_allowed: bool = True, clu
     """The action-mode object for ``name`` (one of :data:`ACTION_MODES`); ``idle_allowed``
     is the sequential mode's option (see :class:`SequentialMode`). Given a heterogeneous
     ``cluster`` (a ClusterSpec), its typed variant (:mod:`~shockwave_gym.interface.typed_actions`);
-    with ``elastic``, its variant with a GPU count per job
-    (:mod:`~shockwave_gym.interface.elastic_actions`, one GPU type only)."""
+    with ``elastic``, its variant with a GPU configuration (type, count) per job
+    (:mod:`~shockwave_gym.interface.elastic_actions`, on one type or on ``cluster``'s types)."""
     modes = {"select": SelectMode, "priority": PriorityMode, "sequential": SequentialMode}
     if name not in modes:
         raise InputError(f"unknown action_mode {name!r}; choose one of {', '.join(ACTION_MODES)}")
     if elastic:
-        if cluster is not None:
-            raise InputError("the env's count actions cover clusters of one GPU type: elastic jobs on a "
-                             "heterogeneous cluster run through the simulator (agents, shockwave-gym run), not the env")
         extra = {"idle_allowed": idle_allowed} if name == "sequential" else {}
-        return ELASTIC_MODES[name](max_jobs, len(GANG_SIZES), **extra)
+        return ELASTIC_MODES[name](max_jobs, len(GANG_SIZES), 1 if cluster is None else cluster.num_types, **extra)
     if cluster is not None:
         if name == "sequential":
             return TYPED_MODES[name](max_jobs, cluster.num_types, idle_allowed=idle_allowed)

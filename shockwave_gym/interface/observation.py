@@ -210,15 +210,16 @@ def observation_signature(version: int = 1) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
-def observation_space(max_jobs: int, version: int = 1, *, elastic: bool = False):
+def observation_space(max_jobs: int, version: int = 1, *, elastic: bool = False, elastic_types: int = 1):
     """The ``gymnasium.spaces.Dict`` of :func:`build_observation` for ``max_jobs`` slots;
-    ``elastic``: with the ``elastic`` entry (:mod:`~shockwave_gym.interface.elastic_features`)."""
+    ``elastic``: with the ``elastic`` entry (:mod:`~shockwave_gym.interface.elastic_features`)
+    for ``elastic_types`` GPU types."""
     from gymnasium import spaces  # only learners and the env need spaces
 
     jobs, cluster = feature_tables(version)
     job_low = np.array([f[1] for f in jobs], dtype=np.float32)
     job_high = np.array([f[2] for f in jobs], dtype=np.float32)
-    extra = {"elastic": elastic_space(max_jobs, len(GANG_SIZES))} if elastic else {}
+    extra = {"elastic": elastic_space(max_jobs, len(GANG_SIZES), elastic_types)} if elastic else {}
     return spaces.Dict(
         {
             "jobs": spaces.Box(
