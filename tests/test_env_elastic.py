@@ -151,3 +151,19 @@ def test_a_regime_suite_vector_env_takes_the_fallback_with_its_regime():
     assert isinstance(vec, SyncClusterVectorEnv)
     assert vec.envs[0].unwrapped.obs_version == 3
     vec.close()
+
+
+@pytest.mark.parametrize("env_id", ["shockwave_gym/Elastic-v0", "shockwave_gym/Elastic-Hetero-v0"])
+def test_flattened_observation_ends_with_the_elastic_entry(env_id):
+    """SB3's MlpPolicy path: the flat vector is the rigid layout, then the elastic entry."""
+    from shockwave_gym.env.wrappers import FlattenClusterObservation
+
+    env = gym.make(env_id, action_mode="priority")
+    flat = FlattenClusterObservation(env)
+    obs, _ = env.reset(seed=2)
+    vector, _ = flat.reset(seed=2)
+    assert flat.observation_space.contains(vector)
+    elastic = np.asarray(obs["elastic"], dtype=np.float32).ravel()
+    assert vector.size == sum(np.asarray(obs[k]).size for k in FlattenClusterObservation.KEYS) + elastic.size
+    np.testing.assert_array_equal(vector[-elastic.size:], elastic)
+    assert elastic.any()  # some job has allowed counts: the entry is not all zero

@@ -11,7 +11,9 @@ class FlattenClusterObservation(gym.ObservationWrapper):
     """Flatten the Dict observation into one float32 vector, for SB3 ``MlpPolicy``.
 
     Layout: ``jobs`` row by row (slot-major), then ``job_valid``, ``picked``, ``cluster``;
-    length ``max_jobs * (10 + 2) + 8``. Bounds are the Dict's bounds. Action masks pass
+    length ``max_jobs * (10 + 2) + 8`` in observation version 1; on a trace with elastic jobs
+    the ``elastic`` entry follows, row by row (docs/ENV.md, "Elastic jobs"). Bounds are the
+    Dict's bounds. Action masks pass
     through (``action_masks()`` is forwarded)::
 
         import gymnasium as gym
@@ -28,10 +30,11 @@ class FlattenClusterObservation(gym.ObservationWrapper):
     def __init__(self, env: gym.Env):
         super().__init__(env)
         space = env.observation_space
-        if not isinstance(space, spaces.Dict) or set(space.spaces) != set(self.KEYS):
+        if not isinstance(space, spaces.Dict) or set(space.spaces) - {"elastic"} != set(self.KEYS):
             raise TypeError("FlattenClusterObservation needs a shockwave_gym ClusterEnv observation space")
+        self.keys = self.KEYS + (("elastic",) if "elastic" in space.spaces else ())
         lows, highs = [], []
-        for key in self.KEYS:
+        for key in self.keys:
             sub = space[key]
             if isinstance(sub, spaces.MultiBinary):
                 lows.append(np.zeros(sub.n, np.float32))
@@ -42,7 +45,7 @@ class FlattenClusterObservation(gym.ObservationWrapper):
         self.observation_space = spaces.Box(np.concatenate(lows), np.concatenate(highs), dtype=np.float32)
 
     def observation(self, observation: dict) -> np.ndarray:
-        return np.concatenate([np.asarray(observation[key], dtype=np.float32).ravel() for key in self.KEYS])
+        return np.concatenate([np.asarray(observation[key], dtype=np.float32).ravel() for key in self.keys])
 
     def action_masks(self) -> np.ndarray:
         return self.env.get_wrapper_attr("action_masks")()
