@@ -12,7 +12,7 @@ import numpy as np
 
 from shockwave_gym.cluster import ClusterSpec
 from shockwave_gym.config import SimConfig, require_positive_int, round_options
-from shockwave_gym.elastic import ElasticSimulator, is_elastic_trace
+from shockwave_gym.elastic import is_elastic_trace
 from shockwave_gym.env.options import (
     check_observation_regime,
     flag,
@@ -849,9 +849,11 @@ class ClusterEnv(gym.Env):
         """The simulator of ``trace``'s jobs as ``regime`` runs them (the jobs themselves in
         the default regime)."""
         jobs = apply_regime(trace.jobs, regime)
-        if is_elastic_trace(jobs):  # the Python path: the compiled step has no elastic jobs
-            return ElasticSimulator(jobs, self.sim_config, self.typed_throughputs if self.cluster is not None
-                                    else self.throughputs, trace_name=trace.name)
+        if is_elastic_trace(jobs):  # its rounds on the compiled round rules on one type (batch/elastic.py)
+            from shockwave_gym.batch.elastic import elastic_simulator
+
+            return elastic_simulator(jobs, self.sim_config, self.typed_throughputs if self.cluster is not None
+                                     else self.throughputs, trace_name=trace.name, compiled=self._compiled_allowed)
         if self.cluster is None:
             return Simulator(jobs, self.sim_config, self.throughputs, trace_name=trace.name)
         from shockwave_gym.hetero_simulator import HeteroSimulator
