@@ -558,6 +558,7 @@ class ClusterEnv(gym.Env):
         self._compiled = None  # the compiled step of the common configuration (env/vector/single.py)
         self._compiled_allowed = True  # False: always the Python path (tests compare the two)
         self._compiled_refused: tuple | None = None  # (simulator, reward_fn) it cannot serve
+        self._elastic_entry = elastic_features  # the observation's elastic entry (env/vector/elastic.py)
         self._cluster_features: np.ndarray | None = None  # the compiled step's, else None
 
     @functools.cached_property
@@ -849,11 +850,14 @@ class ClusterEnv(gym.Env):
         """The simulator of ``trace``'s jobs as ``regime`` runs them (the jobs themselves in
         the default regime)."""
         jobs = apply_regime(trace.jobs, regime)
-        if is_elastic_trace(jobs):  # its rounds on the compiled round rules on one type (batch/elastic.py)
+        if is_elastic_trace(jobs):  # compiled rounds, priority decoder and elastic entry on one type
             from shockwave_gym.batch.elastic import elastic_simulator
+            from shockwave_gym.env.vector.elastic import elastic_parts
 
-            return elastic_simulator(jobs, self.sim_config, self.typed_throughputs if self.cluster is not None
-                                     else self.throughputs, trace_name=trace.name, compiled=self._compiled_allowed)
+            sim = elastic_simulator(jobs, self.sim_config, self.typed_throughputs if self.cluster is not None
+                                    else self.throughputs, trace_name=trace.name, compiled=self._compiled_allowed)
+            self._mode, self._elastic_entry = elastic_parts(sim, self._mode)
+            return sim
         if self.cluster is None:
             return Simulator(jobs, self.sim_config, self.throughputs, trace_name=trace.name)
         from shockwave_gym.hetero_simulator import HeteroSimulator
@@ -872,7 +876,7 @@ class ClusterEnv(gym.Env):
             "cluster": cluster_features_for(self.simulator.view, self.slots, self._free_for_observation(),
                                             self.obs_version)
             if self._cluster_features is None else self._cluster_features.copy(),
-            **({"elastic": elastic_features(self.simulator.view, self.slots)} if self._elastic else {}),
+            **({"elastic": self._elastic_entry(self.simulator.view, self.slots)} if self._elastic else {}),
         }
 
     def _free_for_observation(self):

@@ -1,0 +1,80 @@
+"""The single env's elastic step on compiled kernels (one GPU type, numba installed): the
+``priority`` count decoder (:func:`~shockwave_gym.env.vector.jit.elastic_priority_one`) and
+the observation's ``elastic`` entry without a per-job loop (:func:`elastic_rows`), beside the
+rounds of :class:`~shockwave_gym.batch.elastic.CompiledElasticSimulator`. The rules are
+:mod:`shockwave_gym.interface.elastic_actions`' and :mod:`~shockwave_gym.interface.elastic_features`'
+(the reference the env runs with ``_compiled_allowed = False``), bit for bit.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from shockwave_gym.batch.elastic import CompiledElasticSimulator
+from shockwave_gym.env.vector import jit as vec_jit
+from shockwave_gym.errors import InvalidActionError
+from shockwave_gym.interface.elastic_actions import ElasticPriorityMode
+from shockwave_gym.interface.elastic_features import MARGINAL_LIMIT, elastic_features
+
+
+class CompiledElasticPriorityMode(ElasticPriorityMode):
+    """:class:`ElasticPriorityMode` whose packing runs compiled (the same checks first)."""
+
+    def place(self, action, view, slots, types=None):
+        values = np.asarray(action)
+        if values.shape != (2 * self.max_jobs,) or values.dtype.kind not in "biuf":
+            raise InvalidActionError(f"priority action must be {2 * self.max_jobs} numbers, got shape {values.shape}")
+        values = values.astype(np.float64)
+        by_id = slots.slots_by_job()
+        if not math.isfinite(float(np.add.reduce(values[np.concatenate([by_id, by_id + self.max_jobs])]))):
+            raise InvalidActionError("priority scores and count preferences must be finite")
+        allowed = view.count_allowed.any(axis=1)
+        counts = np.asarray(view.gpu_counts, dtype=np.int64)
+        size = by_id.size + slots.queue.size
+        ids, picked = np.empty(size, np.int64), np.empty(size, np.int64)
+        taken = vec_jit.elastic_priority_one(values[: self.max_jobs], values[self.max_jobs :], by_id, slots.slot_job,
+                                             slots.queue, allowed, counts, view.gpus, ids, picked)
+        ids, picked = ids[:taken], picked[:taken]
+        order = np.argsort(ids, kind="stable")
+        return ids[order], picked[order], 0
+
+
+def elastic_rows(view, slots) -> np.ndarray:
+    """:func:`~shockwave_gym.interface.elastic_features.elastic_features`, the marginal
+    speedups of every slot at once: at each allowed count, over the next smaller allowed
+    count (its index the running maximum of the allowed indices below), the same float64
+    operations per entry."""
+    counts = np.asarray(view.gpu_counts, dtype=np.float64)
+    num_counts = counts.size
+    out = np.zeros((slots.max_jobs, 2 * num_counts), dtype=np.float32)
+    occupied = np.flatnonzero(slots.slot_job >= 0)
+    if occupied.size == 0:
+        return out
+    jobs = slots.slot_job[occupied]
+    allowed = view.count_allowed[jobs, 0, :]
+    speedup = view.throughput_by_count[jobs, 0, :] / view.current_throughput[jobs, None]
+    index = np.where(allowed, np.arange(num_counts), -1)
+    prev = np.full_like(index, -1)
+    prev[:, 1:] = np.maximum.accumulate(index, axis=1)[:, :-1]
+    has_prev = prev >= 0
+    prev_s = np.where(has_prev, np.take_along_axis(speedup, np.maximum(prev, 0), axis=1), 0.0)
+    prev_c = np.where(has_prev, counts[np.maximum(prev, 0)], 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        marginal = np.where(allowed, (speedup - prev_s) / (counts - prev_c), 0.0)
+    out[occupied, :num_counts] = allowed
+    out[occupied, num_counts:] = np.clip(marginal, -MARGINAL_LIMIT, MARGINAL_LIMIT)
+    return out
+
+
+def elastic_parts(simulator, mode):
+    """(action mode, elastic-entry function) of an env whose elastic trace runs on
+    ``simulator``: the compiled ones when its rounds are compiled, else the reference's
+    (``mode`` itself, or a reference twin of it)."""
+    compiled = isinstance(simulator, CompiledElasticSimulator)
+    if isinstance(mode, ElasticPriorityMode):
+        cls = CompiledElasticPriorityMode if compiled else ElasticPriorityMode
+        if type(mode) is not cls:
+            mode = cls(mode.max_jobs, mode.num_counts)
+    return mode, elastic_rows if compiled else elastic_features
