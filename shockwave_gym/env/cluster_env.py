@@ -435,9 +435,14 @@ class ClusterEnv(gym.Env):
     over the next smaller allowed count (speedup: the table's rate at the job's current batch
     size over its rate at its reference count; negative where a larger count is slower; clipped
     to ±8). `skip_trivial` skips no round in `select` and `priority` (a count is always a
-    choice), and in `sequential` only closes a round in which nothing fits. The single env runs
-    elastic traces on its Python path (the compiled step does not cover them); the vector entry
-    point hands them to the fallback of K single envs. Elastic jobs on a heterogeneous cluster
+    choice), and in `sequential` only closes a round in which nothing fits. With numba, on one GPU
+    type, the single env runs an elastic trace's rounds on the compiled round rules
+    (`shockwave_gym/batch/elastic.py`), decodes `priority` counts compiled and builds the
+    `elastic` entry without a per-job loop (`env/vector/elastic.py`), in every mode and
+    observation version; the other decoders, the job features and the rewards stay on its
+    Python path, the results the same bit for bit. The native vector env does not batch
+    elastic traces: the vector entry point hands them to the fallback of K single envs (each on
+    those kernels). Elastic jobs on a heterogeneous cluster
     are simulated (agents, `shockwave-gym run`) but the env's count actions cover one GPU type:
     `cluster=` with an elastic source is an `InputError`. Registered: `shockwave_gym/Elastic-v0`
     (elastic-120, 32 GPUs).
@@ -496,6 +501,7 @@ class ClusterEnv(gym.Env):
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
     _type_context = None  # (simulator, its version, TypeContext) behind _types
+    _elastic_entry = staticmethod(elastic_features)  # the observation's elastic entry (env/vector/elastic.py)
 
     def __init__(
         self,
@@ -558,7 +564,6 @@ class ClusterEnv(gym.Env):
         self._compiled = None  # the compiled step of the common configuration (env/vector/single.py)
         self._compiled_allowed = True  # False: always the Python path (tests compare the two)
         self._compiled_refused: tuple | None = None  # (simulator, reward_fn) it cannot serve
-        self._elastic_entry = elastic_features  # the observation's elastic entry (env/vector/elastic.py)
         self._cluster_features: np.ndarray | None = None  # the compiled step's, else None
 
     @functools.cached_property
