@@ -158,3 +158,10 @@ def test_the_vector_entry_point_sub_envs_equal_the_reference(mode):
         assert_same(vec.step(action), ref.step(action), f"step {step}")
     vec.close()
     ref.close()
+
+
+@pytest.mark.parametrize("mode", ["priority", "select"])
+def test_a_regime_with_early_endings_runs_the_same_on_the_kernels(mode):
+    fast, slow = _pair(trace=_generated(), gpus=8, action_mode=mode, regime="unknown", early_endings=0.5,
+                       obs_version=3)
+    assert _same_rollouts(fast, slow, 4, 80) >= 1
