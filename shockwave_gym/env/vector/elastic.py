@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from shockwave_gym.batch.elastic import CompiledElasticSimulator
+from shockwave_gym.env.vector import features
 from shockwave_gym.env.vector import jit as vec_jit
 from shockwave_gym.errors import InvalidActionError
 from shockwave_gym.interface.elastic_actions import ElasticPriorityMode
@@ -42,29 +43,14 @@ class CompiledElasticPriorityMode(ElasticPriorityMode):
 
 
 def elastic_rows(view, slots) -> np.ndarray:
-    """:func:`~shockwave_gym.interface.elastic_features.elastic_features`, the marginal
-    speedups of every slot at once: at each allowed count, over the next smaller allowed
-    count (its index the running maximum of the allowed indices below), the same float64
-    operations per entry."""
+    """:func:`~shockwave_gym.interface.elastic_features.elastic_features` compiled
+    (:func:`~shockwave_gym.env.vector.features.elastic_one`: the same float64 operations per
+    entry)."""
     counts = np.asarray(view.gpu_counts, dtype=np.float64)
-    num_counts = counts.size
-    out = np.zeros((slots.max_jobs, 2 * num_counts), dtype=np.float32)
-    occupied = np.flatnonzero(slots.slot_job >= 0)
-    if occupied.size == 0:
-        return out
-    jobs = slots.slot_job[occupied]
-    allowed = view.count_allowed[jobs, 0, :]
-    speedup = view.throughput_by_count[jobs, 0, :] / view.current_throughput[jobs, None]
-    index = np.where(allowed, np.arange(num_counts), -1)
-    prev = np.full_like(index, -1)
-    prev[:, 1:] = np.maximum.accumulate(index, axis=1)[:, :-1]
-    has_prev = prev >= 0
-    prev_s = np.where(has_prev, np.take_along_axis(speedup, np.maximum(prev, 0), axis=1), 0.0)
-    prev_c = np.where(has_prev, counts[np.maximum(prev, 0)], 0.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        marginal = np.where(allowed, (speedup - prev_s) / (counts - prev_c), 0.0)
-    out[occupied, :num_counts] = allowed
-    out[occupied, num_counts:] = np.clip(marginal, -MARGINAL_LIMIT, MARGINAL_LIMIT)
+    out = np.zeros((slots.max_jobs, 2 * counts.size), dtype=np.float32)
+    if slots.slot_job.max(initial=-1) >= 0:
+        features.elastic_one(slots.slot_job, view.count_allowed[:, 0, :], view.throughput_by_count[:, 0, :],
+                             view.current_throughput, counts, MARGINAL_LIMIT, out)
     return out
 
 
