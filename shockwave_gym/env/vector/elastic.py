@@ -1,6 +1,7 @@
 """The single env's elastic step on compiled kernels (one GPU type, numba installed): the
 ``priority`` count decoder (:func:`~shockwave_gym.env.vector.jit.elastic_priority_one`) and
-the observation's ``elastic`` entry without a per-job loop (:func:`elastic_rows`), beside the
+the observation's ``elastic`` entry (:func:`elastic_rows`, over
+:func:`~shockwave_gym.env.vector.features.elastic_one`), beside the
 rounds of :class:`~shockwave_gym.batch.elastic.CompiledElasticSimulator`. The rules are
 :mod:`shockwave_gym.interface.elastic_actions`' and :mod:`~shockwave_gym.interface.elastic_features`'
 (the reference the env runs with ``_compiled_allowed = False``), bit for bit.
