@@ -1,8 +1,9 @@
 """Elastic traces on the compiled kernels (docs/ENV.md, "Elastic jobs"): on one GPU type the
 single env runs its rounds on the compiled round rules (batch/elastic.py), decodes the
-``priority`` counts and builds the ``elastic`` entry compiled (env/vector/elastic.py); every trajectory equals the reference path's (``_compiled_allowed =
-False``: the plain ElasticSimulator and the interface's rules) bit for bit, in every mode,
-observation version and skip setting, and so do the vector entry point's sub-envs."""
+``priority`` counts and builds the ``elastic`` entry compiled (env/vector/elastic.py); every
+trajectory equals the reference path's (``_compiled_allowed = False``: the plain
+ElasticSimulator and the interface's rules) bit for bit, in every mode, observation version
+and skip setting, and so do the vector entry point's sub-envs."""
 
 import copy
 import dataclasses
