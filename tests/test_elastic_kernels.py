@@ -1,6 +1,6 @@
 """Elastic traces on the compiled kernels (docs/ENV.md, "Elastic jobs"): on one GPU type the
 single env runs its rounds on the compiled round rules (batch/elastic.py), decodes the
-``priority`` counts and builds the ``elastic`` entry compiled (env/vector/elastic.py); every
+``priority`` and ``select`` counts and builds the ``elastic`` entry compiled (env/vector/elastic.py); every
 trajectory equals the reference path's (``_compiled_allowed = False``: the plain
 ElasticSimulator and the interface's rules) bit for bit, in every mode, observation version
 and skip setting, and so do the vector entry point's sub-envs."""
@@ -19,9 +19,13 @@ from shockwave_gym.batch import jit
 from shockwave_gym.batch.elastic import CompiledElasticSimulator
 from shockwave_gym.elastic import ElasticSimulator
 from shockwave_gym.env.cluster_env import ClusterEnv
-from shockwave_gym.env.vector.elastic import CompiledElasticPriorityMode, elastic_rows
+from shockwave_gym.env.vector.elastic import (
+    CompiledElasticPriorityMode,
+    CompiledElasticSelectMode,
+    elastic_rows,
+)
 from shockwave_gym.env.vector.fallback import make_vector_env
-from shockwave_gym.interface.elastic_actions import ElasticPriorityMode
+from shockwave_gym.interface.elastic_actions import ElasticPriorityMode, ElasticSelectMode
 from shockwave_gym.interface.elastic_features import elastic_features
 from shockwave_gym.testing.env import random_valid_action
 from shockwave_gym.traces import GeneratedTraceSource, GeneratorConfig, load_trace
@@ -114,11 +118,38 @@ def test_the_priority_decoder_and_elastic_entry_equal_the_reference_on_random_st
     assert picked_counts == {0, 1, 2, 3}  # every count was decoded
 
 
+
+def test_the_select_decoder_equals_the_reference_on_random_states():
+    env = ClusterEnv(trace="elastic-120", action_mode="select", max_jobs=48)
+    env.reset(seed=5)
+    rng = np.random.default_rng(1)
+    reference, compiled = ElasticSelectMode(env.max_jobs, 4), CompiledElasticSelectMode(env.max_jobs, 4)
+    repairs = 0
+    for _ in range(30):
+        view = env.simulator.view
+        reference.start_round(view, env.slots)
+        compiled.start_round(view, env.slots)
+        for _ in range(5):
+            action = rng.integers(0, 5, env.max_jobs)  # any entry: empty slots and disallowed counts too
+            expected = reference.place(action, view, env.slots)
+            assert_same(compiled.place(action, view, env.slots), expected, "placement")
+            repairs += expected[2]
+        env.step(action)
+    assert repairs > 0  # the repair rule was exercised
+
 def test_refused_actions_are_refused_alike():
     fast, slow = _pair(trace=_small_elastic(), gpus=8, action_mode="priority")
     fast.reset(seed=0)
     slow.reset(seed=0)
     for bad in (np.zeros(fast.max_jobs), np.full(2 * fast.max_jobs, np.nan), np.array(["a"] * 2 * fast.max_jobs)):
+        with pytest.raises(Exception) as expected:
+            slow.step(bad)
+        with pytest.raises(type(expected.value), match=re.escape(str(expected.value))):
+            fast.step(bad)
+    fast, slow = _pair(trace=_small_elastic(), gpus=8, action_mode="select")
+    fast.reset(seed=0)
+    slow.reset(seed=0)
+    for bad in (np.full(fast.max_jobs, 5), np.full(fast.max_jobs, -1), np.zeros(fast.max_jobs, bool), np.zeros(3, int)):
         with pytest.raises(Exception) as expected:
             slow.step(bad)
         with pytest.raises(type(expected.value), match=re.escape(str(expected.value))):

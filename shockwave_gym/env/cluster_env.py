@@ -437,9 +437,9 @@ class ClusterEnv(gym.Env):
     to ±8). `skip_trivial` skips no round in `select` and `priority` (a count is always a
     choice), and in `sequential` only closes a round in which nothing fits. With numba, on one GPU
     type, the single env runs an elastic trace's rounds on the compiled round rules
-    (`shockwave_gym/batch/elastic.py`), decodes `priority` counts and builds the `elastic`
-    entry compiled (`shockwave_gym/env/vector/elastic.py`), in every mode and observation
-    version; the other decoders, the job features and the rewards stay on its
+    (`shockwave_gym/batch/elastic.py`), decodes `priority` and `select` counts and builds the
+    `elastic` entry compiled (`shockwave_gym/env/vector/elastic.py`), in every mode and
+    observation version; the `sequential` picks, the job features and the rewards stay on its
     Python path, the results the same bit for bit. The native vector env does not batch
     elastic traces: the vector entry point hands them to the fallback of K single envs (each on
     those kernels). Elastic jobs on a heterogeneous cluster

@@ -1,5 +1,6 @@
 """The single env's elastic step on compiled kernels (one GPU type, numba installed): the
-``priority`` count decoder (:func:`~shockwave_gym.env.vector.jit.elastic_priority_one`) and
+``priority`` and ``select`` count decoders (:func:`~shockwave_gym.env.vector.jit.elastic_priority_one`,
+:func:`~shockwave_gym.env.vector.jit.elastic_select_one`) and
 the observation's ``elastic`` entry (:func:`elastic_rows`, over
 :func:`~shockwave_gym.env.vector.features.elastic_one`), beside the
 rounds of :class:`~shockwave_gym.batch.elastic.CompiledElasticSimulator`. The rules are
@@ -17,7 +18,7 @@ from shockwave_gym.batch.elastic import CompiledElasticSimulator
 from shockwave_gym.env.vector import features
 from shockwave_gym.env.vector import jit as vec_jit
 from shockwave_gym.errors import InvalidActionError
-from shockwave_gym.interface.elastic_actions import ElasticPriorityMode
+from shockwave_gym.interface.elastic_actions import ElasticPriorityMode, ElasticSelectMode
 from shockwave_gym.interface.elastic_features import MARGINAL_LIMIT, elastic_features
 
 
@@ -43,6 +44,23 @@ class CompiledElasticPriorityMode(ElasticPriorityMode):
         return ids[order], picked[order], 0
 
 
+class CompiledElasticSelectMode(ElasticSelectMode):
+    """:class:`ElasticSelectMode` whose repair rule runs compiled (the same checks first)."""
+
+    def place(self, action, view, slots, types=None):
+        entries = np.asarray(action)
+        if entries.shape != (self.max_jobs,) or entries.dtype.kind not in "iu" or \
+                entries.min(initial=0) < 0 or entries.max(initial=0) > self.num_counts:
+            raise InvalidActionError(f"select action must be {self.max_jobs} integers in 0..{self.num_counts}, "
+                                     f"got {entries.tolist()!r}")
+        by_id = slots.slots_by_job()
+        ids, picked = np.empty(by_id.size, np.int64), np.empty(by_id.size, np.int64)
+        taken, repairs = vec_jit.elastic_select_one(entries.astype(np.int64, copy=False), by_id, slots.slot_job,
+                                                    self._allowed, np.asarray(view.gpu_counts, np.int64), view.gpus,
+                                                    ids, picked)
+        return ids[:taken], picked[:taken], repairs
+
+
 def elastic_rows(view, slots) -> np.ndarray:
     """:func:`~shockwave_gym.interface.elastic_features.elastic_features` compiled
     (:func:`~shockwave_gym.env.vector.features.elastic_one`: the same float64 operations per
@@ -60,8 +78,10 @@ def elastic_parts(simulator, mode):
     ``simulator``: the compiled ones when its rounds are compiled, else the reference's
     (``mode`` itself, or a reference twin of it)."""
     compiled = isinstance(simulator, CompiledElasticSimulator)
-    if isinstance(mode, ElasticPriorityMode):
-        cls = CompiledElasticPriorityMode if compiled else ElasticPriorityMode
-        if type(mode) is not cls:
-            mode = cls(mode.max_jobs, mode.num_counts)
+    for reference, twin in ((ElasticPriorityMode, CompiledElasticPriorityMode),
+                            (ElasticSelectMode, CompiledElasticSelectMode)):
+        if isinstance(mode, reference):
+            cls = twin if compiled else reference
+            if type(mode) is not cls:
+                mode = cls(mode.max_jobs, mode.num_counts)
     return mode, elastic_rows if compiled else elastic_features

@@ -324,6 +324,28 @@ if AVAILABLE:
                 free -= counts[smallest]
         return taken
 
+    @_jit  # the single env's elastic step (env/vector/elastic.py): one cluster, plain arrays
+    def elastic_select_one(entries, by_id, slot_job, allowed, counts, gpus, ids, picked):
+        """ElasticSelectMode.place (interface/elastic_actions.py): the slotted jobs whose entry
+        asks for a count they may use (``allowed``, slots x C; entry ``k + 1``: count ``k``),
+        taken in arrival order (``by_id``) while their count fits. The jobs go to ``ids``,
+        their count indices to ``picked``; returns (how many, repairs: the other non-zero
+        entries)."""
+        wanted = 0
+        for s in range(entries.size):
+            if entries[s] > 0:
+                wanted += 1
+        free = gpus
+        taken = 0
+        for i in range(by_id.size):
+            s = by_id[i]
+            k = entries[s] - 1
+            if k >= 0 and allowed[s, k] and counts[k] <= free:
+                ids[taken], picked[taken] = slot_job[s], k
+                taken += 1
+                free -= counts[k]
+        return taken, wanted - taken
+
     @_inline
     def scores_finite(k, scores, slot_job):
         """Whether every occupied slot of cluster ``k`` has a finite score."""
