@@ -15,6 +15,12 @@ Prints one JSON object. Targets: >= 0.1x CartPole for the single env (issue 3) a
 CartPole in aggregate for the vector env at K = 64 (issue 13), ``priority`` and ``select``.
 With ``--hetero-k``, also the vector env on a heterogeneous cluster (``--hetero-cluster``)
 at those K, ``priority`` and ``select`` (target: >= 0.5x CartPole at K = 64, issue 32).
+
+``--elastic`` measures ``shockwave_gym/Elastic-v0`` (elastic-120, 32 GPUs, count actions)
+instead: the single env and ``gym.make_vec(..., vectorization_mode="vector_entry_point")`` at
+the ``--vec-k`` K, each mode, in steps/s; ``--elastic-path reference`` runs them on the
+reference path (``_compiled_allowed = False``: the plain ElasticSimulator and the interface's
+rules), the default on the compiled kernels where the env takes them.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ VECTOR_TARGET_K = 64
 VECTOR_MODES = ("priority", "select", "sequential")
 HETERO_TARGET_RATIO = 0.5
 HETERO_MODES = ("priority", "select")
+ELASTIC_ID = "shockwave_gym/Elastic-v0"
 
 
 def _cartpole(steps: int) -> tuple[float, int]:
@@ -121,6 +128,69 @@ def _core_only(episodes: list) -> float:
     return rounds / (time.process_time() - start)
 
 
+def _elastic_action(mode: str, rng, masks, max_jobs: int, k: int | None = None):
+    """A random valid elastic action (one cluster, or ``k`` rows): priority scores and count
+    preferences, a legal count or none per slot (select), a legal pick (sequential)."""
+    lead = () if k is None else (k,)
+    if mode == "priority":
+        return rng.random((*lead, 2 * max_jobs), dtype=np.float32) * 2 - 1
+    if mode == "select":
+        legal = masks.reshape(*lead, max_jobs, -1)
+        return np.argmax(np.where(legal, rng.random(legal.shape), -1.0), axis=-1)
+    if k is None:
+        legal = np.flatnonzero(masks)
+        return int(legal[rng.integers(legal.size)])
+    return np.argmax(np.where(masks, rng.random(masks.shape), -1.0), axis=1)
+
+
+def _elastic(mode: str, k: int | None, steps: int, reference: bool) -> float:
+    """Env steps/s (CPU) of the elastic env: the single env (``k`` None) or the vector entry
+    point with ``k`` clusters, random valid actions; ``reference``: the reference path."""
+    if k is None:
+        envs = gym.make(ELASTIC_ID, action_mode=mode)
+        units = [envs.unwrapped]
+    else:
+        envs = gym.make_vec(ELASTIC_ID, num_envs=k, vectorization_mode="vector_entry_point", action_mode=mode)
+        units = [env.unwrapped for env in envs.envs] if hasattr(envs, "envs") else []
+    for unit in units:
+        unit._compiled_allowed = not reference
+    max_jobs = units[0].max_jobs if units else envs.max_jobs
+    rng = np.random.default_rng(0)
+    envs.reset(seed=0)
+    start = time.process_time()
+    for _ in range(steps):
+        masks = envs.unwrapped.action_masks() if k is None else envs.action_masks()
+        _, _, terminated, truncated, _ = envs.step(_elastic_action(mode, rng, masks, max_jobs, k))
+        if k is None and (terminated or truncated):
+            envs.reset()
+    elapsed = time.process_time() - start
+    envs.close()
+    return (1 if k is None else k) * steps / elapsed
+
+
+def _elastic_report(args) -> dict:
+    """Best-of-repeats steps/s of the elastic env per mode: single env and vector entry point."""
+    reference = args.elastic_path == "reference"
+    best: dict = {}
+    for _ in range(args.repeats):
+        for mode in MODES:
+            for k in (None, *args.vec_k):
+                steps = args.steps if k is None else max(30, min(args.steps, 20_000 // k))
+                key = mode, "single" if k is None else f"K={k}"
+                best[key] = max(best.get(key, 0.0), _elastic(mode, k, steps, reference))
+    return {
+        "benchmark": "env_speed --elastic",
+        "env_id": ELASTIC_ID,
+        "path": args.elastic_path,
+        "clock": "process CPU time",
+        "what": "env steps/s (the vector entry point: K x batched steps / CPU s), random valid actions",
+        "modes": {mode: {where: round(rate) for (m, where), rate in best.items() if m == mode} for mode in MODES},
+        "steps_per_measurement": args.steps,
+        "repeats": args.repeats,
+        "python": platform.python_version(),
+    }
+
+
 def _hetero_report(best: dict, cartpole: float, cluster: str) -> dict:
     """The heterogeneous vector env's rows: aggregate steps/s and ratio to CartPole."""
     ks = sorted({k for _, k in best})
@@ -140,7 +210,12 @@ def main() -> None:
     parser.add_argument("--vec-k", type=int, nargs="+", default=[1, 8, 64, 256])
     parser.add_argument("--hetero-k", type=int, nargs="*", default=[])
     parser.add_argument("--hetero-cluster", default="v100=12,p100=12,k80=12")
+    parser.add_argument("--elastic", action="store_true", help="measure the elastic env instead (see the doc)")
+    parser.add_argument("--elastic-path", choices=("compiled", "reference"), default="compiled")
     args = parser.parse_args()
+    if args.elastic:
+        print(json.dumps(_elastic_report(args)))
+        return
     vector_best = {(mode, k): 0.0 for mode in VECTOR_MODES for k in args.vec_k}
     hetero_best = {(mode, k): 0.0 for mode in HETERO_MODES for k in args.hetero_k}
     compiled = isinstance(gym.make_vec(ENV_ID, num_envs=1, vectorization_mode="vector_entry_point",

@@ -7,6 +7,8 @@ compiled step at K = 1).
   (clusters x jobs) arrays, by name (:class:`~shockwave_gym.batch.rounds.SimArrays`);
 * :mod:`~shockwave_gym.batch.jit` - the round rules compiled (numba), and the state struct the
   kernels take.
+* :mod:`~shockwave_gym.batch.elastic` - the elastic simulator's rounds (one GPU type) on the
+  compiled round rules, for the single env.
 
 Every value is computed with the same float64 operations, in the same order, as
 :class:`~shockwave_gym.simulator.Simulator` and :class:`~shockwave_gym.view.ClusterView` do for

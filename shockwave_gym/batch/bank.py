@@ -16,10 +16,12 @@ from __future__ import annotations
 import numpy as np
 
 from shockwave_gym.cluster import TYPE_ORDER
+from shockwave_gym.jobs import GANG_SIZES
 from shockwave_gym.state import StaticJobArrays
 
-#: Type columns of :attr:`EpochBank.typed` (every GPU type a cluster may have).
-MAX_TYPES = len(TYPE_ORDER)
+#: Type columns of :attr:`EpochBank.typed`: every GPU type a cluster may have, or on one
+#: type every GPU count of an elastic job's configurations (shockwave_gym.elastic).
+MAX_TYPES = max(len(TYPE_ORDER), len(GANG_SIZES))
 #: Rows of :attr:`EpochBank.typed`: (TypedJobArrays field) per row.
 _TYPED = ("epoch_duration_s", "epoch_start_s", "epoch_end_global_s", "epoch_rate")
 

@@ -360,6 +360,31 @@ if AVAILABLE:
             time_s[k] = arrival[k, nxt]
 
     @_jit
+    def step_columns(sim, ids, columns, counts, gpu_time, sel, paid, completed):
+        """One round of cluster 0 in which jobs ``ids`` (ascending) run in configuration
+        columns ``columns``, then the arrivals admitted (R1): the rounds of
+        :class:`~shockwave_gym.elastic.ElasticSimulator` on one GPU type, column ``c`` a
+        count of ``counts[c % counts.size]`` GPUs. A column maps reference work to time and
+        restarts a job that changes column as a GPU type does in :func:`step_one`; a job's
+        GPU-seconds (``gpu_time``, per job) and the GPUs busy are its count's. ``sel``
+        (1, jobs), ``paid`` and ``completed`` are scratch. Returns (start, round end, GPUs
+        busy, jobs completed: their ids in ``completed``)."""
+        for j in range(sim.num_jobs[0]):
+            sel[0, j] = False
+        for i in range(ids.size):
+            sel[0, ids[i]] = True
+            sim.job_type[0, ids[i]] = columns[i]
+        start, end, _, finished = step_one(0, sel, sim, True, paid, completed)
+        busy = 0
+        for i in range(ids.size):
+            count = counts[columns[i] % counts.size]
+            busy += count
+            gpu_time[ids[i]] += sim.last_run_s[0, ids[i]] * count
+        if sim.num_done[0] < sim.num_jobs[0]:
+            admit_one(0, sim)
+        return start, end, busy, finished
+
+    @_jit
     def admit_rows(rows, boxed):
         """Admit arrivals up to now in ``rows``; jump idle clusters to their next arrival (R1)."""
         sim = boxed

@@ -12,7 +12,7 @@ import numpy as np
 
 from shockwave_gym.cluster import ClusterSpec
 from shockwave_gym.config import SimConfig, require_positive_int, round_options
-from shockwave_gym.elastic import ElasticSimulator, is_elastic_trace
+from shockwave_gym.elastic import is_elastic_trace
 from shockwave_gym.env.options import (
     check_observation_regime,
     flag,
@@ -445,12 +445,18 @@ class ClusterEnv(gym.Env):
     serves every type; negative where a larger count is slower; clipped to ±8). The per-type
     free capacity of a decision is version 2's `free_<type>` cluster features. `skip_trivial`
     skips no round in `select` and `priority` (a configuration is always a choice), and in
-    `sequential` only closes a round in which nothing fits. The single env runs elastic
-    traces on its Python path (the compiled step does not cover them); the vector entry point
-    hands them to the fallback of K single envs (sub-env i seeded `seed + i`), on one type and
-    on several. Registered: `shockwave_gym/Elastic-v0` (elastic-120, 32 GPUs) and
-    `shockwave_gym/Elastic-Hetero-v0` (elastic-120 on `v100=16,p100=8,k80=8`: the same 32
-    GPUs, each type large enough for an 8-GPU configuration, T = 3, N = 12).
+    `sequential` only closes a round in which nothing fits. With numba, on one GPU type, the
+    single env runs an elastic trace's rounds on the compiled round rules
+    (`shockwave_gym/batch/elastic.py`), decodes `priority` and `select` counts and builds the
+    `elastic` entry compiled (`shockwave_gym/env/vector/elastic.py`), in every mode and
+    observation version; the `sequential` picks, the job features and the rewards stay on its
+    Python path, the results the same bit for bit. On several types the single env runs
+    elastic traces on its Python path. The native vector env does not batch elastic traces:
+    the vector entry point hands them to the fallback of K single envs (sub-env i seeded
+    `seed + i`), on one type and on several. Registered: `shockwave_gym/Elastic-v0`
+    (elastic-120, 32 GPUs) and `shockwave_gym/Elastic-Hetero-v0` (elastic-120 on
+    `v100=16,p100=8,k80=8`: the same 32 GPUs, each type large enough for an 8-GPU
+    configuration, T = 3, N = 12).
 
     ## Arguments
 
@@ -511,6 +517,7 @@ class ClusterEnv(gym.Env):
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
     _type_context = None  # (simulator, its version, TypeContext) behind _types
+    _elastic_entry = staticmethod(elastic_features)  # the observation's elastic entry (env/vector/elastic.py)
 
     def __init__(
         self,
@@ -777,17 +784,10 @@ class ClusterEnv(gym.Env):
         self._last_record = record
         self._rho_hat = ftf_estimate(view)
         transition = RoundTransition(
-            view=view,
-            record=record,
-            start_s=start_s,
-            end_s=sim.time_s,
-            active_before=active_before,
-            epoch_progress_before=progress_before,
-            max_jobs=self.max_jobs,
-            jct_normaliser_s=self.jct_normaliser_s,
-            rho_hat=self._rho_hat,
-            fair_time_s=simulator_fair_time_s(sim) if uses_fair_time(self.reward_fn) else None,
-        )
+            view=view, record=record, start_s=start_s, end_s=sim.time_s, active_before=active_before,
+            epoch_progress_before=progress_before, max_jobs=self.max_jobs,
+            jct_normaliser_s=self.jct_normaliser_s, rho_hat=self._rho_hat,
+            fair_time_s=simulator_fair_time_s(sim) if uses_fair_time(self.reward_fn) else None)
         reward = self.reward_fn(transition)
         self._begin_decision()
         return reward
@@ -870,9 +870,13 @@ class ClusterEnv(gym.Env):
         """The simulator of ``trace``'s jobs as ``regime`` runs them (the jobs themselves in
         the default regime)."""
         jobs = apply_regime(trace.jobs, regime)
-        if is_elastic_trace(jobs):  # the Python path: the compiled step has no elastic jobs
-            return ElasticSimulator(jobs, self.sim_config, self.typed_throughputs if self.cluster is not None
-                                    else self.throughputs, trace_name=trace.name)
+        if is_elastic_trace(jobs):  # compiled rounds, decoders and elastic entry on one type
+            from shockwave_gym.env.vector.elastic import elastic_env_parts
+
+            tables = self.typed_throughputs if self.cluster is not None else self.throughputs
+            sim, self._mode, self._elastic_entry = elastic_env_parts(
+                jobs, self.sim_config, tables, self._mode, trace_name=trace.name, compiled=self._compiled_allowed)
+            return sim
         if self.cluster is None:
             return Simulator(jobs, self.sim_config, self.throughputs, trace_name=trace.name)
         from shockwave_gym.hetero_simulator import HeteroSimulator
@@ -891,7 +895,7 @@ class ClusterEnv(gym.Env):
             "cluster": cluster_features_for(self.simulator.view, self.slots, self._free_for_observation(),
                                             self.obs_version)
             if self._cluster_features is None else self._cluster_features.copy(),
-            **({"elastic": elastic_features(self.simulator.view, self.slots)} if self._elastic else {}),
+            **({"elastic": self._elastic_entry(self.simulator.view, self.slots)} if self._elastic else {}),
         }
 
     def _free_for_observation(self):

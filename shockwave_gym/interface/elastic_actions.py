@@ -103,13 +103,19 @@ class ElasticSelectMode(_ElasticMode):
 
         return spaces.MultiDiscrete(np.full(self.max_jobs, self.num_configs + 1, dtype=np.int64))
 
-    def place(self, action, view: ClusterView, slots: SlotMap, types=None):
-        """(job ids ascending, columns, repairs)."""
+    def checked(self, action) -> np.ndarray:
+        """``action`` as an array, or :class:`InvalidActionError` (not ``max_jobs`` integers
+        in ``0..num_configs``)."""
         entries = np.asarray(action)
         if entries.shape != (self.max_jobs,) or entries.dtype.kind not in "iu" or \
                 entries.min(initial=0) < 0 or entries.max(initial=0) > self.num_configs:
             raise InvalidActionError(f"select action must be {self.max_jobs} integers in 0..{self.num_configs}, "
                                      f"got {entries.tolist()!r}")
+        return entries
+
+    def place(self, action, view: ClusterView, slots: SlotMap, types=None):
+        """(job ids ascending, columns, repairs)."""
+        entries = self.checked(action)
         wanted = entries > 0
         index = np.maximum(entries - 1, 0)
         ok = wanted & self._allowed[np.arange(self.max_jobs), index]
@@ -144,8 +150,10 @@ class ElasticPriorityMode(_ElasticMode):
 
         return spaces.Box(-1.0, 1.0, shape=(self.parts * self.max_jobs,), dtype=np.float32)
 
-    def _preferences(self, action, slots: SlotMap) -> tuple[np.ndarray, dict]:
-        """(slotted job ids by descending score, {job id: (asked count index, asked type)})."""
+    def checked(self, action, slots: SlotMap) -> tuple[np.ndarray, np.ndarray]:
+        """(``action`` as float64, the occupied slots in job-id order), or
+        :class:`InvalidActionError` (not ``parts * max_jobs`` numbers, or an entry of an
+        occupied slot not finite)."""
         values = np.asarray(action)
         size = self.parts * self.max_jobs
         if values.shape != (size,) or values.dtype.kind not in "biuf":
@@ -155,6 +163,11 @@ class ElasticPriorityMode(_ElasticMode):
         if not math.isfinite(float(np.add.reduce(values[np.concatenate(
                 [by_id + p * self.max_jobs for p in range(self.parts)])]))):
             raise InvalidActionError("priority scores and count (and type) preferences must be finite")
+        return values, by_id
+
+    def _preferences(self, action, slots: SlotMap) -> tuple[np.ndarray, dict]:
+        """(slotted job ids by descending score, {job id: (asked count index, asked type)})."""
+        values, by_id = self.checked(action, slots)
         m = self.max_jobs
 
         def asked(u, n):

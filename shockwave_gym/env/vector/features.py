@@ -332,6 +332,28 @@ if AVAILABLE:
                     kept[k, s, 10] = np.float32(max(min(dynamic[1, i] * scale_out[10], high[10]), low[10]))
 
 
+    @_jit
+    def elastic_one(slot_job, allowed, by_count, current, counts, limit, out):
+        """The observation's ``elastic`` entry (interface/elastic_features.py) into ``out``
+        (slots, 2 C), zeroed: per occupied slot its job's allowed counts (``allowed``, jobs x
+        C), then at each allowed count its speedup over the next smaller allowed one per added
+        GPU, the speedup being ``by_count / current`` (the table's rates at the job's current
+        batch size), clipped to ``limit``."""
+        num_counts = counts.size
+        for s in range(slot_job.size):
+            j = slot_job[s]
+            if j < 0:
+                continue
+            prev_c, prev_s = 0.0, 0.0
+            for k in range(num_counts):
+                if allowed[j, k]:
+                    speedup = by_count[j, k] / current[j]
+                    marginal = (speedup - prev_s) / (counts[k] - prev_c)
+                    out[s, k] = 1.0
+                    out[s, num_counts + k] = min(max(marginal, -limit), limit)
+                    prev_c, prev_s = counts[k], speedup
+
+
 def finish_v2(kept, full, dynamic) -> None:
     """``kept`` (a KeptFeatures) brought up to date from the raw rows of :func:`job_rows_v2`:
     numpy's logarithms on them, then :func:`scatter_v2` (the single env and the vector env

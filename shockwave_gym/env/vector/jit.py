@@ -284,6 +284,68 @@ if AVAILABLE:
                 n += 1
         core_jit.place_one(k, order, n, sim, sel, free)
 
+    @_jit  # the single env's elastic step (env/vector/elastic.py): one cluster, plain arrays
+    def elastic_priority_one(scores, prefs, by_id, slot_job, queue, allowed, counts, gpus, ids, picked):
+        """ElasticPriorityMode.place (interface/elastic_actions.py): slotted jobs by
+        descending score (ties: arrival order; ``by_id``, the slots by job id), each at the
+        largest allowed count up to the one its preference asks for that still fits (its
+        smallest allowed count when none is at or below it), then the queue in arrival order
+        at its smallest allowed count; ``allowed`` (jobs, counts). The jobs go to ``ids``,
+        their count indices to ``picked``, in the order taken; returns how many."""
+        num_counts = counts.size
+        n = by_id.size
+        keys = np.empty(n)
+        for i in range(n):
+            keys[i] = -np.float64(scores[by_id[i]])
+        order = np.argsort(keys, kind="mergesort")
+        free = gpus
+        taken = 0
+        for i in range(n + queue.size):
+            j = slot_job[by_id[order[i]]] if i < n else queue[i - n]
+            smallest = 0
+            while smallest < num_counts - 1 and not allowed[j, smallest]:
+                smallest += 1
+            top = smallest
+            if i < n:
+                u = min(max(np.float64(prefs[by_id[order[i]]]), -1.0), 1.0)
+                top = int(min(num_counts - 1, np.floor((u + 1) / 2 * num_counts)))
+            below = False
+            for k in range(top, -1, -1):
+                if allowed[j, k]:
+                    below = True
+                    if counts[k] <= free:
+                        ids[taken], picked[taken] = j, k
+                        taken += 1
+                        free -= counts[k]
+                        break
+            if not below and counts[smallest] <= free:
+                ids[taken], picked[taken] = j, smallest
+                taken += 1
+                free -= counts[smallest]
+        return taken
+
+    @_jit  # the single env's elastic step (env/vector/elastic.py): one cluster, plain arrays
+    def elastic_select_one(entries, by_id, slot_job, allowed, counts, gpus, ids, picked):
+        """ElasticSelectMode.place (interface/elastic_actions.py): the slotted jobs whose entry
+        asks for a count they may use (``allowed``, slots x C; entry ``k + 1``: count ``k``),
+        taken in arrival order (``by_id``) while their count fits. The jobs go to ``ids``,
+        their count indices to ``picked``; returns (how many, repairs: the other non-zero
+        entries)."""
+        wanted = 0
+        for s in range(entries.size):
+            if entries[s] > 0:
+                wanted += 1
+        free = gpus
+        taken = 0
+        for i in range(by_id.size):
+            s = by_id[i]
+            k = entries[s] - 1
+            if k >= 0 and allowed[s, k] and counts[k] <= free:
+                ids[taken], picked[taken] = slot_job[s], k
+                taken += 1
+                free -= counts[k]
+        return taken, wanted - taken
+
     @_inline
     def scores_finite(k, scores, slot_job):
         """Whether every occupied slot of cluster ``k`` has a finite score."""
