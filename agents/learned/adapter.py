@@ -21,14 +21,17 @@ simulator's default rule (each job on its fastest type with room) and returned a
 jobs that fit some type) and each pick goes to its fastest type with room.
 
 An **elastic** policy (head kind ``elastic``: a score and a GPU-count preference per slot)
-runs on views with elastic jobs (``view.elastic``) on one GPU type: it reads the env's
-observation plus its ``elastic`` entry (:func:`~shockwave_gym.interface.elastic_features.elastic_features`)
-and its outputs go to the env's elastic ``priority`` mode
+runs on clusters of one GPU type: it reads the env's observation plus its ``elastic`` entry
+(:func:`~shockwave_gym.interface.elastic_features.elastic_features`) and its outputs go to
+the env's elastic ``priority`` mode
 (:class:`~shockwave_gym.interface.elastic_actions.ElasticPriorityMode`), which gives each
-job its count; the decision is an :class:`~shockwave_gym.placement.Allocation`. Elsewhere (a
-trace without elastic jobs, a heterogeneous cluster) it refuses with one
-:class:`~shockwave_gym.errors.InputError` line. A rigid policy on an elastic view runs
-every job at its reference count, as every rigid agent does (docs/SEMANTICS.md). The network
+job its count; the decision is an :class:`~shockwave_gym.placement.Allocation`. It is trained
+for traces with elastic jobs; on a rigid trace every job's only allowed count is its gang,
+so it orders jobs by its scores like a ``priority`` policy (as the elastic baselines run
+rigid traces). On a cluster of several GPU types the elastic modes have no counts to give,
+so it refuses with one :class:`~shockwave_gym.errors.InputError` line. A rigid policy on an
+elastic view runs every job at its reference count, as every rigid agent does
+(docs/SEMANTICS.md). The network
 is a :class:`~shockwave_agents.learned.inference.NumpySlotNetwork` (no torch needed) or a :class:`~shockwave_agents.learned.inference.TorchSlotNetwork`.
 """
 
@@ -114,10 +117,9 @@ class PolicyAgent(Agent):
 
     def _act_elastic(self, view: ClusterView) -> Allocation:
         """Scores and count preferences through the env's elastic ``priority`` mode."""
-        if self.rounds == 0 and (view.heterogeneous or not view.elastic.any()):  # once per episode
-            where = "a heterogeneous cluster" if view.heterogeneous else "a trace without elastic jobs"
-            raise InputError(f"agent {self.name!r} is an elastic policy (it chooses GPU counts on a one-type "
-                             f"cluster) and cannot run on {where}; give it an elastic trace on one GPU type")
+        if len(view.type_gpus) > 1:
+            raise InputError(f"agent {self.name!r} is an elastic policy (it chooses GPU counts on one GPU type) and "
+                             f"cannot run on a cluster of {len(view.type_gpus)} GPU types; run it on one type (--gpus N)")
         slots = self.slots
         slots.update(view)
         self.rounds += 1
