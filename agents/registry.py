@@ -143,6 +143,9 @@ _BUILTIN: dict[str, AgentEntry | str] = {
                                uses_seed=False, learned=True, options=_POLICY),
     "ppo-balanced": AgentEntry("shockwave_agents.learned.pretrained:make_ppo_balanced", "shipped PPO slot policy of the balanced task (JCT, rho, makespan); every regime",
                                uses_seed=False, learned=True, options=_POLICY),
+    "ppo-elastic": AgentEntry("shockwave_agents.learned.pretrained:make_ppo_elastic",
+                              "shipped PPO slot policy of the jct task on elastic traces: job order and GPU counts; one GPU type",
+                              uses_seed=False, learned=True, options=_POLICY, elastic=True),
     "shockwave-distilled": AgentEntry("shockwave_agents.learned.pretrained:make_shockwave_distilled", "shipped behaviour clone of shockwave (decides in milliseconds)", uses_seed=False, learned=True,
                                       options=_POLICY),
 }

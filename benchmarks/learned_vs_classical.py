@@ -33,8 +33,20 @@ What is compared (docs/TRAINING.md, "Learned vs classical" has the generated tab
   reference 1, traces with room only; docs/HEADROOM.md) of the best learned policy (IQM over
   seeds) and of the best classical rule.
 
+**Elastic cells** (``--elastic-runs``; docs/TRAINING.md, "Learned vs classical on elastic
+traces"): the shipped elastic policy (``ppo-elastic``, the ``jct`` task; its 5 seeds in
+``<elastic-runs>/jct-s<seed>``) on every test trace of the elastic suites, judged the same way
+against two opponents: the **best elastic baseline** (the best, by the same geometric mean,
+of the rules that choose GPU counts: ``sia``, ``pollux``, ``elastic-srpt``,
+``elastic-max-min``) and the **best rigid rule** (the best of every other non-learned rule
+of the headroom study). Aim: within 2% (ratio <= 1.02), the exact regime's. They are saved
+under the JSON's ``elastic`` key; ``--elastic-runs`` without ``--runs`` keeps the rest of
+``--json`` as it is.
+
     python benchmarks/learned_vs_classical.py --runs /tmp/lrn/runs --suites canonical-unknown \\
         --json docs/data/learned_vs_classical.json --doc docs/TRAINING.md   # JSON summary on stdout
+    python benchmarks/learned_vs_classical.py --elastic-runs /tmp/lel_runs \\
+        --json docs/data/learned_vs_classical.json --doc docs/TRAINING.md
 """
 
 from __future__ import annotations
@@ -59,6 +71,9 @@ SEEDS = (0, 1, 2, 3, 4)
 SLOTS = 200
 AHEAD, WITHIN = 0.95, 1.02
 BEGIN, END = "<!-- learned-vs-classical:begin -->", "<!-- learned-vs-classical:end -->"
+ELASTIC_BEGIN, ELASTIC_END = "<!-- learned-elastic:begin -->", "<!-- learned-elastic:end -->"
+#: The shipped elastic policy, its task and the suites it is judged on (test split).
+ELASTIC_POLICY, ELASTIC_TASK, ELASTIC_SUITES = "ppo-elastic", "jct", "elastic-nominal"
 
 
 @functools.cache
@@ -80,20 +95,28 @@ def _episode(agent, case) -> dict:
     return {k: outcome.metrics[k] for k in headroom.KEPT}
 
 
-def run(runs: Path, suites: str, seeds=SEEDS, log=print) -> dict:
-    """Every seed's policy of every task on every test trace of ``suites``."""
+def _checked_cases(suites):
+    """The headroom study's test cases of ``suites``, each with its trace, after FIFO played
+    it through this path and gave the saved FIFO metrics exactly."""
     from shockwave_agents import make_agent
-    from shockwave_agents.learned.pretrained import load_agent
     from shockwave_gym.traces.suites import entry_trace
 
     saved = {t["trace"]: t for t in json.loads(HEADROOM_JSON.read_text(encoding="utf-8"))["traces"]}
-    traces = []
     for case in _headroom().cases("test", suites):
         case["trace"] = entry_trace(case["entry"])
         name = case["trace"].name
         fifo = _episode(make_agent("fifo"), case)
         if fifo != saved[name]["metrics"]["fifo"]:
             raise RuntimeError(f"{name}: FIFO here {fifo} differs from the saved cell {saved[name]['metrics']['fifo']}")
+        yield case, name
+
+
+def run(runs: Path, suites: str, seeds=SEEDS, log=print) -> dict:
+    """Every seed's policy of every task on every test trace of ``suites``."""
+    from shockwave_agents.learned.pretrained import load_agent
+
+    traces = []
+    for case, name in _checked_cases(suites):
         learned = {}
         for task in TASK_POLICIES:
             for seed in seeds:
@@ -103,6 +126,20 @@ def run(runs: Path, suites: str, seeds=SEEDS, log=print) -> dict:
         traces.append({"suite": case["suite"], "trace": name, "learned": learned})
     return {"suites": list(dict.fromkeys(t["suite"] for t in traces)), "seeds": list(seeds),
             "policies": dict(TASK_POLICIES), "slots": SLOTS, "traces": traces}
+
+
+def run_elastic(runs: Path, suites: str = ELASTIC_SUITES, seeds=SEEDS, log=print) -> dict:
+    """Every seed of the elastic policy (``runs/jct-s<seed>``) on every test trace of ``suites``."""
+    from shockwave_agents.learned.pretrained import load_agent
+
+    traces = []
+    for case, name in _checked_cases(suites):
+        learned = {str(seed): _episode(load_agent(runs / f"{ELASTIC_TASK}-s{seed}", name=ELASTIC_POLICY, max_jobs=SLOTS), case)
+                   for seed in seeds}
+        log(f"[learned-vs-classical] {name}: done (elastic)")
+        traces.append({"suite": case["suite"], "trace": name, "learned": {ELASTIC_POLICY: learned}})
+    return {"suites": list(dict.fromkeys(t["suite"] for t in traces)), "seeds": list(seeds), "task": ELASTIC_TASK,
+            "policy": ELASTIC_POLICY, "slots": SLOTS, "traces": traces}
 
 
 # -- the summary ------------------------------------------------------------------------------
@@ -122,12 +159,13 @@ def classical_rules(saved: list[dict]) -> list[str]:
     return sorted(a for a in common if not getattr(agent_entry(a), "learned", False))
 
 
-def _best_classical(task: str, saved: list[dict]) -> str:
-    """The classical rule with the lowest geometric mean of measure / FIFO's (ties: by name)."""
+def _best_classical(task: str, saved: list[dict], rules: list[str] | None = None) -> str:
+    """The classical rule (of ``rules``, default all) with the lowest geometric mean of
+    measure / FIFO's (ties: by name)."""
     def ratio(agent):
         return geomean([judged(task, t["metrics"][agent], t) / judged(task, t["metrics"]["fifo"], t) for t in saved])
 
-    return min(classical_rules(saved), key=ratio)
+    return min(classical_rules(saved) if rules is None else rules, key=ratio)
 
 
 def _scores(task: str, saved: list[dict], metrics_of) -> list[float]:
@@ -185,6 +223,29 @@ def summarise(data: dict, headroom: dict) -> dict:
     return {"rows": rows, "met": sum(r["met"] for r in rows), "cells": len(rows)}
 
 
+def summarise_elastic(elastic: dict, headroom: dict) -> dict:
+    """Per elastic suite, the elastic policy against the best elastic baseline and the best
+    rigid rule: one row each."""
+    saved = {t["trace"]: t for t in headroom["traces"]}
+    ran = {t["trace"]: t["learned"] for t in elastic["traces"]}
+    seeds, task, policy = [str(s) for s in elastic["seeds"]], elastic["task"], elastic["policy"]
+    rows = []
+    for suite in elastic["suites"]:
+        chosen = [saved[t["trace"]] for t in elastic["traces"] if t["suite"] == suite]
+        rules = classical_rules(chosen)
+        counted = [a for a in rules if agent_entry(a).elastic]
+        for kind, among in (("elastic", counted), ("rigid", [a for a in rules if a not in counted])):
+            best = _best_classical(task, chosen, among)
+            cell = _learned_cell(task, policy, chosen, ran, best, seeds)
+            opponent = _scores(task, chosen, lambda t, best=best: t["metrics"][best])
+            rows.append({"suite": suite, "opponent": kind, "rules": among, "best": best, "policy": policy,
+                         "traces": len(chosen), "ratio": cell["ratio"], "per_seed": cell["per_seed"],
+                         "learned_score": cell["score"], "room": cell["room"],
+                         "classical_score": sum(opponent) / len(opponent) if opponent else None,
+                         "aim": WITHIN, "met": cell["ratio"]["value"] <= WITHIN})
+    return {"rows": rows, "met": sum(r["met"] for r in rows), "cells": len(rows)}
+
+
 # -- the page ---------------------------------------------------------------------------------
 
 def _ratio(item: dict) -> str:
@@ -225,11 +286,34 @@ def render(data: dict, summary: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_doc(doc: Path, text: str) -> None:
+def render_elastic(elastic: dict, summary: dict) -> str:
+    """The elastic section (pure, like :func:`render`)."""
+    lines = [
+        f"Test split, suites {', '.join(elastic['suites'])}; `{elastic['policy']}` (the `{elastic['task']}` task) with "
+        f"{len(elastic['seeds'])} training seeds, {elastic['slots']} observation slots. *learned / rule*: IQM over the "
+        "seeds of the geometric mean over the suite's traces of the policy's avg JCT / the rule's, on the same trace "
+        "(below 1: the learned policy is better), with a 95% bootstrap interval over the traces, paired across seeds. "
+        "*best elastic*: the best of the rules that choose GPU counts; *best rigid*: the best of every other "
+        "non-learned rule of the headroom study. *score*: the clairvoyant-normalised score (FIFO 0, reference 1; "
+        f"traces with room only; learned: IQM over seeds). Aim: <= {WITHIN}. "
+        f"{summary['met']} of {summary['cells']} cells meet it.",
+        "",
+        "| suite | opponent | rule | learned / rule | per seed | score learned / rule | aim | met |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for row in summary["rows"]:
+        seeds = " ".join(f"{v:.3f}" for v in row["per_seed"].values())
+        scores = f"{_score(row['learned_score'])} / {_score(row['classical_score'])} ({row['room']}/{row['traces']} traces)"
+        lines.append(f"| {row['suite']} | best {row['opponent']} | `{row['best']}` | {_ratio(row['ratio'])} | {seeds} | "
+                     f"{scores} | <= {row['aim']} | {'met' if row['met'] else '**missed**'} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_doc(doc: Path, text: str, begin: str = BEGIN, end: str = END) -> None:
     page = doc.read_text(encoding="utf-8")
-    head, rest = page.split(BEGIN, 1)
-    tail = rest.split(END, 1)[1]
-    doc.write_text(f"{head}{BEGIN}\n{text}{END}{tail}", encoding="utf-8")
+    head, rest = page.split(begin, 1)
+    tail = rest.split(end, 1)[1]
+    doc.write_text(f"{head}{begin}\n{text}{end}{tail}", encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -239,19 +323,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="save the per-trace metrics here")
     parser.add_argument("--doc", type=Path, help="rewrite this page's generated section")
     parser.add_argument("--render", type=Path, metavar="JSON", help="summarise a saved JSON instead of running")
+    parser.add_argument("--elastic-runs", type=Path, help="the elastic policy's training folders jct-s<seed>")
+    parser.add_argument("--elastic-suites", default=ELASTIC_SUITES, help="elastic test suites (a comma list)")
     args = parser.parse_args(argv)
+    command = "python benchmarks/learned_vs_classical.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    log = lambda text: print(text, file=sys.stderr, flush=True)  # noqa: E731
     if args.render:
         data = json.loads(args.render.read_text(encoding="utf-8"))
+    elif args.runs is not None:
+        data = {**run(args.runs, args.suites, log=log), "command": command}
+    elif args.elastic_runs is not None and args.json is not None and args.json.is_file():
+        data = json.loads(args.json.read_text(encoding="utf-8"))  # the rest of the JSON stays as it is
     else:
-        if args.runs is None:
-            parser.error("--runs is required unless --render")
-        data = run(args.runs, args.suites, log=lambda text: print(text, file=sys.stderr, flush=True))
-        data["command"] = "python benchmarks/learned_vs_classical.py " + " ".join(argv if argv is not None else sys.argv[1:])
+        parser.error("--runs is required unless --render, or --elastic-runs with an existing --json")
+    if args.elastic_runs is not None:
+        data["elastic"] = {**run_elastic(args.elastic_runs, args.elastic_suites, log=log), "command": command}
     if args.json:
         args.json.write_text(json.dumps(data, indent=1, allow_nan=False) + "\n", encoding="utf-8")
-    summary = summarise(data, json.loads(HEADROOM_JSON.read_text(encoding="utf-8")))
+    headroom = json.loads(HEADROOM_JSON.read_text(encoding="utf-8"))
+    summary = summarise(data, headroom)
+    if "elastic" in data:
+        summary["elastic"] = summarise_elastic(data["elastic"], headroom)
     if args.doc:
         write_doc(args.doc, render(data, summary))
+        if "elastic" in data:
+            write_doc(args.doc, render_elastic(data["elastic"], summary["elastic"]), ELASTIC_BEGIN, ELASTIC_END)
     print(json.dumps(summary, indent=1))
     return 0
 

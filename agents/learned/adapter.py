@@ -18,7 +18,20 @@ heterogeneous view (``view.heterogeneous``) the same decoding goes through the t
 (:mod:`shockwave_gym.interface.typed_actions`): the policy's order or set is placed by the
 simulator's default rule (each job on its fastest type with room) and returned as a
 :class:`~shockwave_gym.placement.Placement`; a ``sequential`` policy picks slots (masked to
-jobs that fit some type) and each pick goes to its fastest type with room. The network
+jobs that fit some type) and each pick goes to its fastest type with room.
+
+An **elastic** policy (head kind ``elastic``: a score and a GPU-count preference per slot)
+runs on clusters of one GPU type: it reads the env's observation plus its ``elastic`` entry
+(:func:`~shockwave_gym.interface.elastic_features.elastic_features`) and its outputs go to
+the env's elastic ``priority`` mode
+(:class:`~shockwave_gym.interface.elastic_actions.ElasticPriorityMode`), which gives each
+job its count; the decision is an :class:`~shockwave_gym.placement.Allocation`. It is trained
+for traces with elastic jobs; on a rigid trace every job's only allowed count is its gang,
+so it orders jobs by its scores like a ``priority`` policy (as the elastic baselines run
+rigid traces). On a cluster of several GPU types the elastic modes have no counts to give,
+so it refuses with one :class:`~shockwave_gym.errors.InputError` line. A rigid policy on an
+elastic view runs every job at its reference count, as every rigid agent does
+(docs/SEMANTICS.md). The network
 is a :class:`~shockwave_agents.learned.inference.NumpySlotNetwork` (no torch needed) or a :class:`~shockwave_agents.learned.inference.TorchSlotNetwork`.
 """
 
@@ -27,11 +40,13 @@ from __future__ import annotations
 import numpy as np
 
 from shockwave_agents.base import Agent
+from shockwave_gym.errors import InputError
+from shockwave_gym.interface.elastic_features import elastic_features
 from shockwave_gym.interface.modes import make_action_mode
 from shockwave_gym.interface.observation import build_observation, job_features_for
 from shockwave_gym.interface.slots import SlotMap
 from shockwave_gym.interface.typed_actions import TypeContext
-from shockwave_gym.placement import Placement
+from shockwave_gym.placement import Allocation, Placement
 from shockwave_gym.view import ClusterView
 
 
@@ -53,7 +68,8 @@ class PolicyAgent(Agent):
         self.max_jobs = int(network.max_jobs)
         self.action_mode = action_mode
         self.name = name
-        self.mode = make_action_mode(action_mode, self.max_jobs, idle_allowed=self.idle_allowed)
+        self.elastic = getattr(network, "kind", None) == "elastic"
+        self.mode = make_action_mode(action_mode, self.max_jobs, idle_allowed=self.idle_allowed, elastic=self.elastic)
         self.typed_mode = None  # the typed variant, made for the first heterogeneous view
         self.slots = SlotMap(self.max_jobs)
         self.rounds = 0
@@ -77,6 +93,8 @@ class PolicyAgent(Agent):
     def act(self, view: ClusterView) -> np.ndarray | Placement:
         """Job ids; a :class:`Placement` on a heterogeneous cluster."""
         slots = self.slots
+        if self.elastic:
+            return self._act_elastic(view)
         slots.update(view)
         self.rounds += 1
         if view.heterogeneous and (self.typed_mode is None or self.typed_mode.num_types != view.cluster.num_types):
@@ -96,6 +114,19 @@ class PolicyAgent(Agent):
             return Placement(job_ids, types)
         job_ids, _ = self.mode.choose(action, view, slots)
         return job_ids
+
+    def _act_elastic(self, view: ClusterView) -> Allocation:
+        """Scores and count preferences through the env's elastic ``priority`` mode."""
+        if len(view.type_gpus) > 1:
+            raise InputError(f"agent {self.name!r} is an elastic policy (it chooses GPU counts on one GPU type) and "
+                             f"cannot run on a cluster of {len(view.type_gpus)} GPU types; run it on one type (--gpus N)")
+        slots = self.slots
+        slots.update(view)
+        self.rounds += 1
+        obs = self._observe(view)
+        obs["elastic"] = elastic_features(view, slots)
+        job_ids, columns, _ = self.mode.place(self.network.outputs(obs), view, slots)
+        return Allocation(job_ids, np.asarray(view.gpu_counts, dtype=np.int64)[columns])
 
     def _act_sequential(self, view: ClusterView) -> np.ndarray:
         mode, slots = self.mode, self.slots

@@ -58,10 +58,11 @@ _STACKS = ("job_mlp", "context_mlp", "mix_mlp")
 _ENCODER = "features_extractor."
 
 
-def head_kind_for(algo: str, action_mode: str) -> str:
-    """The policy head of an (algorithm, action mode) pair (see ``policy.HEAD_KINDS``)."""
+def head_kind_for(algo: str, action_mode: str, elastic: bool = False) -> str:
+    """The policy head of an (algorithm, action mode) pair (see ``policy.HEAD_KINDS``);
+    ``elastic``: the policy also chooses GPU counts (``priority`` mode only)."""
     if action_mode == "priority":
-        return "score"
+        return "elastic" if elastic else "score"
     if action_mode == "select":
         return "binary" if algo == "maskable_ppo" else "bernoulli"
     if action_mode == "sequential":
@@ -116,7 +117,7 @@ class NumpySlotNetwork:
         self.job, self.context, self.mix = (_stack(state, _ENCODER + name) for name in _STACKS)
         self.slot_weight = np.ascontiguousarray(state["action_net.slot_out.weight"].T, dtype=np.float32)
         self.slot_bias = np.asarray(state["action_net.slot_out.bias"], dtype=np.float32)
-        expected_width = 2 if kind == "binary" else 1
+        expected_width = 2 if kind in ("binary", "elastic") else 1
         if self.slot_weight.shape[1] != expected_width:
             raise ValueError(f"a {kind} head has {expected_width} output(s) per slot, the weights have {self.slot_weight.shape[1]}")
         self.skip = None
@@ -138,16 +139,20 @@ class NumpySlotNetwork:
 
     def outputs(self, obs: Mapping[str, np.ndarray]) -> np.ndarray:
         """Same layout as ``policy.action_outputs``: scores (M,), bit logits (2M,),
-        Bernoulli logits (M,) or pick logits (M + 1,). Empty slots score 0; their logits
-        are the output bias (the env ignores or masks them)."""
+        Bernoulli logits (M,), pick logits (M + 1,) or elastic scores then count
+        preferences (2M,). Empty slots score 0; their logits are the output bias (the env
+        ignores or masks them)."""
         valid = np.asarray(obs["job_valid"]).astype(bool)
         rows = np.flatnonzero(valid)
         cluster = np.asarray(obs["cluster"], dtype=np.float32)
-        x = np.empty((rows.size, obs["jobs"].shape[1] + 1 + cluster.size), dtype=np.float32)
         width = obs["jobs"].shape[1]
+        extra = obs["elastic"].shape[1] if self.kind == "elastic" else 0  # after the job features
+        x = np.empty((rows.size, width + extra + 1 + cluster.size), dtype=np.float32)
         x[:, :width] = obs["jobs"][rows]
-        x[:, width] = obs["picked"][rows]
-        x[:, width + 1:] = cluster
+        if extra:
+            x[:, width:width + extra] = obs["elastic"][rows]
+        x[:, width + extra] = obs["picked"][rows]
+        x[:, width + extra + 1:] = cluster
         h = _relu_stack(self.job, x)
         pooled = np.zeros(2 * h.shape[1], dtype=np.float32)
         if rows.size:
@@ -166,6 +171,8 @@ class NumpySlotNetwork:
             full[rows, column] += (x[:, :width] @ self.skip[0] + self.skip[1])[:, 0]
         if self.kind == "score":
             return portable_math.tanh(full[:, 0]) * valid
+        if self.kind == "elastic":
+            return (portable_math.tanh(full) * valid[:, None]).T.ravel()
         if self.kind == "binary":
             return full.ravel()
         if self.kind == "bernoulli":

@@ -47,14 +47,18 @@ from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
 #: Head kinds: a score per slot (Box), a bit per slot as two logits (sb3-contrib's masked
-#: MultiBinary) or one logit (SB3's Bernoulli), or one pick plus "end round" (Discrete).
-HEAD_KINDS = ("score", "binary", "bernoulli", "pick")
+#: MultiBinary) or one logit (SB3's Bernoulli), one pick plus "end round" (Discrete), or
+#: a score and a GPU-count preference per slot (``elastic``: the elastic ``priority`` mode's
+#: Box of ``2 * max_jobs``, scores first; shockwave_gym/interface/elastic_actions.py).
+HEAD_KINDS = ("score", "binary", "bernoulli", "pick", "elastic")
 
 
 def head_kind(action_space: spaces.Space, max_jobs: int, *, maskable: bool) -> str:
     """The :class:`SlotHead` kind for the env's action space with ``max_jobs`` slots."""
     if isinstance(action_space, spaces.Box) and action_space.shape == (max_jobs,):
         return "score"
+    if isinstance(action_space, spaces.Box) and action_space.shape == (2 * max_jobs,):
+        return "elastic"
     if isinstance(action_space, spaces.MultiBinary) and np.shape(action_space.n) in ((), (1,)) \
             and int(np.ravel(action_space.n)[0]) == max_jobs:
         return "binary" if maskable else "bernoulli"
@@ -109,10 +113,13 @@ class SlotEncoder(BaseFeaturesExtractor):
                  pass_jobs: bool = False):
         max_jobs, num_job_features = observation_space["jobs"].shape
         num_cluster_features = observation_space["cluster"].shape[0]
+        # elastic traces: each slot's row also holds its ``elastic`` entry (allowed counts and
+        # marginal speedups, 2 C values), after its job features
+        num_elastic = observation_space["elastic"].shape[1] if "elastic" in observation_space.spaces else 0
         self.pass_jobs = bool(pass_jobs)
         super().__init__(observation_space, features_dim=embed_dim)
-        self.max_jobs, self.embed_dim = max_jobs, embed_dim
-        self.job_mlp = _mlp(num_job_features + 1 + num_cluster_features, hidden_dim, embed_dim)
+        self.max_jobs, self.embed_dim, self.elastic = max_jobs, embed_dim, num_elastic > 0
+        self.job_mlp = _mlp(num_job_features + num_elastic + 1 + num_cluster_features, hidden_dim, embed_dim)
         self.context_mlp = _mlp(2 * embed_dim + num_cluster_features, hidden_dim, embed_dim)
         self.mix_mlp = _mlp(2 * embed_dim, hidden_dim, embed_dim)
 
@@ -127,7 +134,8 @@ class SlotEncoder(BaseFeaturesExtractor):
         where = occupied.nonzero(as_tuple=True)
         job_rows = jobs[where]
         owner = where[0]
-        rows = shared_input_mlp(self.job_mlp, torch.cat([job_rows, picked[where].unsqueeze(-1)], dim=-1), cluster, owner)
+        row_inputs = [job_rows, observations["elastic"][where]] if self.elastic else [job_rows]
+        rows = shared_input_mlp(self.job_mlp, torch.cat([*row_inputs, picked[where].unsqueeze(-1)], dim=-1), cluster, owner)
         rows = self._attend(rows, occupied, where)
         mean, peak = segment_pool(rows, owner, valid)
         context = self.context_mlp(torch.cat([mean, peak, cluster], dim=-1))
@@ -165,14 +173,15 @@ class SlotLatents(nn.Module):
 class SlotHead(nn.Module):
     """SB3's ``action_net``: per-slot outputs from shared weights (see the module docstring).
     With ``num_job_features``, a linear skip ``Linear(num_job_features, 1)`` of each slot's
-    raw job features is added to its pre-activation (the bit-1 logit for ``binary``)."""
+    raw job features is added to its pre-activation (the bit-1 logit for ``binary``, the
+    score for ``elastic``)."""
 
     def __init__(self, kind: str, max_jobs: int, embed_dim: int, num_job_features: int | None = None):
         super().__init__()
         if kind not in HEAD_KINDS:
             raise ValueError(f"head kind must be one of {HEAD_KINDS}, got {kind!r}")
         self.kind, self.max_jobs, self.embed_dim = kind, max_jobs, embed_dim
-        self.slot_out = nn.Linear(embed_dim, 2 if kind == "binary" else 1)
+        self.slot_out = nn.Linear(embed_dim, 2 if kind in ("binary", "elastic") else 1)
         self.end_out = nn.Linear(embed_dim, 1) if kind == "pick" else None
         self.skip = nn.Linear(num_job_features, 1) if num_job_features is not None else None
 
@@ -186,6 +195,9 @@ class SlotHead(nn.Module):
             if self.kind == "binary":
                 out = torch.cat([out[:, :1], out[:, 1:] + skip], dim=-1)
                 empty = torch.cat([empty[:1], empty[1:] + self.skip.bias])
+            elif self.kind == "elastic":
+                out = torch.cat([out[:, :1] + skip, out[:, 1:]], dim=-1)
+                empty = torch.cat([empty[:1] + self.skip.bias, empty[1:]])
             else:
                 out, empty = out + skip, empty + self.skip.bias
         batch, slots = latent.valid.shape
@@ -193,16 +205,20 @@ class SlotHead(nn.Module):
 
     def slot_logits(self, latent: SlotFeatures) -> torch.Tensor:
         """(B, M): the evidence for running each slot's job (pre-tanh score, bit-1 minus
-        bit-0 logit, or pick logit)."""
+        bit-0 logit, pick logit, or an elastic slot's pre-tanh score)."""
         out = self._slot_out(latent)
         if self.kind == "binary":
             return out[..., 1] - out[..., 0]
+        if self.kind == "elastic":
+            return out[..., 0]
         return out.squeeze(-1)
 
     def forward(self, latent: SlotFeatures) -> torch.Tensor:
         out = self._slot_out(latent)
         if self.kind == "score":
             return torch.tanh(out.squeeze(-1)) * latent.valid
+        if self.kind == "elastic":  # (B, 2M): the scores, then the count preferences
+            return (torch.tanh(out) * latent.valid.unsqueeze(-1)).transpose(1, 2).flatten(1)
         if self.kind == "binary":
             return out.flatten(1)
         if self.kind == "bernoulli":
@@ -224,6 +240,9 @@ class SlotPolicyMixin:
         self.embed_dim, self.hidden_dim = int(embed_dim), int(hidden_dim)
         self.prior = check_prior(prior)
         self.head_kind = head_kind(action_space, self.max_jobs, maskable=self._maskable)
+        if (self.head_kind == "elastic") != ("elastic" in observation_space.spaces):
+            raise ValueError("an elastic head (a score and a count preference per slot) needs the observation's "
+                             "elastic entry, and the elastic entry needs that head")
         kwargs.setdefault("features_extractor_class", SlotEncoder)
         kwargs.setdefault("features_extractor_kwargs", {"embed_dim": self.embed_dim, "hidden_dim": self.hidden_dim})
         if self.prior is not None:

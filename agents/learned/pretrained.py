@@ -4,6 +4,9 @@
   (docs/TASKS.md), reading observation version 3 (length beliefs), so they run in every
   information regime (exact, estimate, unknown, early endings) without reading a hidden
   length;
+* ``ppo-elastic``: a PPO policy of the ``jct`` task trained on the elastic suite
+  ``elastic-nominal``: it also gives each job its GPU count (a score and a count preference
+  per slot, :mod:`~shockwave_agents.learned.adapter`), on clusters of one GPU type;
 * ``ppo``, ``ppo-fair`` and ``shockwave-distilled``: the earlier policies, reading
   observation version 2 (each job's length: the exact regime only), kept as they were.
 
@@ -36,7 +39,7 @@ from shockwave_gym.errors import InputError
 
 #: Where the shipped policies live (installed as package data ``shockwave_agents/pretrained``).
 PRETRAINED_DIR = Path(__file__).resolve().parent.parent / "pretrained"
-SHIPPED = ("ppo", "ppo-fair", "shockwave-distilled", "ppo-jct", "ppo-fairness", "ppo-balanced")
+SHIPPED = ("ppo", "ppo-fair", "shockwave-distilled", "ppo-jct", "ppo-fairness", "ppo-balanced", "ppo-elastic")
 #: The shipped policy of each scored task (shockwave_gym.tasks).
 TASK_POLICIES = {"jct": "ppo-jct", "fairness": "ppo-fairness", "balanced": "ppo-balanced"}
 
@@ -116,3 +119,9 @@ def make_ppo_fairness(path: str | Path | None = None, max_jobs: int | None = Non
 def make_ppo_balanced(path: str | Path | None = None, max_jobs: int | None = None, trust: bool = False):
     """The shipped policy of the ``balanced`` task (JCT, fair-share rho, makespan; every regime), or ``path``'s."""
     return _make_task_policy("ppo-balanced", path, max_jobs, trust)
+
+
+def make_ppo_elastic(path: str | Path | None = None, max_jobs: int | None = None, trust: bool = False):
+    """The shipped elastic policy (the ``jct`` task on ``elastic-nominal``: job order and GPU
+    counts), or ``path``'s."""
+    return _make_task_policy("ppo-elastic", path, max_jobs, trust)

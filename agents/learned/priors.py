@@ -22,6 +22,17 @@ job features, ``skip . job_features_s + skip_bias`` (``action_net.skip``: one
   (Themis rho) from SRTF's 1.91 to 1.74 and raised the Themis unfair fraction from 55.7% to
   59.1%, at 0.898x FIFO's avg JCT (SRTF: 0.891x). The shipped ``ppo-fair`` starts from it.
 
+On the elastic head (a score and a GPU-count preference per slot,
+:mod:`~shockwave_agents.learned.policy`), the skip term feeds the score only, and a prior
+other than ``"zero"`` also starts the count preference at the constant
+:data:`ELASTIC_PREFERENCE` (the deep output layer is 0): it asks every job for 4 of the
+counts (1, 2, 4, 8) GPUs, and the elastic ``priority`` mode gives each the largest allowed
+count up to that which still fits. Among the constant preferences, asking for 4 gave the
+lowest avg JCT with SRTF's scores on the first 3 validation traces of ``elastic-nominal``
+(0.572, 0.459, 0.700 h; asking for 1, 2 or 8: 0.818/0.565/0.842, 0.687/0.511/0.775,
+0.609/0.535/0.780 h), beside ``elastic-srpt``'s 0.663/0.502/0.777 h and ``sia``'s
+0.553/0.446/0.664 h.
+
 ``predicted_remaining`` is, in observation version 2, ``log1p(s / 60) / log1p(1440)`` of the
 prediction in seconds (0.1 for a minute, 0.56 for an hour, 1 for a day), so the pre-tanh
 value ``1 - 2x`` stays in about [-1.6, 1] for jobs up to a week long: tanh is far from
@@ -34,6 +45,8 @@ weights files load and decide unchanged.
 
 from __future__ import annotations
 
+import math
+
 #: The accepted priors (``None``: no skip term).
 PRIORS = ("zero", "srtf", "srtf-fair")
 #: The SRTF prior: weight on ``predicted_remaining`` and bias of the skip term.
@@ -45,6 +58,9 @@ FAIR_BIAS = 0.5
 #: Initial log-std of PPO's Gaussian over priority scores for a policy with a prior:
 #: exp(-2) ~ 0.14, so early rollouts stay near the prior's order (-0.5 without a prior).
 PRIOR_LOG_STD_INIT = -2.0
+#: The elastic head's starting count preference under a prior other than "zero": in
+#: [0, 0.5), the preferences that ask for count index 2 (4 GPUs).
+ELASTIC_PREFERENCE = 0.25
 
 
 def check_prior(prior) -> str | None:
@@ -76,3 +92,5 @@ def initialise(head, prior: str, job_feature_names: tuple[str, ...]) -> None:
             head.skip.bias[0] = FAIR_BIAS
         head.slot_out.weight.zero_()
         head.slot_out.bias.zero_()
+        if head.kind == "elastic":
+            head.slot_out.bias[1] = math.atanh(ELASTIC_PREFERENCE)

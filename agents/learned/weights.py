@@ -10,7 +10,10 @@ A saved policy is two files with a common stem:
   observation layout; files without it read version 1), the layout's feature names and
   signature), for a policy with the linear skip term ``linear_skip: true`` and the
   ``prior`` it started from (:mod:`~shockwave_agents.learned.priors`; files without
-  ``linear_skip`` have no skip term and no ``action_net.skip.*`` arrays), plus free-form
+  ``linear_skip`` have no skip term and no ``action_net.skip.*`` arrays), for a policy of
+  elastic traces (it reads the observation's ``elastic`` entry and gives a score and a
+  GPU-count preference per slot: ``ppo`` in ``priority`` mode only) ``elastic_counts``, the
+  number of GPU counts it chooses among (files without it are rigid), plus free-form
   ``training`` notes (the command, reward, steps, ...).
 
 No parameter depends on the slot count, so a policy may be rebuilt for another
@@ -50,7 +53,8 @@ from shockwave_gym.interface.observation import (
 
 FORMAT = "shockwave-gym-slot-policy"
 FORMAT_VERSION = 1
-_MODE_BY_HEAD = {"score": "priority", "binary": "select", "bernoulli": "select", "pick": "sequential"}
+_MODE_BY_HEAD = {"score": "priority", "binary": "select", "bernoulli": "select", "pick": "sequential",
+                 "elastic": "priority"}
 #: SB3 registers the shared encoder under these aliases too; only ``features_extractor.`` is stored.
 _ALIASES = ("pi_features_extractor.", "vf_features_extractor.")
 
@@ -86,12 +90,13 @@ class UntrustedZipError(InputError):
 
 
 def build_policy(algo: str, action_mode: str, max_jobs: int, *, embed_dim: int = 64, hidden_dim: int = 128,
-                 obs_version: int = DEFAULT_OBSERVATION_VERSION, prior: str | None = None, encoder: dict | None = None):
+                 obs_version: int = DEFAULT_OBSERVATION_VERSION, prior: str | None = None, encoder: dict | None = None,
+                 elastic: bool = False):
     """A freshly initialised torch slot policy for the env's spaces (learning rate 0), for
     observation version ``obs_version``, with the linear skip term started from ``prior``
-    (None: no skip term; :mod:`~shockwave_agents.learned.priors`) and the ``encoder``
-    described by :func:`encoder_options` (None: the MLP one). Sets torch to one thread
-    (small networks run far slower on two)."""
+    (None: no skip term; :mod:`~shockwave_agents.learned.priors`), the ``encoder``
+    described by :func:`encoder_options` (None: the MLP one) and, with ``elastic``, the
+    spaces of elastic traces. Sets torch to one thread (small networks run far slower on two)."""
     import torch
 
     from shockwave_agents.learned.attention import policy_class
@@ -99,9 +104,9 @@ def build_policy(algo: str, action_mode: str, max_jobs: int, *, embed_dim: int =
     from shockwave_gym.interface.observation import observation_space
 
     torch.set_num_threads(1)
-    space = make_action_mode(action_mode, max_jobs).space()
+    space = make_action_mode(action_mode, max_jobs, elastic=elastic).space()
     options = dict(encoder or {"encoder": "mlp"})
-    policy = policy_class(algo, options.pop("encoder"))(observation_space(max_jobs, obs_version), space, lambda _: 0.0,
+    policy = policy_class(algo, options.pop("encoder"))(observation_space(max_jobs, obs_version, elastic=elastic), space, lambda _: 0.0,
                                                         embed_dim=embed_dim, hidden_dim=hidden_dim, prior=prior, **options)
     policy.obs_version = int(obs_version)
     return policy
@@ -116,6 +121,8 @@ def policy_meta(policy, algo: str, action_mode: str, training: dict | None = Non
         skip = {"linear_skip": True, "prior": policy.prior}
     if getattr(policy, "encoder", "mlp") == "attention":  # the MLP encoder's files carry no key
         skip.update(encoder="attention", num_heads=policy.num_heads, num_layers=policy.num_layers)
+    if policy.head_kind == "elastic":  # rigid policies' files carry no key
+        skip["elastic_counts"] = int(policy.observation_space["elastic"].shape[1]) // 2
     return {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -189,7 +196,28 @@ def read_meta(path: str | Path) -> dict:
     check_max_jobs(meta["max_jobs"], meta_path)
     check_skip(meta, meta_path)
     check_encoder(meta, meta_path)
+    check_elastic(meta, meta_path)
     return meta
+
+
+def check_elastic(meta: dict, where: str | Path) -> None:
+    """``elastic_counts`` (optional) is the number of GPU counts of the elastic modes, on a
+    ``ppo`` ``priority`` policy with the MLP encoder."""
+    if "elastic_counts" not in meta:
+        return
+    from shockwave_gym.jobs import GANG_SIZES
+
+    if meta["elastic_counts"] != len(GANG_SIZES) or isinstance(meta["elastic_counts"], bool):
+        raise PolicyFileError(where, "elastic_counts", f"must be {len(GANG_SIZES)} (the counts {GANG_SIZES}), "
+                                                       f"got {meta['elastic_counts']!r}")
+    if (meta["algo"], meta["action_mode"], meta.get("encoder", "mlp")) != ("ppo", "priority", "mlp"):
+        raise PolicyFileError(where, "elastic_counts", "an elastic policy is a ppo priority policy with the mlp "
+                                                       f"encoder, got {meta['algo']} {meta['action_mode']} {meta.get('encoder', 'mlp')}")
+
+
+def is_elastic(meta: dict) -> bool:
+    """Whether a checked description is an elastic policy's."""
+    return "elastic_counts" in meta
 
 
 #: Largest accepted attention ``num_heads`` / ``num_layers``.
@@ -259,7 +287,7 @@ def expected_shapes(meta: dict) -> dict[str, tuple[int, ...]]:
     """The state-dict arrays (name -> shape) of the network ``meta`` describes."""
     embed, hidden = int(meta["embed_dim"]), int(meta["hidden_dim"])
     job_names, cluster_names = feature_names(meta.get("obs_version", 1))
-    job_in = len(job_names) + 1 + len(cluster_names)
+    job_in = len(job_names) + 2 * int(meta.get("elastic_counts", 0)) + 1 + len(cluster_names)
     shapes: dict[str, tuple[int, ...]] = {}
     attention = meta.get("encoder", "mlp") == "attention"
     if meta["algo"] == "ppo" and meta["action_mode"] == "priority":
@@ -279,7 +307,7 @@ def expected_shapes(meta: dict) -> dict[str, tuple[int, ...]]:
         shapes.update({f"{prefix}.0.weight": (hidden, width), f"{prefix}.0.bias": (hidden,),
                        f"{prefix}.2.weight": (embed, hidden), f"{prefix}.2.bias": (embed,)})
     shapes.update({"mlp_extractor.value_mlp.0.weight": (hidden, 2 * embed), "mlp_extractor.value_mlp.0.bias": (hidden,)})
-    outs = 2 if head_kind_for(meta["algo"], meta["action_mode"]) == "binary" else 1
+    outs = 2 if head_kind_for(meta["algo"], meta["action_mode"], is_elastic(meta)) in ("binary", "elastic") else 1
     shapes.update({"action_net.slot_out.weight": (outs, embed), "action_net.slot_out.bias": (outs,)})
     if meta.get("linear_skip", False):
         shapes.update({"action_net.skip.weight": (1, len(job_names)), "action_net.skip.bias": (1,)})
@@ -349,7 +377,7 @@ def load_network(path: str | Path, *, max_jobs: int | None = None) -> tuple[Nump
 
         policy, meta = load_policy(path, max_jobs=max_jobs)
         return TorchSlotNetwork(policy), meta
-    kind = head_kind_for(meta["algo"], meta["action_mode"])
+    kind = head_kind_for(meta["algo"], meta["action_mode"], is_elastic(meta))
     if max_jobs is not None:
         check_max_jobs(max_jobs, _stem(path).with_suffix(".json"), "max_jobs (agent option)")
     try:
@@ -380,7 +408,8 @@ def load_policy(path: str | Path, *, max_jobs: int | None = None, trust: bool = 
         check_max_jobs(max_jobs, _stem(path).with_suffix(".json"), "max_jobs (requested)")
     policy = build_policy(meta["algo"], meta["action_mode"], int(meta["max_jobs"] if max_jobs is None else max_jobs),
                           embed_dim=int(meta["embed_dim"]), hidden_dim=int(meta["hidden_dim"]),
-                          obs_version=int(meta["obs_version"]), prior=meta_prior(meta), encoder=encoder_options(meta))
+                          obs_version=int(meta["obs_version"]), prior=meta_prior(meta), encoder=encoder_options(meta),
+                          elastic=is_elastic(meta))
     tensors = {key: torch.from_numpy(np.array(value)) for key, value in state.items()}
     for key in list(tensors):
         if key.startswith("features_extractor."):
@@ -439,7 +468,7 @@ def load_sb3_zip(path: str | Path, *, max_jobs: int | None = None, trust: bool =
     if max_jobs is not None and max_jobs != policy.max_jobs:
         resized = build_policy(algo, meta["action_mode"], max_jobs, embed_dim=policy.embed_dim, hidden_dim=policy.hidden_dim,
                                obs_version=meta["obs_version"], prior=getattr(policy, "prior", None),
-                               encoder=encoder_options(meta))
+                               encoder=encoder_options(meta), elastic=is_elastic(meta))
         resized.load_state_dict(policy.state_dict())
         policy, meta["max_jobs"] = resized, max_jobs
     return policy.eval(), meta

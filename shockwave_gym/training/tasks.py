@@ -16,7 +16,10 @@ validation traces run on its cluster (``cluster=``). A regime suite (an informat
 other than exact, or early endings) trains and validates in its regime: its clusters get the
 suite's ``regime=`` (each training trace in the regime its suite gives it) and each validation
 trace its own regime (:attr:`TaskSet.val_regimes`). Observation versions 1 and 2 read each
-job's length, so a suite whose regime hides lengths needs ``obs_version=3``.
+job's length, so a suite whose regime hides lengths needs ``obs_version=3``. An elastic suite
+(``elastic_share > 0``: the env gives each job a GPU count, docs/SEMANTICS.md "Elastic jobs")
+has count actions and the observation's ``elastic`` entry, so a run's suites are all elastic
+or all rigid (:attr:`TaskSet.elastic`).
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ class TaskSet:
     val_clusters: list | None = None
     #: per validation trace, its information regime (None: exact lengths, no early endings)
     val_regimes: list | None = None
+    #: the suites have elastic jobs (count actions, the ``elastic`` observation entry)
+    elastic: bool = False
 
     @property
     def num_envs(self) -> int:
@@ -87,6 +92,10 @@ def suite_tasks(names, *, envs: int | None, val_traces: int, max_jobs: int | Non
     if isinstance(val_traces, bool) or not isinstance(val_traces, int) or val_traces < 1:
         raise InputError(f"val_traces must be an integer >= 1, got {val_traces!r}")
     sources = [SuiteTraceSource(suite, "train") for suite in suites]
+    elastic = [source.suite.name for source in sources if source.elastic]
+    if elastic and len(elastic) < len(suites):
+        raise InputError(f"cannot train on elastic suites ({', '.join(elastic)}) beside rigid ones in one run: "
+                         "their actions and observations differ; train them apart")
     env_kwargs = []
     for i in range(count):
         suite = suites[i % len(suites)]
@@ -105,7 +114,7 @@ def suite_tasks(names, *, envs: int | None, val_traces: int, max_jobs: int | Non
     slots = needed if max_jobs is None else int(max_jobs)
     description = ", ".join(f"{s.name} ({s.gpus} GPUs, {s.load})" for s in suites)
     return TaskSet(env_kwargs, traces, gpus, slots, f"suites {description}", clusters,
-                   regimes if any(r is not None for r in regimes) else None)
+                   regimes if any(r is not None for r in regimes) else None, elastic=bool(elastic))
 
 
 def workload_tasks(workload, *, envs: int, eval_seeds, max_jobs: int | None = None) -> TaskSet:

@@ -211,6 +211,9 @@ class TrainConfig:
                                 obs_version=self.obs_version)
         else:
             tasks = workload_tasks(self.workload, envs=self.envs, eval_seeds=self.eval_seeds, max_jobs=self.max_jobs)
+        if tasks.elastic and (self.algo, self.action_mode, self.policy) != ("ppo", "priority", "mlp"):
+            raise InputError(f"elastic suites train --algo ppo --action-mode priority --policy mlp (a score and a GPU-count "
+                             f"preference per slot), got --algo {self.algo} --action-mode {self.action_mode} --policy {self.policy}")
         self.envs, self.max_jobs = tasks.num_envs, tasks.max_jobs
         if self.n_steps is None:
             self.n_steps = -(-ROLLOUT_STEPS // self.envs)
