@@ -43,6 +43,11 @@ class TraceErrors(TraceError):
         return (type(self), (self.errors,))
 
 
+class UnsupportedClusterError(InputError):
+    """An agent that cannot schedule this cluster (a policy trained on one GPU type, given
+    several): the leaderboard marks its cells there *n/a*."""
+
+
 class InvalidActionError(ValueError):
     """An agent asked the simulator for an impossible round (absent job, over capacity)."""
 

@@ -119,9 +119,6 @@ def test_docs_leaderboard_covers_the_test_split_and_every_agent():
     assert {r["trace"] for r in rows} == {e.trace_name for e in leaderboard_entries("test")}
     assert "elastic-nominal" in {r["suite"] for r in rows}
     shipped = {name for name in available_agents() if registry.registered_factory(name) is None}  # not test agents
-    # ppo-elastic is not on the leaderboard yet: it cannot play the suites of several GPU types
-    # (docs/TRAINING.md, "Elastic traces"); its test-split comparison is in docs/TRAINING.md
-    shipped.discard("ppo-elastic")
     assert shipped <= {r["agent"] for r in rows}
 
 

@@ -142,6 +142,19 @@ def test_an_elastic_policy_refuses_a_cluster_of_several_types_in_one_line():
     assert "\n" not in str(caught.value) and "3 GPU types" in str(caught.value)
 
 
+
+def test_the_leaderboard_marks_the_typed_suites_not_applicable(tmp_path):
+    """ppo-elastic on hetero-mixed: n/a cells with the refusal's first clause, no failure."""
+    from shockwave_gym.harness.leaderboard import run_leaderboard
+
+    run = run_leaderboard("test", suites="hetero-mixed", agents=["fifo", "ppo-elastic"], out=tmp_path, progress=False)
+    assert len(run.not_applicable) == 5 and set(run.results["agent"]) == {"fifo"}
+    assert all(agent == "ppo-elastic" and "cannot run on this cluster" in reason
+               for (_, _, agent), reason in run.not_applicable.items())
+    with pytest.raises(InputError, match="no cell can run: cannot run on this cluster"):
+        run_leaderboard("test", suites="hetero-mixed", agents=["ppo-elastic"], out=tmp_path, progress=False)
+
+
 def test_training_refuses_elastic_suites_beside_rigid_ones_and_other_heads(tmp_path):
     from shockwave_gym.training.train import TrainConfig
 

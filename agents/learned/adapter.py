@@ -40,7 +40,7 @@ from __future__ import annotations
 import numpy as np
 
 from shockwave_agents.base import Agent
-from shockwave_gym.errors import InputError
+from shockwave_gym.errors import UnsupportedClusterError
 from shockwave_gym.interface.elastic_features import elastic_features
 from shockwave_gym.interface.modes import make_action_mode
 from shockwave_gym.interface.observation import build_observation, job_features_for
@@ -118,8 +118,9 @@ class PolicyAgent(Agent):
     def _act_elastic(self, view: ClusterView) -> Allocation:
         """Scores and count preferences through the env's elastic ``priority`` mode."""
         if len(view.type_gpus) > 1:
-            raise InputError(f"agent {self.name!r} is an elastic policy (it chooses GPU counts on one GPU type) and "
-                             f"cannot run on a cluster of {len(view.type_gpus)} GPU types; run it on one type (--gpus N)")
+            raise UnsupportedClusterError(
+                f"agent {self.name!r} is an elastic policy (it chooses GPU counts on one GPU type) and "
+                f"cannot run on a cluster of {len(view.type_gpus)} GPU types; run it on one type (--gpus N)")
         slots = self.slots
         slots.update(view)
         self.rounds += 1

@@ -261,6 +261,7 @@ def run_cell(cell: Cell) -> dict:
     not stop the other cells (and is retried by the next run); an agent that reads a job's
     length where the information regime hides it gets one line instead of a traceback.
     """
+    from shockwave_gym.errors import UnsupportedClusterError
     from shockwave_gym.harness.records import make_record
     from shockwave_gym.runner import run_episode
     from shockwave_gym.view import HiddenLengthError
@@ -277,6 +278,9 @@ def run_cell(cell: Cell) -> dict:
         knowledge = cell.regime.knowledge if cell.regime is not None else "exact"
         return {"key_hash": cell.key_hash,
                 "error": f"agent {cell.agent.label!r} cannot run in the {knowledge!r} regime: {exc}"}
+    except UnsupportedClusterError as exc:
+        return {"key_hash": cell.key_hash,
+                "error": f"agent {cell.agent.label!r} cannot run on this cluster: {str(exc).splitlines()[0]}"}
     except Exception:
         return {"key_hash": cell.key_hash, "error": traceback.format_exc()}
     return make_record(cell, outcome, wall_s=time.perf_counter() - start, host=platform.node())

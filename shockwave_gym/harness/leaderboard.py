@@ -143,12 +143,15 @@ def run_leaderboard(split: str = "test", *, suites: str | Iterable[str] | None =
     except CellsFailed as failed:
         for label, error in failed.errors.items():
             agent, trace, _ = label.rsplit(" / ", 2)
-            if trace not in regimes or not error.startswith(f"agent {agent!r} cannot run in the "):
+            hidden = trace in regimes and error.startswith(f"agent {agent!r} cannot run in the ")
+            if not (hidden or (trace in clusters and error.startswith(f"agent {agent!r} cannot run on this cluster"))):
                 raise
             # "cannot run in the 'unknown' regime: num_epochs is hidden ..." (first clause)
             reason = error.splitlines()[0].removeprefix(f"agent {agent!r} ").split(";")[0]
             not_applicable[(by_trace[trace].suite, trace, agent)] = reason
         results = failed.results
+        if results.empty:
+            raise InputError(f"no cell can run: {'; '.join(sorted(set(not_applicable.values())))}") from None
     wall_s = time.perf_counter() - start
     results["suite"] = [by_trace[name].suite for name in results["trace"]]
     results["trace_seed"] = ["" if by_trace[name].seed is None else str(by_trace[name].seed) for name in results["trace"]]
