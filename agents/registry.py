@@ -14,8 +14,8 @@ Each built-in agent is one entry of :data:`_BUILTIN`::
 - ``learned``: a trained policy (weights on disk), not a rule.
 - ``options``: the main keyword options the factory takes (a test checks they bind).
 - ``elastic``: the agent chooses GPU counts (docs/SEMANTICS.md, "Elastic jobs"); such agents
-  are benchmarked on elastic traces by ``benchmarks/elastic.py`` and are not on the
-  published leaderboard yet.
+  are benchmarked on elastic traces by ``benchmarks/elastic.py`` and on the leaderboard's
+  elastic suite.
 
 A plain ``"module:attribute"`` string is accepted as an entry too (undescribed, taken to use
 the seed), but a test asks every built-in to declare its entry in full.
@@ -117,7 +117,7 @@ _BUILTIN: dict[str, AgentEntry | str] = {
                                   "gandiva_fair, recomputed at every arrival or completion, holding no GPUs (ours)",
                                   uses_seed=False, options=_WORK_CONSERVING),
     "pollux": AgentEntry("shockwave_agents.elastic.pollux:PolluxAgent",
-                         "elastic: greedy marginal speedup per GPU with a fairness power (after Pollux, OSDI '21)",
+                         "elastic: the counts maximising a sum of concave utilities of speedup (after Pollux, OSDI '21)",
                          uses_seed=False, options=("p",), elastic=True),
     "sia": AgentEntry("shockwave_agents.elastic.sia:SiaAgent",
                       "elastic: integer program over (type, count) configurations, solved with HiGHS (after Sia, SOSP '23)",
