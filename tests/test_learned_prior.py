@@ -196,7 +196,7 @@ def test_shipped_files_without_a_skip_load_as_before():
 
 
 #: sha256 of agents/pretrained/shockwave-distilled.npz (the issue-35 re-distillation).
-SHOCKWAVE_DISTILLED_SHA256 = "bcdcab603da799d360808283de28cbac2e55d379510aed38d18f9cb1575d54bf"
+SHOCKWAVE_DISTILLED_SHA256 = "4da8f9f932aa944ef92c19d723e09990f541433276dcf4887f90506bf8fa7539"
 
 
 @pytest.mark.parametrize(("edit", "field", "message"), [
