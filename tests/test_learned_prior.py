@@ -184,8 +184,9 @@ def test_skip_policy_round_trips_through_the_weights_files(tmp_path):
 
 
 def test_shipped_files_without_a_skip_load_as_before():
-    """shockwave-distilled predates the skip term: no skip arrays, no skip in the network, and
-    its files are byte-for-byte the ones shipped before (so it decides bit-identically)."""
+    """shockwave-distilled has no skip term (behaviour cloning fits no prior): no skip arrays,
+    no skip in the network, and its files are byte-for-byte the ones shipped (re-distilled in
+    issue 35)."""
     meta = read_meta(ROOT / "agents" / "pretrained" / "shockwave-distilled.json")
     assert "linear_skip" not in meta and "prior" not in meta
     network, _ = load_network(ROOT / "agents" / "pretrained" / "shockwave-distilled")
@@ -194,8 +195,8 @@ def test_shipped_files_without_a_skip_load_as_before():
     assert digest == SHOCKWAVE_DISTILLED_SHA256
 
 
-#: sha256 of agents/pretrained/shockwave-distilled.npz (unchanged by the skip term).
-SHOCKWAVE_DISTILLED_SHA256 = "3f8464349cf8c98765d683e848033be380e05c64634773721965c9de100e9ef6"
+#: sha256 of agents/pretrained/shockwave-distilled.npz (the issue-35 re-distillation).
+SHOCKWAVE_DISTILLED_SHA256 = "4da8f9f932aa944ef92c19d723e09990f541433276dcf4887f90506bf8fa7539"
 
 
 @pytest.mark.parametrize(("edit", "field", "message"), [

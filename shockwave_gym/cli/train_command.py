@@ -174,6 +174,8 @@ def _add_cloning_arguments(group) -> None:
     group.add_argument("--episodes", type=ascii_int, default=40, help="training traces the teacher plays")
     group.add_argument("--bc-epochs", type=ascii_int, default=40, help="supervised epochs")
     group.add_argument("--bc-learning-rate", type=ascii_float, default=1e-3, help="supervised learning rate")
+    group.add_argument("--bc-loss", choices=("bce", "select"), default="bce",
+                       help="bce: per-slot cross-entropy; select: plus each picked job against the ones left out")
     group.add_argument("--dagger-iterations", type=ascii_int, default=0, help="DAgger rounds (student plays, teacher labels)")
     group.add_argument("--dagger-episodes", type=ascii_int, default=10, help="traces per DAgger round")
     group.add_argument("--workers", type=ascii_int, default=1, help="recording processes")
@@ -252,7 +254,7 @@ def _imitate(args, workload, reward, command: str) -> int:
         max_jobs=args.max_jobs, action_mode=args.action_mode or "priority",
         embed_dim=args.embed_dim or 64, hidden_dim=args.hidden_dim or 128, epochs=args.bc_epochs,
         learning_rate=args.bc_learning_rate, seed=args.seed, workers=args.workers,
-        eval_seeds=tuple(args.eval_seeds), command=command,
+        eval_seeds=tuple(args.eval_seeds), command=command, obs_version=args.obs_version, loss=args.bc_loss,
     )
     report = run_imitation(config, dataset=args.dataset)
     _print_summary(args.out, report["student"]["mean"], report["teacher"]["mean"], reference_name=args.teacher)

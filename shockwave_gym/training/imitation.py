@@ -39,6 +39,7 @@ from shockwave_gym.training.workload import TrainingTraceSource, Workload, requi
 from shockwave_gym.view import ClusterView
 
 OBS_KEYS = ("jobs", "job_valid", "picked", "cluster")
+LOSSES = ("bce", "select")
 
 
 @dataclass
@@ -56,6 +57,9 @@ class ImitationConfig:
     #: on its cluster size) and evaluate on their validation split; None: ``workload``.
     suites: str | None = None
     val_traces: int = 2  # validation traces per suite
+    #: ``bce``: per-slot binary cross-entropy; ``select``: that plus a selection term (each job
+    #: the teacher ran against the log-sum-exp of the ones it left, so it outranks them all)
+    loss: str = "bce"
     max_jobs: int | None = None
     algo: str = "ppo"
     action_mode: str = "priority"
@@ -76,6 +80,8 @@ class ImitationConfig:
                 f"behaviour cloning supports ppo with priority or select, and maskable_ppo with select; "
                 f"got {self.algo} with {self.action_mode}"
             )
+        if self.loss not in LOSSES:
+            raise InputError(f"behaviour cloning loss must be one of {', '.join(LOSSES)}; got {self.loss!r}")
         require_positive_ints(self, ("episodes", "epochs", "batch_size", "workers", "dagger_episodes", "val_traces"))
         if self.max_jobs is None:
             self.max_jobs = self.tasks().max_jobs
@@ -86,22 +92,26 @@ class ImitationConfig:
         from shockwave_gym.training.tasks import suite_tasks, workload_tasks
 
         if self.suites is not None:
-            return suite_tasks(self.suites, envs=None, val_traces=self.val_traces, max_jobs=self.max_jobs)
+            return suite_tasks(self.suites, envs=None, val_traces=self.val_traces, max_jobs=self.max_jobs,
+                               obs_version=self.obs_version)
         return workload_tasks(self.workload, envs=1, eval_seeds=self.eval_seeds, max_jobs=self.max_jobs)
 
     def episode_task(self, episode: int) -> tuple:
-        """(trace, gpus) of recording episode ``episode``: a fresh train-split trace drawn
-        from the RNG seeded by (run seed, episode); ``gpus`` is the suite's
-        :class:`~shockwave_gym.cluster.ClusterSpec` for a heterogeneous suite."""
+        """(trace, gpus, regime) of recording episode ``episode``: a fresh train-split trace
+        drawn from the RNG seeded by (run seed, episode); ``gpus`` is the suite's
+        :class:`~shockwave_gym.cluster.ClusterSpec` for a heterogeneous suite; ``regime`` the
+        :class:`~shockwave_gym.regimes.Regime` the suite runs that trace in (None: exact)."""
         rng = np.random.default_rng([self.seed, episode])
         if self.suites is None:
-            return TrainingTraceSource(self.workload).sample(rng), self.workload.gpus
+            return TrainingTraceSource(self.workload).sample(rng), self.workload.gpus, None
         from shockwave_gym.traces.suites import SuiteTraceSource
         from shockwave_gym.training.tasks import resolve_suite_names
 
-        suites = resolve_suite_names(self.suites)
+        suites = resolve_suite_names(self.suites, self.obs_version)
         suite = suites[episode % len(suites)]
-        return SuiteTraceSource(suite, "train").sample(rng), suite.cluster_spec if suite.heterogeneous else suite.gpus
+        source = SuiteTraceSource(suite, "train")
+        trace = source.sample(rng)
+        return trace, suite.cluster_spec if suite.heterogeneous else suite.gpus, source.regime_of(trace)
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -139,13 +149,14 @@ class RecordingAgent(Agent):
     def act(self, view: ClusterView):
         self.slots.update(view)
         obs = build_observation(view, self.slots, version=self.obs_version)
-        chosen = np.asarray(self.teacher.act(view), dtype=np.int64)
+        action = self.teacher.act(view)
+        chosen = np.asarray(list(action), dtype=np.int64)  # a Placement iterates its job ids
         label = np.isin(self.slots.slot_job, chosen) & (self.slots.slot_job >= 0)
         self.dropped += int(chosen.size - label.sum())
         for key in OBS_KEYS:
             self.samples[key].append(obs[key])
         self.samples["label"].append(label.astype(np.int8))
-        return chosen if self.actor is None else self.actor.act(view)
+        return action if self.actor is None else self.actor.act(view)
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {key: np.stack(values) for key, values in self.samples.items()}
@@ -157,7 +168,7 @@ def record_episode(config: ImitationConfig, episode: int, student_path: str | No
     torch.set_num_threads(1)
     from shockwave_agents import make_agent
 
-    trace, gpus = config.episode_task(episode)
+    trace, gpus, regime = config.episode_task(episode)
     actor = None
     if student_path is not None:
         from shockwave_agents.learned.adapter import PolicyAgent
@@ -168,7 +179,7 @@ def record_episode(config: ImitationConfig, episode: int, student_path: str | No
     recorder = RecordingAgent(make_agent(config.teacher, **config.teacher_options), config.max_jobs, actor,
                               obs_version=config.obs_version)
     where = dict(gpus=gpus) if isinstance(gpus, int) else dict(gpus=gpus.total, cluster=gpus)
-    outcome = run_episode(trace, recorder, SimConfig(**where), seed=episode, progress=False)
+    outcome = run_episode(trace, recorder, SimConfig(**where), seed=episode, progress=False, regime=regime)
     arrays = recorder.arrays()
     arrays["episode"] = np.full(arrays["label"].shape[0], episode, dtype=np.int64)
     return {"arrays": arrays, "trace": trace.name, "rounds": outcome.metrics["rounds"],
@@ -225,33 +236,49 @@ def clone(policy, arrays: dict[str, np.ndarray], config: ImitationConfig) -> dic
     for epoch in range(config.epochs):
         order = generator.permutation(train_idx)
         for begin in range(0, order.size, config.batch_size):
-            loss, _ = _bce(policy, tensors, torch.from_numpy(order[begin:begin + config.batch_size]))
+            loss, _ = _loss(policy, tensors, torch.from_numpy(order[begin:begin + config.batch_size]), config.loss)
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
         if epoch == config.epochs - 1 or (epoch + 1) % 10 == 0:
-            report = {"epoch": epoch + 1, **_scores(policy, tensors, train_idx, "train"), **_scores(policy, tensors, val_idx, "val")}
+            report = {"epoch": epoch + 1, **_scores(policy, tensors, train_idx, "train", config.loss),
+                      **_scores(policy, tensors, val_idx, "val", config.loss)}
             print("[clone] " + ", ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}" for k, v in report.items()),
                   file=sys.stderr, flush=True)
     policy.eval()
     return report
 
 
-def _bce(policy, tensors: dict, index: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def _loss(policy, tensors: dict, index: torch.Tensor, kind: str = "bce") -> tuple[torch.Tensor, torch.Tensor]:
+    """The cloning loss of samples ``index`` and the per-slot accuracy (logit > 0 iff the
+    teacher ran the job). ``select`` adds :func:`selection_loss` to the BCE."""
     obs = {key: tensors[key][index] for key in OBS_KEYS}
     logits = policy.slot_logits(obs)
     valid, label = obs["job_valid"], tensors["label"][index]
     losses = torch.nn.functional.binary_cross_entropy_with_logits(logits, label, reduction="none")
     loss = (losses * valid).sum() / valid.sum().clamp(min=1.0)
+    if kind == "select":
+        loss = loss + selection_loss(logits, label * valid, valid * (1.0 - label))
     correct = (((logits > 0).float() == label).float() * valid).sum() / valid.sum().clamp(min=1.0)
     return loss, correct
 
 
-def _scores(policy, tensors: dict, index: np.ndarray, prefix: str) -> dict:
+def selection_loss(logits: torch.Tensor, picked: torch.Tensor, left: torch.Tensor) -> torch.Tensor:
+    """Mean over the teacher's picks of -log sigmoid(logit_i - logsumexp(logits of the jobs it
+    left)): small only when every picked job outranks every job left out, which is what the
+    priority mode's packing needs (it runs jobs in score order). (B, M) tensors; picks of a
+    round with nothing left out cost nothing."""
+    # a finite stand-in for -inf keeps the gradient finite in a round with nothing left out
+    rival = torch.logsumexp(logits.masked_fill(left <= 0, -1e4), dim=1, keepdim=True)
+    per_pick = torch.nn.functional.softplus(rival - logits) * picked
+    return per_pick.sum() / picked.sum().clamp(min=1.0)
+
+
+def _scores(policy, tensors: dict, index: np.ndarray, prefix: str, kind: str = "bce") -> dict:
     if index.size == 0:
         return {}
     with torch.no_grad():
-        loss, accuracy = _bce(policy, tensors, torch.from_numpy(index))
+        loss, accuracy = _loss(policy, tensors, torch.from_numpy(index), kind)
     return {f"{prefix}_loss": float(loss), f"{prefix}_slot_accuracy": float(accuracy)}
 
 
@@ -272,7 +299,7 @@ def run_imitation(config: ImitationConfig, dataset: str | None = None) -> dict:
     torch.manual_seed(config.seed)  # the initial weights
     policy = build_policy(config.algo, config.action_mode, config.max_jobs,
                           embed_dim=config.embed_dim, hidden_dim=config.hidden_dim, obs_version=config.obs_version)
-    training = {"command": config.command, "teacher": config.teacher, "algo": config.algo,
+    training = {"command": config.command, "teacher": config.teacher, "algo": config.algo, "loss": config.loss,
                 "action_mode": config.action_mode, "seed": config.seed, "obs_version": config.obs_version,
                 **({"suites": config.suites} if config.suites is not None else {"workload": config.workload.to_dict()})}
     fit = clone(policy, arrays, config)
@@ -297,8 +324,9 @@ def run_imitation(config: ImitationConfig, dataset: str | None = None) -> dict:
     traces = tasks.val_traces
     student = evaluate_agent(PolicyAgent(NumpySlotNetwork.from_policy(policy), config.action_mode, name="distilled",
                                          obs_version=config.obs_version),
-                             traces, tasks.val_sizes)
-    teacher = evaluate_agent(make_agent(config.teacher, **config.teacher_options), traces, tasks.val_sizes)
+                             traces, tasks.val_sizes, regimes=tasks.val_regimes)
+    teacher = evaluate_agent(make_agent(config.teacher, **config.teacher_options), traces, tasks.val_sizes,
+                             regimes=tasks.val_regimes)
     report = {"config": config.to_dict(), "wall_s": wall_s, "rounds": training["rounds"], "fit": fit,
               "eval_traces": [t.name for t in traces], "student": student, "teacher": teacher}
     (out / "eval.json").write_text(json.dumps(report, indent=2) + "\n")
