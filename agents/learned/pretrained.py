@@ -7,8 +7,10 @@
 * ``ppo-elastic``: a PPO policy of the ``jct`` task trained on the elastic suite
   ``elastic-nominal``: it also gives each job its GPU count (a score and a count preference
   per slot, :mod:`~shockwave_agents.learned.adapter`), on clusters of one GPU type;
-* ``ppo``, ``ppo-fair`` and ``shockwave-distilled``: the earlier policies, reading
-  observation version 2 (each job's length: the exact regime only), kept as they were.
+* ``shockwave-distilled``: a behaviour clone of ``shockwave`` reading observation version 3,
+  so it too runs in every information regime;
+* ``ppo`` and ``ppo-fair``: the earlier policies, reading observation version 2 (each job's
+  length: the exact regime only), kept as they were.
 
 The factories return a :class:`~shockwave_agents.learned.adapter.PolicyAgent` deciding
 with numpy (torch and SB3 are not needed). Without ``path`` they load the weights shipped

@@ -186,8 +186,8 @@ def _variant(base: Suite, regime: str, stresses: str, early_endings: float = 0.0
 _BASE = {suite.name: suite for suite in SUITES}
 #: Regime suites (issue 34): base suites' traces with lengths estimated or unknown, crossed with
 #: cluster size, load, gang mix and heterogeneity. Version 0. Policies that read lengths
-#: (observation versions 1 and 2: `ppo`, `ppo-fair`, `shockwave-distilled`) cannot run them;
-#: the per-task policies (version 3) can.
+#: (observation versions 1 and 2: `ppo`, `ppo-fair`, `ppo-elastic`) cannot run them; the
+#: per-task policies and `shockwave-distilled` (version 3) can.
 SUITES += (
     _variant(_BASE["canonical"], "estimate",
              "the paper's setting with user estimates instead of lengths (off by up to 10x): "
