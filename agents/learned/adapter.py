@@ -119,8 +119,8 @@ class PolicyAgent(Agent):
         """Scores and count preferences through the env's elastic ``priority`` mode."""
         if len(view.type_gpus) > 1:
             raise UnsupportedClusterError(
-                f"agent {self.name!r} is an elastic policy (it chooses GPU counts on one GPU type) and "
-                f"cannot run on a cluster of {len(view.type_gpus)} GPU types; run it on one type (--gpus N)")
+                f"agent {self.name!r}: an elastic policy of one GPU type cannot run on a cluster of "
+                f"{len(view.type_gpus)} GPU types; run it on one type (--gpus N)")
         slots = self.slots
         slots.update(view)
         self.rounds += 1

@@ -278,9 +278,9 @@ def run_cell(cell: Cell) -> dict:
         knowledge = cell.regime.knowledge if cell.regime is not None else "exact"
         return {"key_hash": cell.key_hash,
                 "error": f"agent {cell.agent.label!r} cannot run in the {knowledge!r} regime: {exc}"}
-    except UnsupportedClusterError as exc:
-        return {"key_hash": cell.key_hash,
-                "error": f"agent {cell.agent.label!r} cannot run on this cluster: {str(exc).splitlines()[0]}"}
+    except UnsupportedClusterError as exc:  # "agent 'x': <reason>; <advice>" -> the reason
+        reason = str(exc).splitlines()[0].split(";")[0].removeprefix(f"agent {cell.agent.label!r}: ")
+        return {"key_hash": cell.key_hash, "error": f"agent {cell.agent.label!r} cannot run on this cluster: {reason}"}
     except Exception:
         return {"key_hash": cell.key_hash, "error": traceback.format_exc()}
     return make_record(cell, outcome, wall_s=time.perf_counter() - start, host=platform.node())

@@ -351,7 +351,8 @@ def summary_text(run: LeaderboardRun) -> str:
     if run.not_applicable:
         agents = sorted({agent for _, _, agent in run.not_applicable})
         lines += ["", f"Not applicable, left out: {len(run.not_applicable)} cells of {', '.join(agents)} "
-                      "(cannot run outside the exact regime; LEADERBOARD.md lists them)."]
+                      "(outside the exact regime, or on a cluster they cannot schedule; LEADERBOARD.md lists "
+                      "them with the reason)."]
     if run.quick:
         lines += ["", quick_note().replace("**", "")]
     return "\n".join(lines[1:])
