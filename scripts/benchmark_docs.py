@@ -217,10 +217,20 @@ def _elastic(out: dict) -> tuple[list, list]:
     return columns, rows
 
 
+def _learned_eval(out: dict) -> tuple[list, list]:
+    columns = ["agent", "makespan", "avg JCT", "worst FTF ρ static", "unfair (ρ>1.05) static",
+               "worst FTF ρ contention", "ms per round"]
+    rows = [[name, f"{a['makespan_s']:,.0f} s", f"{a['avg_jct_s']:,.0f} s", f"{a['worst_ftf']:.2f}",
+             _pct(a["unfair_fraction"]), f"{a['worst_ftf_themis']:.2f}", f"{a['decision_ms_per_round']:.2f}"]
+            for name, a in out["agents"].items()]
+    return columns, rows
+
+
 #: How a saved ``output`` becomes a table, per benchmark file name.
 TABLES: dict[str, Callable[[dict], tuple[list, list]]] = {
     "baselines_fidelity": _fidelity,
     "elastic": _elastic,
+    "learned_eval": _learned_eval,
     "readme_training": _readme_training,
     "shockwave_machine_independence": _machine_independence,
     "shockwave_canonical": _canonical,
