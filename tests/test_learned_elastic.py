@@ -18,7 +18,7 @@ from helpers.scripts import load_benchmark
 from shockwave_agents import make_agent
 from shockwave_agents.learned.adapter import PolicyAgent
 from shockwave_agents.learned.inference import NumpySlotNetwork, TorchSlotNetwork
-from shockwave_agents.learned.priors import ELASTIC_PREFERENCE
+from shockwave_agents.learned.priors import ELASTIC_PREFERENCE, GANG_WEIGHT
 from shockwave_agents.learned.weights import (
     PolicyFileError,
     build_policy,
@@ -91,6 +91,26 @@ def test_the_srtf_prior_starts_at_srtf_scores_and_asks_four_gpus():
         np.testing.assert_allclose(out[:SLOTS][valid], np.tanh(1 - 2 * obs["jobs"][valid, column]), atol=1e-6)
         np.testing.assert_allclose(out[SLOTS:][valid], ELASTIC_PREFERENCE, atol=1e-6)
         assert math.floor((ELASTIC_PREFERENCE + 1) / 2 * 4) == 2  # count index 2: 4 GPUs
+
+
+def test_the_srtf_gang_prior_bends_srtf_towards_small_gangs_and_asks_four_gpus():
+    from shockwave_gym.interface.observation import feature_names
+
+    policy = build_policy("ppo", "priority", SLOTS, embed_dim=16, hidden_dim=32, prior="srtf-gang", elastic=True)
+    network = NumpySlotNetwork.from_policy(policy)
+    names = feature_names(2)[0]
+    remaining, gang = names.index("predicted_remaining"), names.index("gang_share")
+    seen_gangs = set()
+    for obs in _observations(3):
+        valid = obs["job_valid"].astype(bool)
+        out = network.outputs(obs)
+        expected = np.tanh(1 - 2 * obs["jobs"][valid, remaining] + GANG_WEIGHT * obs["jobs"][valid, gang])
+        np.testing.assert_allclose(out[:SLOTS][valid], expected, atol=1e-6)
+        np.testing.assert_allclose(out[SLOTS:][valid], ELASTIC_PREFERENCE, atol=1e-6)
+        seen_gangs.update(obs["jobs"][valid, gang].tolist())
+    assert len(seen_gangs) > 1  # the gang term separated jobs here
+    with pytest.raises(ValueError, match="needs a gang_share job feature"):
+        build_policy("ppo", "priority", SLOTS, embed_dim=16, hidden_dim=32, obs_version=1, prior="srtf-gang", elastic=True)
 
 
 def test_the_adapter_plays_the_episode_the_env_plays_with_the_same_outputs():

@@ -201,7 +201,7 @@ SHOCKWAVE_DISTILLED_SHA256 = "4da8f9f932aa944ef92c19d723e09990f541433276dcf4887f
 
 @pytest.mark.parametrize(("edit", "field", "message"), [
     ({"linear_skip": "yes"}, "linear_skip", "true or false"),
-    ({"prior": "lifo"}, "prior", "must be one of zero, srtf, srtf-fair"),
+    ({"prior": "lifo"}, "prior", "must be one of zero, srtf, srtf-fair, srtf-gang"),
     ({"linear_skip": False}, "prior", "linear_skip is not true"),
 ])
 def test_bad_skip_fields_are_refused_naming_the_field(tmp_path, edit, field, message):
@@ -235,14 +235,14 @@ def test_skip_arrays_must_match_the_description(tmp_path):
 
 
 def test_bad_prior_values_give_clear_errors(tmp_path):
-    with pytest.raises(ValueError, match="prior must be one of zero, srtf, srtf-fair"):
+    with pytest.raises(ValueError, match="prior must be one of zero, srtf, srtf-fair, srtf-gang"):
         build_policy("ppo", "priority", 6, prior="sjf")
-    with pytest.raises(InputError, match="prior must be one of zero, srtf, srtf-fair"):
+    with pytest.raises(InputError, match="prior must be one of zero, srtf, srtf-fair, srtf-gang"):
         TrainConfig(out=str(tmp_path), prior="sjf")
     err = io.StringIO()
     with contextlib.redirect_stderr(err):
         assert main(["train", "--prior", "sjf", "--out", str(tmp_path / "x")]) == 2
-    assert "--prior: must be none or one of zero, srtf, srtf-fair, got 'sjf'" in err.getvalue()
+    assert "--prior: must be none or one of zero, srtf, srtf-fair, srtf-gang, got 'sjf'" in err.getvalue()
     err = io.StringIO()
     with contextlib.redirect_stderr(err):
         assert main(["train", "--algo", "bc", "--prior", "srtf", "--out", str(tmp_path / "y")]) != 0

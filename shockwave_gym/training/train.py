@@ -118,7 +118,7 @@ class TrainConfig:
     log_std_init: float | None = None
     #: Start of the policy's linear skip term (shockwave_agents.learned.priors): None (no
     #: skip term), "zero", "srtf" (the initial policy is SRTF; training learns a residual) or
-    #: "srtf-fair".
+    #: "srtf-fair" or "srtf-gang".
     prior: str | None = None
     eval_every: int = 10_000
     eval_seeds: tuple[int, ...] = (1001, 1002, 1003)
