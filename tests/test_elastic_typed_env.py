@@ -10,7 +10,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
-from helpers.vector import assert_same
+from helpers.vector import assert_same, step_with_single_envs
 
 import shockwave_gym  # noqa: F401 - registers the ids
 from shockwave_gym.env.cluster_env import ClusterEnv
@@ -121,21 +121,8 @@ def test_vector_entry_point_falls_back_and_equals_single_envs(mode):
     vec = gym.make_vec(ENV_ID, num_envs=3, **kwargs)
     assert isinstance(vec, SyncClusterVectorEnv)
     singles = [gym.make(ENV_ID, **kwargs) for _ in range(3)]
-    obs, _ = vec.reset(seed=7)
-    single_obs = [env.reset(seed=7 + i)[0] for i, env in enumerate(singles)]
-    for key in obs:
-        assert_same(obs[key], np.stack([o[key] for o in single_obs]), key)
-    assert obs["elastic"].shape == (3, 16, 2 * T * C)
-    rng = np.random.default_rng(1)
-    for _ in range(40 if mode == "sequential" else 15):
-        assert_same(vec.action_masks(), np.stack([env.unwrapped.action_masks() for env in singles]), "masks")
-        actions = [random_valid_action(env, rng, mode) for env in singles]
-        obs, rewards, terminated, truncated, _ = vec.step(np.stack(actions))
-        outs = [env.step(a) for env, a in zip(singles, actions, strict=True)]
-        for key in obs:
-            assert_same(obs[key], np.stack([o[0][key] for o in outs]), key)
-        assert rewards.tolist() == [o[1] for o in outs]
-        assert terminated.tolist() == [o[2] for o in outs] and truncated.tolist() == [o[3] for o in outs]
+    first = step_with_single_envs(vec, singles, mode, 40 if mode == "sequential" else 15, masks=True)
+    assert first["elastic"].shape == (3, 16, 2 * T * C)
     vec.close()
 
 

@@ -43,3 +43,27 @@ def random_actions(mode: str, masks: np.ndarray, rng: np.random.Generator) -> np
 #: The native vector env runs the compiled kernels: its tests need numba (without it,
 #: gym.make_vec gives K single envs, tested in tests/test_env_vector.py checks).
 BACKENDS = [pytest.param(True, id="compiled", marks=pytest.mark.skipif(not batch_jit.AVAILABLE, reason="numba missing"))]
+
+
+def step_with_single_envs(vec, singles, mode: str, steps: int, *, seed: int = 7, masks: bool = False) -> dict:
+    """Reset ``vec`` with ``seed`` and each single env ``i`` with ``seed + i``, then step them
+    ``steps`` times with random valid actions, asserting every output (and, with ``masks``,
+    the action masks) equal; returns the vector env's first observation."""
+    from shockwave_gym.testing.env import random_valid_action
+
+    first, _ = vec.reset(seed=seed)
+    single_obs = [env.reset(seed=seed + i)[0] for i, env in enumerate(singles)]
+    for key in first:
+        assert_same(first[key], np.stack([o[key] for o in single_obs]), key)
+    rng = np.random.default_rng(1)
+    for _ in range(steps):
+        if masks:
+            assert_same(vec.action_masks(), np.stack([env.unwrapped.action_masks() for env in singles]), "masks")
+        actions = [random_valid_action(env, rng, mode) for env in singles]
+        obs, rewards, terminated, truncated, _ = vec.step(np.stack(actions))
+        outs = [env.step(a) for env, a in zip(singles, actions, strict=True)]
+        for key in obs:
+            assert_same(obs[key], np.stack([o[0][key] for o in outs]), key)
+        assert rewards.tolist() == [o[1] for o in outs]
+        assert terminated.tolist() == [o[2] for o in outs] and truncated.tolist() == [o[3] for o in outs]
+    return first
