@@ -102,7 +102,7 @@ def test_behaviour_cloning_cli_then_finetune(tmp_path):
     out = tmp_path / "bc"
     code, stdout, stderr = run_cli([
         "train", "--algo", "bc", "--teacher", "srtf", "--episodes", "4", "--bc-epochs", "3",
-        "--embed-dim", "16", "--hidden-dim", "32", "--finetune", "--timesteps", "512", "--envs", "1",
+        "--embed-dim", "16", "--hidden-dim", "32", "--finetune", "--timesteps", "512", "--envs", "1", "--obs-version", "3", "--vec", "single",
         "--n-steps", "256", "--batch-size", "128", "--eval-every", "100000", "--checkpoint-every", "512",
         "--out", str(out), *SMALL,
     ])
@@ -114,6 +114,7 @@ def test_behaviour_cloning_cli_then_finetune(tmp_path):
         assert data["jobs"].shape[0] == data["label"].shape[0] == report["rounds"]
     tuned = check_outputs(out / "finetune", "ppo", "priority", 512)
     assert tuned["config"]["init_from"] == str(out / "policy")
+    assert tuned["config"]["obs_version"] == 3  # the clone's version reaches the fine-tuning run
     harness_row(out, "distilled", str(out / "finetune"))
 
 

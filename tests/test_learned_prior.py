@@ -270,6 +270,14 @@ def test_train_with_the_srtf_prior_records_it_and_learns_a_residual(tmp_path):
         code = main(["train", "--suites", "small-overloaded", "--timesteps", "512", "--embed-dim", "8", "--hidden-dim", "16",
                      "--init-from", str(out / "final_policy"), "--out", str(tmp_path / "again")])
     assert code != 0 and "the policy has a linear skip term; pass the same --prior" in err.getvalue()
+    # nor a run reading another observation version: one line, not torch's size mismatch
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = main(["train", "--prior", "srtf", "--suites", "small-overloaded", "--timesteps", "512", "--embed-dim", "8",
+                     "--hidden-dim", "16", "--obs-version", "3", "--vec", "single", "--init-from", str(out / "final_policy"),
+                     "--out", str(tmp_path / "again3")])
+    assert code == 2 and "an observation version 2 policy cannot start an --obs-version 3 run" in err.getvalue()
+    assert "Traceback" not in err.getvalue() and "size mismatch" not in err.getvalue()
 
 
 def _benchmark():

@@ -207,7 +207,7 @@ def check_elastic(meta: dict, where: str | Path) -> None:
         return
     from shockwave_gym.jobs import GANG_SIZES
 
-    if meta["elastic_counts"] != len(GANG_SIZES) or isinstance(meta["elastic_counts"], bool):
+    if type(meta["elastic_counts"]) is not int or meta["elastic_counts"] != len(GANG_SIZES):
         raise PolicyFileError(where, "elastic_counts", f"must be {len(GANG_SIZES)} (the counts {GANG_SIZES}), "
                                                        f"got {meta['elastic_counts']!r}")
     if (meta["algo"], meta["action_mode"], meta.get("encoder", "mlp")) != ("ppo", "priority", "mlp"):

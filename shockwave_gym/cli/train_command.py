@@ -266,7 +266,7 @@ def _imitate(args, workload, reward, command: str) -> int:
             out=tuned, algo="ppo", action_mode=config.action_mode, **({} if reward is None else {"reward": reward}),
             timesteps=args.timesteps,
             envs=args.envs, vec=args.vec, seed=args.seed, workload=workload, max_jobs=config.max_jobs,
-            suites=config.suites, val_traces=config.val_traces,
+            suites=config.suites, val_traces=config.val_traces, obs_version=config.obs_version,
             embed_dim=config.embed_dim, hidden_dim=config.hidden_dim, n_steps=args.n_steps,
             batch_size=args.batch_size, n_epochs=args.n_epochs, learning_rate=args.learning_rate,
             gamma=args.gamma, discount=args.discount, ent_coef=args.ent_coef, log_std_init=args.log_std_init,

@@ -304,6 +304,9 @@ def build_model(config: TrainConfig, env):
         from shockwave_agents.learned.weights import load_policy
 
         start, meta = load_policy(config.init_from, max_jobs=config.max_jobs, trust=config.trust_init)
+        if meta.get("obs_version", 1) != config.obs_version:
+            raise InputError(f"--init-from {config.init_from}: an observation version {meta.get('obs_version', 1)} "
+                             f"policy cannot start an --obs-version {config.obs_version} run")
         if (getattr(start, "prior", None) is None) != (config.prior is None):
             has = "has a linear skip term" if getattr(start, "prior", None) is not None else "has no linear skip term"
             raise InputError(
