@@ -318,3 +318,29 @@ def test_priority_decodes_only_allocations_the_simulator_accepts_and_ignores_emp
             assert repairs == 0 and _accepts(env, _placed(env, ids, columns))
             same = env._mode.place(noise, env.simulator.view, env.slots)
             assert same[0].tolist() == ids.tolist() and same[1].tolist() == columns.tolist()
+
+
+@pytest.mark.parametrize("cluster", [None, "v100=8,p100=8,k80=8"])
+@pytest.mark.parametrize("mode", ACTION_MODES)
+def test_a_rigid_only_draw_of_an_elastic_source_keeps_the_elastic_mode(mode, cluster):
+    """A generated source with a small elastic share can draw a trace without elastic jobs:
+    the env's spaces are the source's (elastic), so its simulator is the elastic one too."""
+    from shockwave_gym.elastic import ElasticSimulator, is_elastic_trace
+    from shockwave_gym.traces import GeneratedTraceSource, GeneratorConfig
+
+    source = GeneratedTraceSource(GeneratorConfig(num_jobs=3, seed=0, elastic_share=0.1, min_duration_h=0.2,
+                                                  max_duration_h=0.4), num_jobs_range=(2, 3))
+    env = ClusterEnv(trace=source, action_mode=mode, **({"gpus": 8} if cluster is None else {"cluster": cluster}))
+
+    def rigid_only(seed):
+        env.reset(seed=seed)
+        return not is_elastic_trace(env.trace.jobs)
+
+    env.reset(seed=next(s for s in range(40) if rigid_only(s)))
+    assert isinstance(env.simulator, ElasticSimulator)
+    rng = np.random.default_rng(0)
+    for _ in range(2_000):
+        _, _, terminated, truncated, _ = env.step(random_valid_action(env, rng, mode))
+        if terminated or truncated:
+            break
+    assert terminated and env.simulator.done

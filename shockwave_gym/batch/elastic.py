@@ -1,4 +1,4 @@
-"""The elastic simulator's rounds on the compiled round rules (one GPU type).
+"""The elastic simulator's rounds on the compiled round rules (the homogeneous V100 cluster).
 
 :class:`CompiledElasticSimulator` is :class:`~shockwave_gym.elastic.ElasticSimulator` whose
 :meth:`run_round` runs :func:`shockwave_gym.batch.jit.step_columns` (the kernels' round, its
@@ -7,8 +7,8 @@ GPU types read as the (type, count) configuration columns) on a one-cluster
 own: the kernel writes them in place, then the round record and the clock are committed
 (:meth:`Simulator.commit_round`), so the view, ``result()`` and every public array are those
 of the reference, bit for bit. Everything else (actions, checks, the view) is the
-reference's. The env takes it for an elastic trace on one GPU type when numba is installed
-(:func:`elastic_simulator`).
+reference's. The env takes it for an elastic trace on `gpus=N` V100s (no `cluster=`) when
+numba is installed (:func:`elastic_simulator`).
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ class CompiledElasticSimulator(ElasticSimulator):
 
 
 def elastic_simulator(jobs, config, throughputs, *, trace_name: str = "", compiled: bool = True) -> ElasticSimulator:
-    """The simulator of an elastic trace: :class:`CompiledElasticSimulator` on one GPU type
+    """The simulator of an elastic trace: :class:`CompiledElasticSimulator` on a homogeneous cluster
     when ``compiled`` and numba is installed, else the reference :class:`ElasticSimulator`."""
     one_type = not config.heterogeneous
     cls = CompiledElasticSimulator if compiled and one_type and jit.AVAILABLE else ElasticSimulator

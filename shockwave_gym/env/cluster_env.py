@@ -445,13 +445,13 @@ class ClusterEnv(gym.Env):
     serves every type; negative where a larger count is slower; clipped to ±8). The per-type
     free capacity of a decision is version 2's `free_<type>` cluster features. `skip_trivial`
     skips no round in `select` and `priority` (a configuration is always a choice), and in
-    `sequential` only closes a round in which nothing fits. With numba, on one GPU type, the
-    single env runs an elastic trace's rounds on the compiled round rules
+    `sequential` only closes a round in which nothing fits. With numba, on `gpus=N` V100s (no
+    `cluster=`), the single env runs an elastic trace's rounds on the compiled round rules
     (`shockwave_gym/batch/elastic.py`), decodes `priority` and `select` counts and builds the
     `elastic` entry compiled (`shockwave_gym/env/vector/elastic.py`), in every mode and
     observation version; the `sequential` picks, the job features and the rewards stay on its
-    Python path, the results the same bit for bit. On several types the single env runs
-    elastic traces on its Python path. The native vector env does not batch elastic traces:
+    Python path, the results the same bit for bit. With `cluster=` (even of one type) the
+    single env runs elastic traces on its Python path. The native vector env does not batch elastic traces:
     the vector entry point hands them to the fallback of K single envs (sub-env i seeded
     `seed + i`), on one type and on several. Registered: `shockwave_gym/Elastic-v0`
     (elastic-120, 32 GPUs) and `shockwave_gym/Elastic-Hetero-v0` (elastic-120 on
@@ -870,7 +870,7 @@ class ClusterEnv(gym.Env):
         """The simulator of ``trace``'s jobs as ``regime`` runs them (the jobs themselves in
         the default regime)."""
         jobs = apply_regime(trace.jobs, regime)
-        if is_elastic_trace(jobs):  # compiled rounds, decoders and elastic entry on one type
+        if self._elastic or is_elastic_trace(jobs):  # an elastic source: its mode even on a rigid-only draw
             from shockwave_gym.env.vector.elastic import elastic_env_parts
 
             tables = self.typed_throughputs if self.cluster is not None else self.throughputs

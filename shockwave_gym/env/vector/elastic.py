@@ -1,4 +1,4 @@
-"""The single env's elastic step on compiled kernels (one GPU type, numba installed): the
+"""The single env's elastic step on compiled kernels (`gpus=N` V100s, numba installed): the
 ``priority`` and ``select`` count decoders (:func:`~shockwave_gym.env.vector.jit.elastic_priority_one`,
 :func:`~shockwave_gym.env.vector.jit.elastic_select_one`) and
 the observation's ``elastic`` entry (:func:`elastic_rows`, over
@@ -76,7 +76,7 @@ def elastic_parts(simulator, mode):
 
 def elastic_env_parts(jobs, config, throughputs, mode, *, trace_name: str, compiled: bool):
     """(simulator, action mode, elastic-entry function) of an env on an elastic trace: the
-    compiled ones on one GPU type when ``compiled`` and numba is installed
+    compiled ones on a homogeneous cluster when ``compiled`` and numba is installed
     (:func:`~shockwave_gym.batch.elastic.elastic_simulator`, :func:`elastic_parts`)."""
     simulator = elastic_simulator(jobs, config, throughputs, trace_name=trace_name, compiled=compiled)
     return (simulator, *elastic_parts(simulator, mode))
