@@ -508,7 +508,7 @@ def render(data: dict) -> str:
         "traces an interval says how much the traces disagree, no more. An agent can score above 1: the "
         "reference is a yardstick, not a bound. On an elastic suite (`elastic-nominal`) the reference's portfolio "
         f"also holds the elastic rules {', '.join(f'`{r}`' for r in data.get('elastic_rules', ()))}, which choose "
-        "GPU counts, so the reference is never worse than either of them there.",
+        "GPU counts, so the reference is never worse than any of them there.",
         "",
         "Per suite and task: the best classical baseline (of "
         f"{', '.join(f'`{a}`' for a in CLASSICAL)}; by suite score), Shockwave, and the two references:",

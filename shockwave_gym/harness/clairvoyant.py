@@ -47,8 +47,8 @@ Shockwave plans typed, so the same constructions apply.
 
 Elastic jobs (docs/SEMANTICS.md, "Elastic jobs"): on a trace with an elastic job the
 portfolio also holds the elastic rules that choose counts (:data:`ELASTIC_RULES`:
-``elastic-srpt`` and ``sia``), so the reference is never worse than either of their
-leaderboard cells on its objective; the other rules run elastic jobs at their reference
+``elastic-srpt``, ``sia``, ``pollux`` and ``elastic-max-min``), so the reference is never
+worse than any of their leaderboard cells on its objective; the other rules run elastic jobs at their reference
 count, as they do on the leaderboard.
 """
 
@@ -119,11 +119,14 @@ EXTRA_RULES: dict[str, dict[str, Callable[[], Agent]]] = {
 }
 
 
-#: Rules added to the portfolio on a trace with elastic jobs (for every objective): the two
-#: elastic baselines that beat the best rigid rule there (docs/BENCHMARKS.md, "Elastic jobs").
+#: Rules added to the portfolio on a trace with elastic jobs (for every objective): the four
+#: elastic baselines (docs/AGENTS.md, "Elastic baselines"), so that the reference is never
+#: worse than any of their cells there.
 ELASTIC_RULES: dict[str, Callable[[], Agent]] = {
     "elastic-srpt": _registered("elastic-srpt"),
     "sia": _registered("sia"),
+    "pollux": _registered("pollux"),
+    "elastic-max-min": _registered("elastic-max-min"),
 }
 
 
