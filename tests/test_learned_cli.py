@@ -190,3 +190,11 @@ def test_the_heartbeat_speaks_in_a_silent_phase_and_not_otherwise(capsys):
             time.sleep(0.02)  # a line every 20 ms: never 0.5 s of silence
     time.sleep(0.6)  # after the end: the thread is gone
     assert "; still " not in capsys.readouterr().err
+
+
+def test_cloning_options_are_refused_with_an_rl_algo(tmp_path):
+    code, _, stderr = run_cli(["train", "--algo", "ppo", "--bc-loss", "select", "--dagger-iterations", "2",
+                               "--out", str(tmp_path / "x")])
+    assert code == 2 and not (tmp_path / "x").exists()
+    assert stderr.strip().splitlines()[-1].endswith(
+        "--bc-loss, --dagger-iterations: behaviour cloning options, for --algo bc only (got --algo ppo)")

@@ -167,8 +167,20 @@ def _add_evaluation_arguments(group) -> None:
     group.add_argument("--progress-every-s", type=ascii_float, default=15.0, help="seconds between progress lines")
 
 
+#: Behaviour cloning's options: dest -> (flag, default); refused at another value with another --algo
+CLONING_OPTIONS: dict[str, tuple[str, object]] = {}
+
+
 def _add_cloning_arguments(group) -> None:
-    """Behaviour cloning's options (``--algo bc``)."""
+    """Behaviour cloning's options (``--algo bc``), recorded in :data:`CLONING_OPTIONS`."""
+    add = group.add_argument
+
+    def recorded(*flags, **kwargs):
+        action = add(*flags, **kwargs)
+        CLONING_OPTIONS[action.dest] = (flags[0], action.default)
+        return action
+
+    group.add_argument = recorded
     group.add_argument("--teacher", default="shockwave", help="agent to imitate")
     group.add_argument("--teacher-opt", action="append", default=[], metavar="KEY=VALUE", help="teacher option (repeatable)")
     group.add_argument("--episodes", type=ascii_int, default=40, help="training traces the teacher plays")
@@ -213,6 +225,9 @@ def train_command(args) -> int:
         mix=not args.no_mix,
     )
     reward = parse_reward(args.reward) if args.reward is not None else None
+    cloning = [flag for dest, (flag, default) in CLONING_OPTIONS.items() if getattr(args, dest) != default]
+    if args.algo != "bc" and cloning:
+        raise InputError(f"{', '.join(cloning)}: behaviour cloning options, for --algo bc only (got --algo {args.algo})")
     if args.algo == "bc":
         if args.prior is not None:
             raise InputError(f"--prior {args.prior}: the prior starts an RL run (--algo ppo or maskable_ppo); "
