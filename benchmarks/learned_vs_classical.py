@@ -225,7 +225,8 @@ def summarise(data: dict, headroom: dict) -> dict:
 
 def summarise_elastic(elastic: dict, headroom: dict) -> dict:
     """Per elastic suite, the elastic policy against the best elastic baseline and the best
-    rigid rule: one row each."""
+    rigid rule: one row each. The aim is judged against the stronger of the two (the best of
+    every non-learned rule, ``strongest``); the other row is for information."""
     saved = {t["trace"]: t for t in headroom["traces"]}
     ran = {t["trace"]: t["learned"] for t in elastic["traces"]}
     seeds, task, policy = [str(s) for s in elastic["seeds"]], elastic["task"], elastic["policy"]
@@ -234,6 +235,7 @@ def summarise_elastic(elastic: dict, headroom: dict) -> dict:
         chosen = [saved[t["trace"]] for t in elastic["traces"] if t["suite"] == suite]
         rules = classical_rules(chosen)
         counted = [a for a in rules if agent_entry(a).elastic]
+        strongest = _best_classical(task, chosen, rules)
         for kind, among in (("elastic", counted), ("rigid", [a for a in rules if a not in counted])):
             best = _best_classical(task, chosen, among)
             cell = _learned_cell(task, policy, chosen, ran, best, seeds)
@@ -242,8 +244,9 @@ def summarise_elastic(elastic: dict, headroom: dict) -> dict:
                          "traces": len(chosen), "ratio": cell["ratio"], "per_seed": cell["per_seed"],
                          "learned_score": cell["score"], "room": cell["room"],
                          "classical_score": sum(opponent) / len(opponent) if opponent else None,
-                         "aim": WITHIN, "met": cell["ratio"]["value"] <= WITHIN})
-    return {"rows": rows, "met": sum(r["met"] for r in rows), "cells": len(rows)}
+                         "aim": WITHIN, "met": cell["ratio"]["value"] <= WITHIN, "strongest": best == strongest})
+    judged_rows = [r for r in rows if r["strongest"]]
+    return {"rows": rows, "met": sum(r["met"] for r in judged_rows), "cells": len(judged_rows)}
 
 
 # -- the page ---------------------------------------------------------------------------------
@@ -295,7 +298,8 @@ def render_elastic(elastic: dict, summary: dict) -> str:
         "(below 1: the learned policy is better), with a 95% bootstrap interval over the traces, paired across seeds. "
         "*best elastic*: the best of the rules that choose GPU counts; *best rigid*: the best of every other "
         "non-learned rule of the headroom study. *score*: the clairvoyant-normalised score (FIFO 0, reference 1; "
-        f"traces with room only; learned: IQM over seeds). Aim: <= {WITHIN}. "
+        f"traces with room only; learned: IQM over seeds). Aim: <= {WITHIN} against the stronger of the two, the best "
+        "of every non-learned rule; the other row is for information. "
         f"{summary['met']} of {summary['cells']} cells meet it.",
         "",
         "| suite | opponent | rule | learned / rule | per seed | score learned / rule | aim | met |",
@@ -304,8 +308,9 @@ def render_elastic(elastic: dict, summary: dict) -> str:
     for row in summary["rows"]:
         seeds = " ".join(f"{v:.3f}" for v in row["per_seed"].values())
         scores = f"{_score(row['learned_score'])} / {_score(row['classical_score'])} ({row['room']}/{row['traces']} traces)"
+        judged = f"<= {row['aim']} | {'met' if row['met'] else '**missed**'}" if row["strongest"] else "— | (information)"
         lines.append(f"| {row['suite']} | best {row['opponent']} | `{row['best']}` | {_ratio(row['ratio'])} | {seeds} | "
-                     f"{scores} | <= {row['aim']} | {'met' if row['met'] else '**missed**'} |")
+                     f"{scores} | {judged} |")
     return "\n".join(lines) + "\n"
 
 
