@@ -61,6 +61,11 @@ def _noise_uses_seed(options: Mapping[str, object]) -> bool:
 _MECHANISM = ("min_recompute_interval_s", "count_restart_overhead", "hold_unallocated_gpus", "heterogeneity_aware")
 _SHOCKWAVE = ("noise", "numerics", "solver", "planning_rounds", "objective", "time_limit_s")
 _POLICY = ("path", "max_jobs", "trust")
+
+
+def _policy(target: str, description: str, **extra) -> AgentEntry:
+    """A learned policy's entry: weights-only, no seed, the policy options."""
+    return AgentEntry(target, description, uses_seed=False, learned=True, options=_POLICY, **extra)
 _WORK_CONSERVING = ("count_restart_overhead", "heterogeneity_aware")
 
 _BUILTIN: dict[str, AgentEntry | str] = {
@@ -133,21 +138,13 @@ _BUILTIN: dict[str, AgentEntry | str] = {
                                        uses_seed=_noise_uses_seed, options=_SHOCKWAVE),
     "shockwave-fair": AgentEntry("shockwave_agents.shockwave.agent:make_shockwave_fair", "shockwave-normalized tuned for fewer unfair jobs (ours)",
                                  uses_seed=_noise_uses_seed, options=_SHOCKWAVE),
-    "ppo": AgentEntry("shockwave_agents.learned.pretrained:make_ppo", "shipped PPO slot policy, priority mode, trained for JCT (decides in numpy)",
-                      uses_seed=False, learned=True, options=_POLICY),
-    "ppo-fair": AgentEntry("shockwave_agents.learned.pretrained:make_ppo_fair", "shipped PPO slot policy trained for JCT and finish-time fairness",
-                           uses_seed=False, learned=True, options=_POLICY),
-    "ppo-jct": AgentEntry("shockwave_agents.learned.pretrained:make_ppo_jct", "shipped PPO slot policy of the jct task; reads length beliefs, runs in every regime",
-                          uses_seed=False, learned=True, options=_POLICY),
-    "ppo-fairness": AgentEntry("shockwave_agents.learned.pretrained:make_ppo_fairness", "shipped PPO slot policy of the fairness task (mean fair-share rho); every regime",
-                               uses_seed=False, learned=True, options=_POLICY),
-    "ppo-balanced": AgentEntry("shockwave_agents.learned.pretrained:make_ppo_balanced", "shipped PPO slot policy of the balanced task (JCT, rho, makespan); every regime",
-                               uses_seed=False, learned=True, options=_POLICY),
-    "ppo-elastic": AgentEntry("shockwave_agents.learned.pretrained:make_ppo_elastic",
-                              "shipped PPO slot policy of the jct task on elastic traces: job order and GPU counts; one GPU type",
-                              uses_seed=False, learned=True, options=_POLICY, elastic=True),
-    "shockwave-distilled": AgentEntry("shockwave_agents.learned.pretrained:make_shockwave_distilled", "shipped behaviour clone of shockwave (decides in milliseconds)", uses_seed=False, learned=True,
-                                      options=_POLICY),
+    "ppo": _policy("shockwave_agents.learned.pretrained:make_ppo", "shipped PPO slot policy, priority mode, trained for JCT (decides in numpy)"),
+    "ppo-fair": _policy("shockwave_agents.learned.pretrained:make_ppo_fair", "shipped PPO slot policy trained for JCT and finish-time fairness"),
+    "ppo-jct": _policy("shockwave_agents.learned.pretrained:make_ppo_jct", "shipped PPO slot policy of the jct task; reads length beliefs, runs in every regime"),
+    "ppo-fairness": _policy("shockwave_agents.learned.pretrained:make_ppo_fairness", "shipped PPO slot policy of the fairness task (mean fair-share rho); every regime"),
+    "ppo-balanced": _policy("shockwave_agents.learned.pretrained:make_ppo_balanced", "shipped PPO slot policy of the balanced task (JCT, rho, makespan); every regime"),
+    "ppo-elastic": _policy("shockwave_agents.learned.pretrained:make_ppo_elastic", "shipped PPO slot policy of the jct task on elastic traces: job order and GPU counts; one GPU type", elastic=True),
+    "shockwave-distilled": _policy("shockwave_agents.learned.pretrained:make_shockwave_distilled", "shipped behaviour clone of shockwave (decides in milliseconds)"),
 }
 _EXTRA: dict[str, Callable] = {}
 
@@ -169,14 +166,10 @@ def registered_factory(name: str) -> Callable | None:
 #: of its training algorithm, ``path`` required. Known to :func:`make_agent`, not listed by
 #: :func:`available_agents` (``all`` cannot run them without a path).
 _POLICY_KINDS: dict[str, AgentEntry | str] = {
-    "maskable_ppo": AgentEntry("shockwave_agents.learned.kinds:make_maskable_ppo", "your MaskablePPO policy from shockwave-gym train (path= required)",
-                               uses_seed=False, learned=True, options=_POLICY),
-    "bc": AgentEntry("shockwave_agents.learned.kinds:make_bc", "your behaviour-cloned policy from shockwave-gym train --algo bc (path= required)",
-                     uses_seed=False, learned=True, options=_POLICY),
-    "imitation": AgentEntry("shockwave_agents.learned.kinds:make_imitation", "same as bc (path= required)",
-                            uses_seed=False, learned=True, options=_POLICY),
-    "policy": AgentEntry("shockwave_agents.learned.kinds:make_policy", "any policy shockwave-gym train wrote, whatever its algorithm (path= required)",
-                         uses_seed=False, learned=True, options=_POLICY),
+    "maskable_ppo": _policy("shockwave_agents.learned.kinds:make_maskable_ppo", "your MaskablePPO policy from shockwave-gym train (path= required)"),
+    "bc": _policy("shockwave_agents.learned.kinds:make_bc", "your behaviour-cloned policy from shockwave-gym train --algo bc (path= required)"),
+    "imitation": _policy("shockwave_agents.learned.kinds:make_imitation", "same as bc (path= required)"),
+    "policy": _policy("shockwave_agents.learned.kinds:make_policy", "any policy shockwave-gym train wrote, whatever its algorithm (path= required)"),
 }
 
 

@@ -261,6 +261,12 @@ def _score(value) -> str:
     return "no room" if value is None else f"{value:.2f}"
 
 
+def _seeds_and_scores(row: dict) -> tuple[str, str]:
+    """A row's per-seed ratios and its "score learned / rule" cell."""
+    seeds = " ".join(f"{v:.3f}" for v in row["per_seed"].values())
+    return seeds, f"{_score(row['learned_score'])} / {_score(row['classical_score'])} ({row['room']}/{row['traces']} traces)"
+
+
 def render(data: dict, summary: dict) -> str:
     """The docs section (pure: the same JSON gives the same bytes)."""
     lines = [
@@ -280,8 +286,7 @@ def render(data: dict, summary: dict) -> str:
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in summary["rows"]:
-        seeds = " ".join(f"{v:.3f}" for v in row["per_seed"].values())
-        scores = f"{_score(row['learned_score'])} / {_score(row['classical_score'])} ({row['room']}/{row['traces']} traces)"
+        seeds, scores = _seeds_and_scores(row)
         others = " ".join(f"{v:.3f}" for v in row["others"].values())
         lines.append(f"| `{row['task']}` | {row['suite']} | {row['regime']} | `{row['best_classical']}` | "
                      f"`{row['best_learned']}` | {_ratio(row['ratio'])} | {seeds} | {others} | {scores} | "
@@ -306,8 +311,7 @@ def render_elastic(elastic: dict, summary: dict) -> str:
         "|---|---|---|---|---|---|---|---|",
     ]
     for row in summary["rows"]:
-        seeds = " ".join(f"{v:.3f}" for v in row["per_seed"].values())
-        scores = f"{_score(row['learned_score'])} / {_score(row['classical_score'])} ({row['room']}/{row['traces']} traces)"
+        seeds, scores = _seeds_and_scores(row)
         judged = f"<= {row['aim']} | {'met' if row['met'] else '**missed**'}" if row["strongest"] else "— | (information)"
         lines.append(f"| {row['suite']} | best {row['opponent']} | `{row['best']}` | {_ratio(row['ratio'])} | {seeds} | "
                      f"{scores} | {judged} |")

@@ -139,10 +139,15 @@ def true_jobs_regime(regime: Regime | None) -> Regime | None:
     return Regime("exact", early_endings=regime.early_endings, seed=regime.seed, prior=regime.prior)
 
 
-def portfolio_names(objective: str, elastic: bool = False) -> list[str]:
+def _rules(objective: str, elastic: bool) -> dict[str, Callable[[], Agent]]:
     """The default portfolio of ``objective`` (``elastic``: on a trace with elastic jobs), in
     tie-break order."""
-    return [*PORTFOLIO, *EXTRA_RULES.get(objective, {}), *(ELASTIC_RULES if elastic else {})]
+    return {**PORTFOLIO, **EXTRA_RULES.get(objective, {}), **(ELASTIC_RULES if elastic else {})}
+
+
+def portfolio_names(objective: str, elastic: bool = False) -> list[str]:
+    """The names of :func:`_rules`' portfolio, in tie-break order."""
+    return list(_rules(objective, elastic))
 
 
 def objective_value(sim, objective: str) -> float:
@@ -250,7 +255,7 @@ def _replay(trace, config: SimConfig, actions: Sequence[np.ndarray], regime: Reg
 def _portfolio(names: Sequence[str] | None, objective: str, trace) -> dict[str, Callable[[], Agent]]:
     if objective not in OBJECTIVES:
         raise InputError(f"unknown objective {objective!r}; choose one of {', '.join(OBJECTIVES)}")
-    known = {**PORTFOLIO, **EXTRA_RULES.get(objective, {}), **(ELASTIC_RULES if is_elastic_trace(trace.jobs) else {})}
+    known = _rules(objective, is_elastic_trace(trace.jobs))
     if names is None:
         return known
     unknown = [n for n in names if n not in known]
