@@ -104,3 +104,17 @@ def test_the_rule_reads_the_suite_mean_and_every_trace_apart():
 def test_the_limits_are_inclusive_and_both_must_hold(makespan, rho, ok):
     row = _script().summarise(_rows({"a": ((makespan, rho), (100.0, 1.0))}))["suites"]["s"]
     assert row["pass_suite_mean"] is ok and row["pass_per_trace"] is ok
+
+
+def test_the_raw_figures_are_the_published_leaderboard_cells(data):
+    """Both agents' figures are the leaderboard's own cells (docs/LEADERBOARD.csv), so the
+    comparison is of the shipped policy and the published Shockwave runs."""
+    import csv
+
+    cells = {(r["trace"], r["agent"]): r for r in csv.DictReader((ROOT / "docs" / "LEADERBOARD.csv").open())}
+    for row in data["suites"].values():
+        for name, trace in row["traces"].items():
+            for side, agent in (("distilled", "shockwave-distilled"), ("shockwave", "shockwave")):
+                cell = cells[(name, agent)]
+                assert trace[side]["makespan"] == pytest.approx(float(cell["makespan_s"]), rel=1e-9)
+                assert trace[side]["worst_rho"] == pytest.approx(float(cell["rho_max"]), rel=1e-9)

@@ -38,8 +38,9 @@ class CompiledElasticSimulator(ElasticSimulator):
     _scratch = None  # (sel, paid, completed)
 
     def __getstate__(self):
-        # numba structs do not pickle: the batch is built again on first use
-        return {**self.__dict__, "_batch": None, "_owner": None, "_scratch": None}
+        # the Simulator's state (without its view); numba structs do not pickle: the batch is
+        # built again on first use
+        return {**super().__getstate__(), "_batch": None, "_owner": None, "_scratch": None}
 
     def _kernel_state(self):
         """The batch's boxed arrays, sharing the simulator's current per-job arrays."""
