@@ -143,10 +143,10 @@ def run_leaderboard(split: str = "test", *, suites: str | Iterable[str] | None =
     except CellsFailed as failed:
         for label, error in failed.errors.items():
             agent, trace, _ = label.rsplit(" / ", 2)
-            hidden = trace in regimes and error.startswith(f"agent {agent!r} cannot run in the ")
-            if not (hidden or (trace in clusters and error.startswith(f"agent {agent!r} cannot run on this cluster"))):
+            # a refusal (harness.cells): "cannot run in the 'unknown' regime: ..." on a regime
+            # suite, "cannot run on this cluster: ..." on a typed one; the first clause is the reason
+            if (trace not in regimes and trace not in clusters) or not error.startswith(f"agent {agent!r} cannot run "):
                 raise
-            # "cannot run in the 'unknown' regime: num_epochs is hidden ..." (first clause)
             reason = error.splitlines()[0].removeprefix(f"agent {agent!r} ").split(";")[0]
             not_applicable[(by_trace[trace].suite, trace, agent)] = reason
         results = failed.results
