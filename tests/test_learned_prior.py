@@ -242,7 +242,7 @@ def test_bad_prior_values_give_clear_errors(tmp_path):
     err = io.StringIO()
     with contextlib.redirect_stderr(err):
         assert main(["train", "--prior", "sjf", "--out", str(tmp_path / "x")]) == 2
-    assert "--prior: must be none or one of zero, srtf, srtf-fair, srtf-gang, got 'sjf'" in err.getvalue()
+    assert "--prior: must be none or one of zero, srtf, srtf-fair, srtf-gang, wsrpt, got 'sjf'" in err.getvalue()
     err = io.StringIO()
     with contextlib.redirect_stderr(err):
         assert main(["train", "--algo", "bc", "--prior", "srtf", "--out", str(tmp_path / "y")]) != 0
@@ -294,3 +294,47 @@ def test_benchmark_counts_rounds_that_differ_from_srtf():
     fifo = bench.SrtfComparison(FifoAgent())
     run_episode(trace, fifo, SimConfig(gpus=gpus), progress=False)
     assert 0 < fifo.differing < fifo.rounds
+
+
+def test_wsrpt_prior_scores_fall_with_the_remaining_gpu_area():
+    from shockwave_agents.learned.priors import WSRPT_GANG_WEIGHT
+    from shockwave_gym.interface.observation import LOG_TIME
+
+    policy = build_policy("ppo", "priority", 8, embed_dim=16, hidden_dim=32, prior="wsrpt", obs_version=3)
+    jobs, _ = feature_names(3)
+    weight = policy.action_net.skip.weight.detach().numpy()[0].astype(np.float64)
+    assert weight[jobs.index("predicted_remaining")] == SRTF_WEIGHT
+    assert weight[jobs.index("gang")] == pytest.approx(WSRPT_GANG_WEIGHT)
+    assert np.count_nonzero(weight) == 2 and float(policy.action_net.skip.bias.detach()) == SRTF_BIAS
+    # the skip on the observation's transforms: log1p(s / 60) / LOG_TIME and log2(gang) / 3
+    rng = np.random.default_rng(0)
+    seconds = np.exp(rng.uniform(np.log(3600), np.log(7 * 86400), 400))
+    gangs = 2.0 ** rng.integers(0, 6, 400)
+    pre = SRTF_BIAS + weight[jobs.index("predicted_remaining")] * np.log1p(seconds / 60) / LOG_TIME \
+        + weight[jobs.index("gang")] * np.log2(gangs) / 3
+    area = seconds * gangs
+    bigger = area[:, None] > 1.02 * area[None, :]  # log1p departs from log by under 2% above an hour
+    assert bigger.sum() > 10_000 and (pre[:, None] < pre[None, :])[bigger].all()
+    with pytest.raises(ValueError, match="wsrpt prior needs observation version 2 or 3"):
+        build_policy("ppo", "priority", 8, embed_dim=16, hidden_dim=32, prior="wsrpt", obs_version=1)
+
+
+@pytest.mark.parametrize(("suite", "max_jobs", "same_rounds"),
+                         [("small-overloaded", 60, 1.0), ("gang-heavy", 80, 1.0), ("canonical", 120, 0.7)])
+def test_initial_wsrpt_prior_policy_schedules_like_weighted_srpt(suite, max_jobs, same_rounds):
+    from shockwave_agents.wsrpt import WsrptAgent
+
+    trace, gpus = split_traces(suite, "validation")[0]
+    wsrpt_metrics, wsrpt_sets = play(WsrptAgent(), trace, gpus)
+
+    def agreement(prior):
+        policy = build_policy("ppo", "priority", max_jobs, embed_dim=32, hidden_dim=64, prior=prior, obs_version=3)
+        metrics, sets = play(PolicyAgent(NumpySlotNetwork.from_policy(policy), "priority"), trace, gpus)
+        return sum(a == b for a, b in zip(sets, wsrpt_sets, strict=False)) / max(len(sets), len(wsrpt_sets)), metrics
+
+    same, metrics = agreement("wsrpt")
+    assert same >= same_rounds
+    assert metrics["avg_jct_s"] == pytest.approx(wsrpt_metrics["avg_jct_s"], rel=0.005)
+    if same_rounds == 1.0:
+        assert metrics == wsrpt_metrics
+    assert agreement("srtf")[0] < 0.2  # the contrast: SRTF's order is a different schedule

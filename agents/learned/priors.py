@@ -28,6 +28,14 @@ job features, ``skip . job_features_s + skip_bias`` (``action_net.skip``: one
   validation traces of ``elastic-nominal`` (the weights -2, -4, -5, -6, -8, -12 gave 0.797,
   0.787, 0.785, 0.788, 0.792, 0.795; ``"srtf"``: 0.812; ``sia``: 0.774, ``pollux``: 0.790).
   The shipped ``ppo-elastic`` starts from it.
+* ``"wsrpt"``: like ``"srtf"`` plus :data:`WSRPT_GANG_WEIGHT` x ``gang`` (observation
+  version 2 and 3's ``log2(gang size) / 3``): weighted SRPT's order, smallest predicted
+  remaining GPU-area first. With ``predicted_remaining = log1p(s / 60) / L`` (``L =``
+  :data:`~shockwave_gym.interface.observation.LOG_TIME`), ``log(s x gang)`` is ``L x
+  predicted_remaining + 3 log(2) x gang + log(60)`` wherever ``s`` is well above a minute, so the
+  skip ``-2 x (predicted_remaining + 3 log(2) / L x gang)`` decreases with the remaining area;
+  it departs from the exact order only between jobs within minutes of their end. Observation
+  version 1's ``gang`` is linear (gang / GPUs), so the prior needs version 2 or 3.
 
 On the elastic head (a score and a GPU-count preference per slot,
 :mod:`~shockwave_agents.learned.policy`), the skip term feeds the score only, and a prior
@@ -54,8 +62,10 @@ from __future__ import annotations
 
 import math
 
+from shockwave_gym.interface.observation import LOG_TIME
+
 #: The accepted priors (``None``: no skip term).
-PRIORS = ("zero", "srtf", "srtf-fair", "srtf-gang")
+PRIORS = ("zero", "srtf", "srtf-fair", "srtf-gang", "wsrpt")
 #: The SRTF prior: weight on ``predicted_remaining`` and bias of the skip term.
 SRTF_WEIGHT = -2.0
 SRTF_BIAS = 1.0
@@ -64,6 +74,9 @@ FAIR_WEIGHT = 0.5
 FAIR_BIAS = 0.5
 #: The srtf-gang prior's weight on ``gang_share`` (the srtf weight and bias stay).
 GANG_WEIGHT = -5.0
+#: The wsrpt prior's weight on version 2's ``gang`` (log2(gang) / 3): SRTF_WEIGHT x 3 log(2) /
+#: LOG_TIME, so the skip is a decreasing function of log(remaining s x gang).
+WSRPT_GANG_WEIGHT = SRTF_WEIGHT * 3 * math.log(2) / LOG_TIME
 #: Initial log-std of PPO's Gaussian over priority scores for a policy with a prior:
 #: exp(-2) ~ 0.14, so early rollouts stay near the prior's order (-0.5 without a prior).
 PRIOR_LOG_STD_INIT = -2.0
@@ -103,6 +116,11 @@ def initialise(head, prior: str, job_feature_names: tuple[str, ...]) -> None:
             if "gang_share" not in job_feature_names:
                 raise ValueError(f"the srtf-gang prior needs a gang_share job feature, got {job_feature_names}")
             head.skip.weight[0, job_feature_names.index("gang_share")] = GANG_WEIGHT
+        if prior == "wsrpt":
+            if "gang_share" not in job_feature_names or "gang" not in job_feature_names:
+                raise ValueError("the wsrpt prior needs observation version 2 or 3 (a log2 gang feature beside "
+                                 f"gang_share), got {job_feature_names}")
+            head.skip.weight[0, job_feature_names.index("gang")] = WSRPT_GANG_WEIGHT
         head.slot_out.weight.zero_()
         head.slot_out.bias.zero_()
         if head.kind == "elastic":
