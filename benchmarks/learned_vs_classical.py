@@ -5,7 +5,9 @@ What is compared (docs/TRAINING.md, "Learned vs classical" has the generated tab
 
 * **Learned**: the three per-task policies (``ppo-jct``, ``ppo-fairness``, ``ppo-balanced``),
   each trained with 5 seeds. Every seed's policy (``--runs``: the training output folders,
-  ``<task>-s<seed>``) plays every test trace of the chosen suites, in the trace's own regime
+  ``<task>-s<seed>``) plays every test trace of the chosen suites (default: every leaderboard
+  suite without elastic jobs, whose counts these policies cannot choose; the elastic suite is
+  judged with ``ppo-elastic``, below), in the trace's own regime
   and on its own cluster, with 200 observation slots. A (task, suite) cell judges the task's
   own policy (chosen before the test split was seen); the other two policies' values are
   shown beside it, for information only.
@@ -111,10 +113,21 @@ def _checked_cases(suites):
         yield case, name
 
 
-def run(runs: Path, suites: str, seeds=SEEDS, log=print) -> dict:
-    """Every seed's policy of every task on every test trace of ``suites``."""
+def rigid_suites() -> str:
+    """The leaderboard's suites without elastic jobs: the per-task policies' default. Elastic
+    suites are judged with the elastic policy (``--elastic-runs``), which can choose GPU counts."""
+    from shockwave_gym.traces.suites import resolve_suites
+
+    return ",".join(s.name for s in resolve_suites(None) if s.leaderboard
+                    and not float(s.generator.get("elastic_share", 0.0)) > 0)
+
+
+def run(runs: Path, suites: str | None, seeds=SEEDS, log=print) -> dict:
+    """Every seed's policy of every task on every test trace of ``suites`` (None:
+    :func:`rigid_suites`)."""
     from shockwave_agents.learned.pretrained import load_agent
 
+    suites = rigid_suites() if suites is None else suites
     traces = []
     for case, name in _checked_cases(suites):
         learned = {}
@@ -328,7 +341,7 @@ def write_doc(doc: Path, text: str, begin: str = BEGIN, end: str = END) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=Path, help="the training output folders <task>-s<seed>")
-    parser.add_argument("--suites", default=None, help="test suites (a comma list; default: every suite)")
+    parser.add_argument("--suites", default=None, help="test suites (a comma list; default: every leaderboard suite without elastic jobs)")
     parser.add_argument("--json", type=Path, help="save the per-trace metrics here")
     parser.add_argument("--doc", type=Path, help="rewrite this page's generated section")
     parser.add_argument("--render", type=Path, metavar="JSON", help="summarise a saved JSON instead of running")

@@ -206,6 +206,37 @@ def test_behaviour_cloning_fits_the_teacher_labels():
     assert report["val_loss"] < 0.3
 
 
+def test_behaviour_cloning_fit_all_learns_from_the_newest_episodes():
+    """By default the last 10% of episodes are held out (after DAgger: the student's newest
+    rounds); ``fit_all`` fits on them too. The labels follow one rule (run a job iff its first
+    feature > 0.5), but only the last episode has jobs the rule runs, so only the fit that
+    sees it runs any."""
+    rng = np.random.default_rng(1)
+    rounds, slots = 400, 8
+    obs = [random_obs(slots, int(rng.integers(2, slots + 1)), seed=s) for s in range(rounds)]
+    arrays = {key: np.stack([o[key] for o in obs]) for key in obs[0]}
+    arrays["episode"] = np.minimum(np.arange(rounds) // 50, 3)  # 4 episodes: the default holds out episode 3
+    last = arrays["episode"] == 3
+    arrays["jobs"][~last, :, 0] *= 0.5  # random_obs draws features in [0, 1)
+    arrays["label"] = ((arrays["jobs"][:, :, 0] > 0.5) & (arrays["job_valid"] == 1)).astype(np.int8)
+    positive = arrays["label"][last] == 1
+
+    def ran_share(fit_all):
+        torch.manual_seed(0)
+        policy = build_policy("ppo", "priority", slots, embed_dim=16, hidden_dim=32)
+        config = ImitationConfig(out="unused", episodes=1, epochs=15, batch_size=64, learning_rate=3e-3, fit_all=fit_all)
+        report = clone(policy, arrays, config)
+        with torch.no_grad():
+            logits = policy.slot_logits({key: torch.from_numpy(arrays[key][last].astype(np.float32))
+                                         for key in ("jobs", "job_valid", "picked", "cluster")})
+        return report, float((logits.numpy() > 0)[positive].mean())
+
+    held, held_share = ran_share(False)
+    fitted, fitted_share = ran_share(True)
+    assert "val_loss" in held and "val_loss" not in fitted
+    assert held_share < 0.5 < fitted_share
+
+
 def test_policy_agent_sequential_fills_rounds_with_legal_picks():
     trace = held_out_traces([21], num_jobs=16, arrival_rates_per_hour=(240.0,))[0]
     policy = perturbed(build_policy("maskable_ppo", "sequential", 12, embed_dim=16, hidden_dim=32), seed=9)

@@ -189,6 +189,9 @@ def _add_cloning_arguments(group) -> None:
     group.add_argument("--bc-learning-rate", type=ascii_float, default=1e-3, help="supervised learning rate")
     group.add_argument("--bc-loss", choices=("bce", "select"), default="bce",
                        help="bce: per-slot cross-entropy; select: plus each picked job against the ones left out")
+    group.add_argument("--bc-fit-all", action="store_true",
+                       help="fit on every recorded episode (default: the last 10%% are held out for the reported "
+                       "validation loss, which after DAgger leaves out the newest rounds)")
     group.add_argument("--dagger-iterations", type=ascii_int, default=0, help="DAgger rounds (student plays, teacher labels)")
     group.add_argument("--dagger-episodes", type=ascii_int, default=10, help="traces per DAgger round")
     group.add_argument("--workers", type=ascii_int, default=1, help="recording processes")
@@ -271,6 +274,7 @@ def _imitate(args, workload, reward, command: str) -> int:
         embed_dim=args.embed_dim or 64, hidden_dim=args.hidden_dim or 128, epochs=args.bc_epochs,
         learning_rate=args.bc_learning_rate, seed=args.seed, workers=args.workers,
         eval_seeds=tuple(args.eval_seeds), command=command, obs_version=args.obs_version, loss=args.bc_loss,
+        fit_all=args.bc_fit_all,
     )
     report = run_imitation(config, dataset=args.dataset)
     _print_summary(args.out, report["student"]["mean"], report["teacher"]["mean"], reference_name=args.teacher)

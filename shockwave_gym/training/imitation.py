@@ -60,6 +60,9 @@ class ImitationConfig:
     #: ``bce``: per-slot binary cross-entropy; ``select``: that plus a selection term (each job
     #: the teacher ran against the log-sum-exp of the ones it left, so it outranks them all)
     loss: str = "bce"
+    #: Fit on every recorded episode; by default the last 10% are held out for the reported
+    #: validation loss, which after DAgger leaves out the student's newest rounds.
+    fit_all: bool = False
     max_jobs: int | None = None
     algo: str = "ppo"
     action_mode: str = "priority"
@@ -223,10 +226,12 @@ def load_dataset(path: str | Path) -> dict[str, np.ndarray]:
 
 def clone(policy, arrays: dict[str, np.ndarray], config: ImitationConfig) -> dict:
     """Fit ``policy``'s per-slot logits to the labels (BCE over occupied slots); returns the
-    final training and validation loss and per-slot accuracy (last 10% of episodes held out)."""
+    final training and validation loss and per-slot accuracy (last 10% of episodes held out,
+    none with ``config.fit_all``)."""
     torch.manual_seed(config.seed)
     episodes = np.unique(arrays["episode"])
-    val_episodes = episodes[-max(1, len(episodes) // 10):] if len(episodes) > 1 else episodes[:0]
+    held_out = len(episodes) > 1 and not config.fit_all
+    val_episodes = episodes[-max(1, len(episodes) // 10):] if held_out else episodes[:0]
     is_val = np.isin(arrays["episode"], val_episodes)
     tensors = {key: torch.from_numpy(arrays[key].astype(np.float32)) for key in (*OBS_KEYS, "label")}
     train_idx, val_idx = np.flatnonzero(~is_val), np.flatnonzero(is_val)
@@ -301,6 +306,7 @@ def run_imitation(config: ImitationConfig, dataset: str | None = None) -> dict:
                           embed_dim=config.embed_dim, hidden_dim=config.hidden_dim, obs_version=config.obs_version)
     training = {"command": config.command, "teacher": config.teacher, "algo": config.algo, "loss": config.loss,
                 "action_mode": config.action_mode, "seed": config.seed, "obs_version": config.obs_version,
+                **({"fit_all": True} if config.fit_all else {}),
                 **({"suites": config.suites} if config.suites is not None else {"workload": config.workload.to_dict()})}
     fit = clone(policy, arrays, config)
     next_episode = int(arrays["episode"].max()) + 1
