@@ -57,6 +57,24 @@ def test_bc_cli_records_in_the_regime_and_writes_a_version_3_student(tmp_path):
         assert sorted(set(data["episode"].tolist())) == [0, 1]  # one teacher episode, one DAgger episode
 
 
+def test_bc_records_elastic_suites_beside_rigid_ones_with_the_rigid_head(tmp_path):
+    """The distillation's 17 suites include elastic-nominal: cloning records and runs the rigid
+    slot policy (every job at its reference gang), so the mix is allowed there, while PPO on
+    count actions keeps refusing it."""
+    from shockwave_gym.training.imitation import record_episode
+    from shockwave_gym.training.tasks import suite_tasks
+
+    with pytest.raises(InputError, match="cannot train on elastic suites"):
+        suite_tasks("small-light,elastic-nominal", envs=None, val_traces=1, obs_version=3)
+    config = ImitationConfig(out=str(tmp_path), suites="small-light,elastic-nominal", obs_version=3, val_traces=1,
+                             teacher="srtf")
+    assert not config.tasks().elastic
+    recorded = record_episode(config, 1)  # episode 1: elastic-nominal
+    assert recorded["trace"].startswith("elastic-nominal-train-") and recorded["rounds"] > 0
+    labels, valid = recorded["arrays"]["label"], recorded["arrays"]["job_valid"]
+    assert labels.sum() > 0 and not (labels & (valid == 0)).any()
+
+
 def test_bc_rejects_an_unknown_loss():
     with pytest.raises(InputError, match="loss must be one of bce, select"):
         ImitationConfig(out="unused", loss="hinge")

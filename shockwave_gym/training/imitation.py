@@ -96,7 +96,7 @@ class ImitationConfig:
 
         if self.suites is not None:
             return suite_tasks(self.suites, envs=None, val_traces=self.val_traces, max_jobs=self.max_jobs,
-                               obs_version=self.obs_version)
+                               obs_version=self.obs_version, count_actions=False)
         return workload_tasks(self.workload, envs=1, eval_seeds=self.eval_seeds, max_jobs=self.max_jobs)
 
     def episode_task(self, episode: int) -> tuple:

@@ -19,7 +19,9 @@ trace its own regime (:attr:`TaskSet.val_regimes`). Observation versions 1 and 2
 job's length, so a suite whose regime hides lengths needs ``obs_version=3``. An elastic suite
 (``elastic_share > 0``: the env gives each job a GPU count, docs/SEMANTICS.md "Elastic jobs")
 has count actions and the observation's ``elastic`` entry, so a run's suites are all elastic
-or all rigid (:attr:`TaskSet.elastic`).
+or all rigid (:attr:`TaskSet.elastic`). Behaviour cloning (``count_actions=False``) records
+and runs the rigid slot policy, which schedules every job at its reference gang, so there
+elastic and rigid suites mix.
 """
 
 from __future__ import annotations
@@ -79,9 +81,11 @@ def resolve_suite_names(names, obs_version: int = 2) -> list:
 
 
 def suite_tasks(names, *, envs: int | None, val_traces: int, max_jobs: int | None = None,
-                obs_version: int = 2) -> TaskSet:
+                obs_version: int = 2, count_actions: bool = True) -> TaskSet:
     """Train on the suites' train split (``envs`` clusters, default one per suite), validate
-    on the first ``val_traces`` validation traces of each suite, each in its suite's regime."""
+    on the first ``val_traces`` validation traces of each suite, each in its suite's regime.
+    ``count_actions=False``: the policy never chooses GPU counts (the rigid head), so elastic
+    suites may sit beside rigid ones and the set is not :attr:`TaskSet.elastic`."""
     from shockwave_gym.regimes import Regime
     from shockwave_gym.traces.suites import SuiteTraceSource, entry_trace, split_entries
 
@@ -92,7 +96,7 @@ def suite_tasks(names, *, envs: int | None, val_traces: int, max_jobs: int | Non
     if isinstance(val_traces, bool) or not isinstance(val_traces, int) or val_traces < 1:
         raise InputError(f"val_traces must be an integer >= 1, got {val_traces!r}")
     sources = [SuiteTraceSource(suite, "train") for suite in suites]
-    elastic = [source.suite.name for source in sources if source.elastic]
+    elastic = [source.suite.name for source in sources if source.elastic] if count_actions else []
     if elastic and len(elastic) < len(suites):
         raise InputError(f"cannot train on elastic suites ({', '.join(elastic)}) beside rigid ones in one run: "
                          "their actions and observations differ; train them apart")
