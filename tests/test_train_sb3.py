@@ -121,4 +121,4 @@ def test_the_documented_attention_script_trains_saves_and_evaluates(tmp_path, mo
     printed = dict(line.split() for line in out.getvalue().splitlines())
     assert set(printed) == {"mine", "wsrpt", "srtf"} and all(int(v) > 0 for v in printed.values())
     meta = json.loads((tmp_path / "runs" / "attention" / "policy.json").read_text())
-    assert (meta["algo"], meta["action_mode"], meta["encoder"], meta["prior"]) == ("ppo", "priority", "attention", "srtf")
+    assert (meta["algo"], meta["action_mode"], meta["encoder"], meta["prior"]) == ("ppo", "priority", "attention", "wsrpt")
