@@ -118,8 +118,7 @@ def rigid_suites() -> str:
     suites are judged with the elastic policy (``--elastic-runs``), which can choose GPU counts."""
     from shockwave_gym.traces.suites import resolve_suites
 
-    return ",".join(s.name for s in resolve_suites(None) if s.leaderboard
-                    and not float(s.generator.get("elastic_share", 0.0)) > 0)
+    return ",".join(s.name for s in resolve_suites(None) if s.leaderboard and not s.elastic)
 
 
 def run(runs: Path, suites: str | None, seeds=SEEDS, log=print) -> dict:

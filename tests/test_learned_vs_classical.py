@@ -46,6 +46,17 @@ def test_the_saved_json_has_every_seed_of_every_policy_on_every_test_trace_of_it
             assert all(not m["truncated"] and m["avg_jct_s"] > 0 for m in runs.values())
 
 
+def test_the_default_suites_are_every_leaderboard_suite_but_the_elastic_ones_judged_apart():
+    from shockwave_gym.traces.suites import resolve_suites
+
+    data, _ = _saved()
+    default = _bench().rigid_suites().split(",")
+    leaderboard = [s for s in resolve_suites(None) if s.leaderboard]
+    elastic = [s.name for s in leaderboard if s.elastic]
+    assert elastic == ["elastic-nominal"] and elastic == data["elastic"]["suites"]
+    assert default == [s.name for s in leaderboard if s.name not in elastic] == data["suites"]
+
+
 def test_each_row_takes_the_best_classical_rule_and_the_tasks_own_policy_and_judges_the_aim():
     bench = _bench()
     data, headroom = _saved()

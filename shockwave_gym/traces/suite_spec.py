@@ -80,6 +80,12 @@ class Suite:
         return self.regime == "exact" and self.early_endings == 0.0
 
     @property
+    def elastic(self) -> bool:
+        """Whether some of its jobs are elastic (``elastic_share > 0``): the scheduler also
+        chooses their GPU counts."""
+        return float(self.generator.get("elastic_share", 0.0)) > 0
+
+    @property
     def trace_base(self) -> str:
         """The suite whose seeds name this suite's traces (``traces_of``, else itself)."""
         return self.traces_of if self.traces_of is not None else self.name

@@ -408,7 +408,7 @@ class SuiteTraceSource(TraceSource):
 
     @property
     def elastic(self) -> bool:
-        return float(self.suite.generator.get("elastic_share", 0.0)) > 0
+        return self.suite.elastic
 
     @property
     def cluster(self) -> str:
