@@ -121,9 +121,20 @@ def rigid_suites() -> str:
     return ",".join(s.name for s in resolve_suites(None) if s.leaderboard and not s.elastic)
 
 
-def run(runs: Path, suites: str | None, seeds=SEEDS, log=print) -> dict:
+def start_agent(prior: str):
+    """The untrained policy every run with ``--prior prior`` starts from: its skip term alone
+    decides (the deep term's output layer starts at 0, so the sizes do not matter)."""
+    from shockwave_agents.learned.adapter import PolicyAgent
+    from shockwave_agents.learned.inference import NumpySlotNetwork
+    from shockwave_agents.learned.weights import build_policy
+
+    policy = build_policy("ppo", "priority", SLOTS, embed_dim=32, hidden_dim=64, prior=prior, obs_version=3)
+    return PolicyAgent(NumpySlotNetwork.from_policy(policy), "priority", name=f"start-{prior}")
+
+
+def run(runs: Path, suites: str | None, seeds=SEEDS, log=print, start: str | None = None) -> dict:
     """Every seed's policy of every task on every test trace of ``suites`` (None:
-    :func:`rigid_suites`)."""
+    :func:`rigid_suites`); with ``start``, also the untrained policy of that prior."""
     from shockwave_agents.learned.pretrained import load_agent
 
     suites = rigid_suites() if suites is None else suites
@@ -135,9 +146,10 @@ def run(runs: Path, suites: str | None, seeds=SEEDS, log=print) -> dict:
                 agent = load_agent(runs / f"{task}-s{seed}", name=TASK_POLICIES[task], max_jobs=SLOTS)
                 learned.setdefault(TASK_POLICIES[task], {})[str(seed)] = _episode(agent, case)
         log(f"[learned-vs-classical] {name}: done")
-        traces.append({"suite": case["suite"], "trace": name, "learned": learned})
+        traces.append({"suite": case["suite"], "trace": name, "learned": learned,
+                       **({"start": _episode(start_agent(start), case)} if start else {})})
     return {"suites": list(dict.fromkeys(t["suite"] for t in traces)), "seeds": list(seeds),
-            "policies": dict(TASK_POLICIES), "slots": SLOTS, "traces": traces}
+            "policies": dict(TASK_POLICIES), "slots": SLOTS, "traces": traces, **({"start": start} if start else {})}
 
 
 def run_elastic(runs: Path, suites: str = ELASTIC_SUITES, seeds=SEEDS, log=print) -> dict:
@@ -204,9 +216,12 @@ def _learned_cell(task: str, policy: str, saved: list[dict], ran: dict, best: st
             "score": iqm(means) if means else None, "room": len(scores[0])}
 
 
-def suite_task(task: str, suite: str, saved: list[dict], ran: dict, seeds, policies) -> dict:
-    """One (task, suite) cell: best classical, the task's own policy, their ratio interval, the aim."""
+def suite_task(task: str, suite: str, saved: list[dict], ran: dict, seeds, policies, starts=None) -> dict:
+    """One (task, suite) cell: best classical, the task's own policy, their ratio interval, the aim;
+    with ``starts`` (trace -> the untrained start's metrics), the start's ratio beside it."""
     best = _best_classical(task, saved)
+    start = None if starts is None else geomean(
+        [judged(task, starts[t["trace"]], t) / judged(task, t["metrics"][best], t) for t in saved])
     cells = [_learned_cell(task, p, saved, ran, best, seeds) for p in policies.values()]
     learned = next(c for c in cells if c["policy"] == policies[task])
     regime = saved[0]["regime"]
@@ -218,7 +233,7 @@ def suite_task(task: str, suite: str, saved: list[dict], ran: dict, seeds, polic
             "best_learned": learned["policy"], "ratio": learned["ratio"], "per_seed": learned["per_seed"],
             "learned_score": learned["score"], "room": learned["room"],
             "classical_score": sum(classical_scores) / len(classical_scores) if classical_scores else None,
-            "others": {c["policy"]: c["ratio"]["value"] for c in cells},
+            "others": {c["policy"]: c["ratio"]["value"] for c in cells}, "start": start,
             "aim": aim, "met": learned["ratio"]["value"] <= aim}
 
 
@@ -227,12 +242,14 @@ def summarise(data: dict, headroom: dict) -> dict:
     ran = {t["trace"]: t["learned"] for t in data["traces"]}
     seeds = [str(s) for s in data["seeds"]]
     policies = dict(data["policies"])
+    starts = {t["trace"]: t["start"] for t in data["traces"]} if data.get("start") else None
     rows = []
     for task in data["policies"]:
         for suite in data["suites"]:
             chosen = [saved[t["trace"]] for t in data["traces"] if t["suite"] == suite]
-            rows.append(suite_task(task, suite, chosen, ran, seeds, policies))
-    return {"rows": rows, "met": sum(r["met"] for r in rows), "cells": len(rows)}
+            rows.append(suite_task(task, suite, chosen, ran, seeds, policies, starts))
+    start_met = sum(r["start"] <= r["aim"] for r in rows) if starts else None
+    return {"rows": rows, "met": sum(r["met"] for r in rows), "cells": len(rows), "start_met": start_met}
 
 
 def summarise_elastic(elastic: dict, headroom: dict) -> dict:
@@ -291,17 +308,22 @@ def render(data: dict, summary: dict) -> str:
         "Judged measures: "
         "avg JCT (`jct`), mean fair-share ρ (`fairness`), the task cost (`balanced`). *score*: the clairvoyant-"
         "normalised score (FIFO 0, reference 1; traces with room only; learned: IQM over seeds). "
-        f"Aim: <= {AHEAD} for `balanced` and in the estimate/unknown regimes, else <= {WITHIN}. "
-        f"{summary['met']} of {summary['cells']} cells meet it.",
+        + (f"*start*: the untrained policy every run starts from (`--prior {data['start']}`, the prior's skip "
+           "term alone; deterministic, so one geometric mean of the ratios). " if data.get("start") else "")
+        + f"Aim: <= {AHEAD} for `balanced` and in the estimate/unknown regimes, else <= {WITHIN}. "
+        f"{summary['met']} of {summary['cells']} cells meet it"
+        + (f"; the start alone meets it in {summary['start_met']}." if data.get("start") else "."),
         "",
-        "| task | suite | regime | best classical | policy | learned / classical | per seed | others | score learned / classical | aim | met |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| task | suite | regime | best classical | policy | learned / classical | per seed | others | start "
+        "| score learned / classical | aim | met |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in summary["rows"]:
         seeds, scores = _seeds_and_scores(row)
         others = " ".join(f"{v:.3f}" for v in row["others"].values())
+        start = "—" if row.get("start") is None else f"{row['start']:.3f}"
         lines.append(f"| `{row['task']}` | {row['suite']} | {row['regime']} | `{row['best_classical']}` | "
-                     f"`{row['best_learned']}` | {_ratio(row['ratio'])} | {seeds} | {others} | {scores} | "
+                     f"`{row['best_learned']}` | {_ratio(row['ratio'])} | {seeds} | {others} | {start} | {scores} | "
                      f"<= {row['aim']} | {'met' if row['met'] else '**missed**'} |")
     return "\n".join(lines) + "\n"
 
@@ -344,6 +366,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="save the per-trace metrics here")
     parser.add_argument("--doc", type=Path, help="rewrite this page's generated section")
     parser.add_argument("--render", type=Path, metavar="JSON", help="summarise a saved JSON instead of running")
+    parser.add_argument("--start", default=None, metavar="PRIOR",
+                        help="also play the untrained policy of this prior (the runs' start) and show its ratios")
     parser.add_argument("--elastic-runs", type=Path, help="the elastic policy's training folders jct-s<seed>")
     parser.add_argument("--elastic-suites", default=ELASTIC_SUITES, help="elastic test suites (a comma list)")
     args = parser.parse_args(argv)
@@ -352,7 +376,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.render:
         data = json.loads(args.render.read_text(encoding="utf-8"))
     elif args.runs is not None:
-        data = {**run(args.runs, args.suites, log=log), "command": command}
+        data = {**run(args.runs, args.suites, log=log, start=args.start), "command": command}
     elif args.elastic_runs is not None and args.json is not None and args.json.is_file():
         data = json.loads(args.json.read_text(encoding="utf-8"))  # the rest of the JSON stays as it is
     else:

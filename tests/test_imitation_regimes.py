@@ -75,6 +75,33 @@ def test_bc_records_elastic_suites_beside_rigid_ones_with_the_rigid_head(tmp_pat
     assert labels.sum() > 0 and not (labels & (valid == 0)).any()
 
 
+def test_bc_finetune_on_elastic_beside_rigid_suites_is_refused_before_recording(tmp_path):
+    """Cloning runs the mix, PPO's fine-tune cannot: the refusal comes before any recording."""
+    out = tmp_path / "bc"
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main(["train", "--algo", "bc", "--teacher", "fifo", "--obs-version", "3", "--suites",
+                     "small-light,elastic-nominal", "--episodes", "1", "--bc-epochs", "1", "--val-traces", "1",
+                     "--finetune", "--timesteps", "512", "--vec", "single", "--out", str(out)])
+    assert code == 2
+    assert "cannot train on elastic suites (elastic-nominal) beside rigid ones" in err.getvalue()
+    assert "[record]" not in err.getvalue() and not (out / "dataset.npz").exists()
+
+
+def test_bc_fit_all_reaches_the_fit_and_is_recorded(tmp_path):
+    out = tmp_path / "bc"
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main(["train", "--algo", "bc", "--teacher", "fifo", "--obs-version", "3", "--suites", UNKNOWN,
+                     "--episodes", "2", "--bc-epochs", "1", "--bc-fit-all", "--val-traces", "1", "--embed-dim", "8",
+                     "--hidden-dim", "16", "--out", str(out)])
+    assert code == 0, err.getvalue()
+    meta = json.loads((out / "policy.json").read_text())
+    assert meta["training"]["fit_all"] is True and "val_loss" not in meta["training"]["fit"]
+    with pytest.raises(InputError, match="fit_all must be true or false"):
+        ImitationConfig(out="unused", suites=UNKNOWN, obs_version=3, fit_all="no")
+
+
 def test_bc_rejects_an_unknown_loss():
     with pytest.raises(InputError, match="loss must be one of bce, select"):
         ImitationConfig(out="unused", loss="hinge")

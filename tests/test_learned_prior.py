@@ -306,15 +306,25 @@ def test_wsrpt_prior_scores_fall_with_the_remaining_gpu_area():
     assert weight[jobs.index("predicted_remaining")] == SRTF_WEIGHT
     assert weight[jobs.index("gang")] == pytest.approx(WSRPT_GANG_WEIGHT)
     assert np.count_nonzero(weight) == 2 and float(policy.action_net.skip.bias.detach()) == SRTF_BIAS
-    # the skip on the observation's transforms: log1p(s / 60) / LOG_TIME and log2(gang) / 3
+    # the skip on the observation's transforms, log1p(s / 60) / LOG_TIME and log2(gang) / 3, is
+    # exactly 1 - (2 / LOG_TIME) log((1 + s / 60) gang): it falls with (s + 60) x gang
     rng = np.random.default_rng(0)
-    seconds = np.exp(rng.uniform(np.log(3600), np.log(7 * 86400), 400))
-    gangs = 2.0 ** rng.integers(0, 6, 400)
+    seconds = np.exp(rng.uniform(np.log(1.0), np.log(7 * 86400), 400))
+    gangs = 2.0 ** rng.integers(0, 4, 400)
     pre = SRTF_BIAS + weight[jobs.index("predicted_remaining")] * np.log1p(seconds / 60) / LOG_TIME \
         + weight[jobs.index("gang")] * np.log2(gangs) / 3
+    np.testing.assert_allclose(pre, 1 - 2 / LOG_TIME * np.log((1 + seconds / 60) * gangs), atol=1e-6)
+    key = (seconds + 60) * gangs
+    bigger = key[:, None] > 1.0001 * key[None, :]
+    assert bigger.sum() > 70_000 and (pre[:, None] < pre[None, :])[bigger].all()
+    # weighted SRPT's order (remaining area) wherever the areas differ by more than a minute
+    # times the gangs' difference
     area = seconds * gangs
-    bigger = area[:, None] > 1.02 * area[None, :]  # log1p departs from log by under 2% above an hour
-    assert bigger.sum() > 10_000 and (pre[:, None] < pre[None, :])[bigger].all()
+    apart = np.abs(area[:, None] - area[None, :]) > 60 * np.abs(gangs[:, None] - gangs[None, :])
+    assert ((pre[:, None] < pre[None, :]) == (area[:, None] > area[None, :]))[apart].all()
+    # and not closer: 500 s on 2 GPUs (area 1000) scores below 1010 s on 1 GPU (area 1010)
+    two, one = 1 - 2 / LOG_TIME * np.log((1 + np.array([500.0, 1010.0]) / 60) * np.array([2.0, 1.0]))
+    assert 500 * 2 < 1010 * 1 and two < one
     with pytest.raises(ValueError, match="wsrpt prior needs observation version 2 or 3"):
         build_policy("ppo", "priority", 8, embed_dim=16, hidden_dim=32, prior="wsrpt", obs_version=1)
 

@@ -86,6 +86,26 @@ def test_each_row_takes_the_best_classical_rule_and_the_tasks_own_policy_and_jud
         ahead = row["task"] == "balanced" or row["regime"] in ("estimate", "unknown")
         assert row["aim"] == (bench.AHEAD if ahead else bench.WITHIN)
         assert row["met"] == (row["ratio"]["value"] <= row["aim"])
+        # the untrained start's ratio, from its saved metrics on the same traces
+        starts = {t["trace"]: t["start"] for t in data["traces"]}
+        logs = [math.log(bench.judged(row["task"], starts[t["trace"]], t)
+                         / bench.judged(row["task"], t["metrics"][row["best_classical"]], t)) for t in traces]
+        assert row["start"] == pytest.approx(math.exp(sum(logs) / len(logs)), rel=1e-12)
+
+
+def test_the_start_is_the_untrained_prior_and_plays_as_saved():
+    """The saved start metrics are the untrained wsrpt policy's: replaying one trace gives them."""
+    bench = _bench()
+    data, _ = _saved()
+    assert data["start"] == "wsrpt" and all("start" in t for t in data["traces"])
+    case = next(c for c in bench._headroom().cases("test", "small-light"))
+    from shockwave_gym.traces.suites import entry_trace
+
+    case["trace"] = entry_trace(case["entry"])
+    saved = next(t["start"] for t in data["traces"] if t["trace"] == case["trace"].name)
+    assert bench._episode(bench.start_agent("wsrpt"), case) == saved
+    summary = bench.summarise(data, json.loads(HEADROOM.read_text(encoding="utf-8")))
+    assert summary["start_met"] == sum(r["start"] <= r["aim"] for r in summary["rows"])
 
 
 def _fake_trace(name: str, scale: float) -> dict:

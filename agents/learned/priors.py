@@ -29,13 +29,14 @@ job features, ``skip . job_features_s + skip_bias`` (``action_net.skip``: one
   0.787, 0.785, 0.788, 0.792, 0.795; ``"srtf"``: 0.812; ``sia``: 0.774, ``pollux``: 0.790).
   The shipped ``ppo-elastic`` starts from it.
 * ``"wsrpt"``: like ``"srtf"`` plus :data:`WSRPT_GANG_WEIGHT` x ``gang`` (observation
-  version 2 and 3's ``log2(gang size) / 3``): weighted SRPT's order, smallest predicted
-  remaining GPU-area first. With ``predicted_remaining = log1p(s / 60) / L`` (``L =``
-  :data:`~shockwave_gym.interface.observation.LOG_TIME`), ``log(s x gang)`` is ``L x
-  predicted_remaining + 3 log(2) x gang + log(60)`` wherever ``s`` is well above a minute, so the
-  skip ``-2 x (predicted_remaining + 3 log(2) / L x gang)`` decreases with the remaining area;
-  it departs from the exact order only between jobs within minutes of their end. Observation
-  version 1's ``gang`` is linear (gang / GPUs), so the prior needs version 2 or 3.
+  version 2 and 3's ``log2(gang size) / 3``): close to weighted SRPT's order (smallest
+  predicted remaining GPU-area first). With ``predicted_remaining = log1p(s / 60) / L`` (``L
+  =`` :data:`~shockwave_gym.interface.observation.LOG_TIME`), the skip is exactly ``1 - (2 /
+  L) x log((1 + s / 60) x gang)``: it falls with ``(s + 60) x gang``, the remaining area with
+  a minute added to the remaining time. It ranks two jobs as weighted SRPT does unless their
+  areas differ by less than 60 s times their gangs' difference (a few GPU-minutes). Its
+  pre-tanh values stay in about [-2.2, 1] for jobs up to a week. Observation version 1's
+  ``gang`` is linear (gang / GPUs), so the prior needs version 2 or 3.
 
 On the elastic head (a score and a GPU-count preference per slot,
 :mod:`~shockwave_agents.learned.policy`), the skip term feeds the score only, and a prior
@@ -75,7 +76,7 @@ FAIR_BIAS = 0.5
 #: The srtf-gang prior's weight on ``gang_share`` (the srtf weight and bias stay).
 GANG_WEIGHT = -5.0
 #: The wsrpt prior's weight on version 2's ``gang`` (log2(gang) / 3): SRTF_WEIGHT x 3 log(2) /
-#: LOG_TIME, so the skip is a decreasing function of log(remaining s x gang).
+#: LOG_TIME, so the skip is a decreasing function of log((remaining s + 60) x gang).
 WSRPT_GANG_WEIGHT = SRTF_WEIGHT * 3 * math.log(2) / LOG_TIME
 #: Initial log-std of PPO's Gaussian over priority scores for a policy with a prior:
 #: exp(-2) ~ 0.14, so early rollouts stay near the prior's order (-0.5 without a prior).

@@ -276,25 +276,35 @@ def _imitate(args, workload, reward, command: str) -> int:
         eval_seeds=tuple(args.eval_seeds), command=command, obs_version=args.obs_version, loss=args.bc_loss,
         fit_all=args.bc_fit_all,
     )
+    if args.finetune:  # refuse suites PPO cannot train on now, not after the cloning
+        _finetune_config(args, config, workload, reward, command).tasks()
     report = run_imitation(config, dataset=args.dataset)
     _print_summary(args.out, report["student"]["mean"], report["teacher"]["mean"], reference_name=args.teacher)
     if args.finetune:
-        from shockwave_gym.training.train import TrainConfig, train
+        from shockwave_gym.training.train import train
 
-        tuned = str(Path(args.out) / "finetune")
-        final = train(TrainConfig(
-            out=tuned, algo="ppo", action_mode=config.action_mode, **({} if reward is None else {"reward": reward}),
-            timesteps=args.timesteps,
-            envs=args.envs, vec=args.vec, seed=args.seed, workload=workload, max_jobs=config.max_jobs,
-            suites=config.suites, val_traces=config.val_traces, obs_version=config.obs_version,
-            embed_dim=config.embed_dim, hidden_dim=config.hidden_dim, n_steps=args.n_steps,
-            batch_size=args.batch_size, n_epochs=args.n_epochs, learning_rate=args.learning_rate,
-            gamma=args.gamma, discount=args.discount, ent_coef=args.ent_coef, log_std_init=args.log_std_init,
-            eval_every=args.eval_every, eval_seeds=tuple(args.eval_seeds), select=args.select,
-            checkpoint_every=args.checkpoint_every, init_from=str(Path(args.out) / "policy"), progress_every_s=args.progress_every_s, command=command,
-        ))
-        _print_summary(tuned, final["selected"], final["fifo"])
+        tuned = _finetune_config(args, config, workload, reward, command)
+        final = train(tuned)
+        _print_summary(tuned.out, final["selected"], final["fifo"])
     return 0
+
+
+def _finetune_config(args, config, workload, reward, command: str):
+    """The PPO run that fine-tunes the clone (``--finetune``), from its weights."""
+    from shockwave_gym.training.train import TrainConfig
+
+    return TrainConfig(
+        out=str(Path(args.out) / "finetune"), algo="ppo", action_mode=config.action_mode,
+        **({} if reward is None else {"reward": reward}), timesteps=args.timesteps,
+        envs=args.envs, vec=args.vec, seed=args.seed, workload=workload, max_jobs=config.max_jobs,
+        suites=config.suites, val_traces=config.val_traces, obs_version=config.obs_version,
+        embed_dim=config.embed_dim, hidden_dim=config.hidden_dim, n_steps=args.n_steps,
+        batch_size=args.batch_size, n_epochs=args.n_epochs, learning_rate=args.learning_rate,
+        gamma=args.gamma, discount=args.discount, ent_coef=args.ent_coef, log_std_init=args.log_std_init,
+        eval_every=args.eval_every, eval_seeds=tuple(args.eval_seeds), select=args.select,
+        checkpoint_every=args.checkpoint_every, init_from=str(Path(args.out) / "policy"),
+        progress_every_s=args.progress_every_s, command=command,
+    )
 
 
 def _print_summary(out: str, mean: dict, reference: dict | None, reference_name: str = "fifo") -> None:

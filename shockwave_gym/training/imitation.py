@@ -83,6 +83,8 @@ class ImitationConfig:
                 f"behaviour cloning supports ppo with priority or select, and maskable_ppo with select; "
                 f"got {self.algo} with {self.action_mode}"
             )
+        if not isinstance(self.fit_all, bool):
+            raise InputError(f"fit_all must be true or false, got {self.fit_all!r}")
         if self.loss not in LOSSES:
             raise InputError(f"behaviour cloning loss must be one of {', '.join(LOSSES)}; got {self.loss!r}")
         require_positive_ints(self, ("episodes", "epochs", "batch_size", "workers", "dagger_episodes", "val_traces"))
