@@ -61,12 +61,13 @@ def _noise_uses_seed(options: Mapping[str, object]) -> bool:
 _MECHANISM = ("min_recompute_interval_s", "count_restart_overhead", "hold_unallocated_gpus", "heterogeneity_aware")
 _SHOCKWAVE = ("noise", "numerics", "solver", "planning_rounds", "objective", "time_limit_s")
 _POLICY = ("path", "max_jobs", "trust")
+_WORK_CONSERVING = ("count_restart_overhead", "heterogeneity_aware")
 
 
 def _policy(target: str, description: str, **extra) -> AgentEntry:
     """A learned policy's entry: weights-only, no seed, the policy options."""
     return AgentEntry(target, description, uses_seed=False, learned=True, options=_POLICY, **extra)
-_WORK_CONSERVING = ("count_restart_overhead", "heterogeneity_aware")
+
 
 _BUILTIN: dict[str, AgentEntry | str] = {
     "fifo": AgentEntry("shockwave_agents.fifo:FifoAgent", "first come, first served, with backfilling",

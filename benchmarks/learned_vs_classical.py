@@ -138,6 +138,7 @@ def run(runs: Path, suites: str | None, seeds=SEEDS, log=print, start: str | Non
     from shockwave_agents.learned.pretrained import load_agent
 
     suites = rigid_suites() if suites is None else suites
+    first = start_agent(start) if start else None  # one agent: each episode resets it
     traces = []
     for case, name in _checked_cases(suites):
         learned = {}
@@ -147,7 +148,7 @@ def run(runs: Path, suites: str | None, seeds=SEEDS, log=print, start: str | Non
                 learned.setdefault(TASK_POLICIES[task], {})[str(seed)] = _episode(agent, case)
         log(f"[learned-vs-classical] {name}: done")
         traces.append({"suite": case["suite"], "trace": name, "learned": learned,
-                       **({"start": _episode(start_agent(start), case)} if start else {})})
+                       **({"start": _episode(first, case)} if first else {})})
     return {"suites": list(dict.fromkeys(t["suite"] for t in traces)), "seeds": list(seeds),
             "policies": dict(TASK_POLICIES), "slots": SLOTS, "traces": traces, **({"start": start} if start else {})}
 
@@ -280,6 +281,13 @@ def summarise_elastic(elastic: dict, headroom: dict) -> dict:
 
 # -- the page ---------------------------------------------------------------------------------
 
+#: The two sections' shared definitions (a learned / rule ratio; the headroom score).
+_PAIRED = ("on the same trace (below 1: the learned policy is better), with a 95% bootstrap interval over the "
+           "traces, paired across seeds.")
+_SCORE = ("*score*: the clairvoyant-normalised score (FIFO 0, reference 1; traces with room only; learned: IQM "
+          "over seeds).")
+
+
 def _ratio(item: dict) -> str:
     if item.get("low") is None or (isinstance(item["low"], float) and math.isnan(item["low"])):
         return f"{item['value']:.3f}"
@@ -302,12 +310,10 @@ def render(data: dict, summary: dict) -> str:
         f"Test split, suites {', '.join(data['suites'])}; {len(data['seeds'])} training seeds per policy, "
         f"{data['slots']} observation slots. *learned / classical*: IQM over the seeds of the geometric mean over "
         "the suite's traces of the task's own policy's judged measure / the best classical rule's (the best of "
-        "every non-learned rule of the headroom study on those traces), on the same trace (below 1: the learned "
-        "policy is better), with a 95% bootstrap interval over the traces, paired across seeds. *others*: the "
+        f"every non-learned rule of the headroom study on those traces), {_PAIRED} *others*: the "
         "three policies' values, for information (picking the best of them on the test split would flatter it). "
         "Judged measures: "
-        "avg JCT (`jct`), mean fair-share ρ (`fairness`), the task cost (`balanced`). *score*: the clairvoyant-"
-        "normalised score (FIFO 0, reference 1; traces with room only; learned: IQM over seeds). "
+        f"avg JCT (`jct`), mean fair-share ρ (`fairness`), the task cost (`balanced`). {_SCORE} "
         + (f"*start*: the untrained policy every run starts from (`--prior {data['start']}`, the prior's skip "
            "term alone; deterministic, so one geometric mean of the ratios). " if data.get("start") else "")
         + f"Aim: <= {AHEAD} for `balanced` and in the estimate/unknown regimes, else <= {WITHIN}. "
@@ -333,11 +339,9 @@ def render_elastic(elastic: dict, summary: dict) -> str:
     lines = [
         f"Test split, suites {', '.join(elastic['suites'])}; `{elastic['policy']}` (the `{elastic['task']}` task) with "
         f"{len(elastic['seeds'])} training seeds, {elastic['slots']} observation slots. *learned / rule*: IQM over the "
-        "seeds of the geometric mean over the suite's traces of the policy's avg JCT / the rule's, on the same trace "
-        "(below 1: the learned policy is better), with a 95% bootstrap interval over the traces, paired across seeds. "
+        f"seeds of the geometric mean over the suite's traces of the policy's avg JCT / the rule's, {_PAIRED} "
         "*best elastic*: the best of the rules that choose GPU counts; *best rigid*: the best of every other "
-        "non-learned rule of the headroom study. *score*: the clairvoyant-normalised score (FIFO 0, reference 1; "
-        f"traces with room only; learned: IQM over seeds). Aim: <= {WITHIN} against the stronger of the two, the best "
+        f"non-learned rule of the headroom study. {_SCORE} Aim: <= {WITHIN} against the stronger of the two, the best "
         "of every non-learned rule; the other row is for information. "
         f"{summary['met']} of {summary['cells']} cells meet it.",
         "",

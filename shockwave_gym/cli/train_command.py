@@ -146,8 +146,8 @@ def _add_network_arguments(group) -> None:
                        help="start of the policy's linear skip term (residual learning): none (no skip term), "
                        "zero (a skip term starting at 0), srtf (the initial policy schedules exactly like SRTF; "
                        "training learns a residual), srtf-fair (SRTF bent towards the jobs projected to finish least "
-                       "fairly), srtf-gang (SRTF bent towards small gangs) or wsrpt (smallest remaining GPU-area first, "
-                       "weighted SRPT's order; observation version 2 or 3). Recorded in policy.json")
+                       "fairly), srtf-gang (SRTF bent towards small gangs) or wsrpt (smallest (remaining time + 1 min) x gang "
+                       "first, about weighted SRPT's order; observation version 2 or 3). Recorded in policy.json")
     group.add_argument("--init-from", default=None, help="start from these weights (policy.npz/.json pair or its directory; "
                        "an SB3 .zip only with --trust)")
     group.add_argument("--trust", action="store_true",

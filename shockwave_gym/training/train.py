@@ -116,9 +116,9 @@ class TrainConfig:
     #: priors.PRIOR_LOG_STD_INIT (-2) with a prior. The attention policy's Plackett-Luce head
     #: starts its log-temperature here (its logits are divided by exp of it).
     log_std_init: float | None = None
-    #: Start of the policy's linear skip term (shockwave_agents.learned.priors): None (no
-    #: skip term), "zero", "srtf" (the initial policy is SRTF; training learns a residual) or
-    #: "srtf-fair" or "srtf-gang".
+    #: Start of the policy's linear skip term: None (no skip term) or one of
+    #: shockwave_agents.learned.priors.PRIORS (e.g. "srtf": the initial policy is SRTF;
+    #: training learns a residual).
     prior: str | None = None
     eval_every: int = 10_000
     eval_seeds: tuple[int, ...] = (1001, 1002, 1003)

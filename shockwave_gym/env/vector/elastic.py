@@ -24,7 +24,7 @@ class CompiledElasticPriorityMode(ElasticPriorityMode):
 
     def place(self, action, view, slots, types=None):
         values, by_id = self.checked(action, slots)
-        allowed = view.count_allowed.any(axis=1)
+        allowed = view.count_allowed[:, 0, :]  # one type: the type axis has one entry (no copy per decision)
         counts = np.asarray(view.gpu_counts, dtype=np.int64)
         size = by_id.size + slots.queue.size
         ids, picked = np.empty(size, np.int64), np.empty(size, np.int64)
