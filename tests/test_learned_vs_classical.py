@@ -91,6 +91,16 @@ def test_each_row_takes_the_best_classical_rule_and_the_tasks_own_policy_and_jud
         logs = [math.log(bench.judged(row["task"], starts[t["trace"]], t)
                          / bench.judged(row["task"], t["metrics"][row["best_classical"]], t)) for t in traces]
         assert row["start"] == pytest.approx(math.exp(sum(logs) / len(logs)), rel=1e-12)
+        # the clairvoyant reference's ratio: the better (by the task's cost) of the rollout and Shockwave-oracle
+        reference = []
+        for t in traces:
+            candidates = [t["reference"][row["task"]]["metrics"], t["shockwave_oracle"]["metrics"]]
+            costs = [bench.task_cost(row["task"], m, first_arrival_s=t["first_arrival_s"], round_s=t["round_s"])
+                     for m in candidates]
+            chosen = candidates[1] if costs[1] < costs[0] else candidates[0]
+            reference.append(math.log(bench.judged(row["task"], chosen, t)
+                                      / bench.judged(row["task"], t["metrics"][row["best_classical"]], t)))
+        assert row["clairvoyant"] == pytest.approx(math.exp(sum(reference) / len(reference)), rel=1e-12)
 
 
 def test_the_start_is_the_untrained_prior_and_plays_as_saved():
@@ -142,6 +152,9 @@ def test_a_policy_a_fixed_factor_from_the_best_rule_on_every_trace_gets_that_rat
     # FIFO 2000, reference 500: the rule scores (2000 - 1000) / 1500, the policy (2000 - 1000 factor) / 1500
     assert row["classical_score"] == pytest.approx(1000 / 1500)
     assert row["learned_score"] == pytest.approx((2000 - 1000 * factor) / 1500)
+    assert row["clairvoyant"] == pytest.approx(0.5)  # the reference's 500 against the rule's 1000, every trace
+    summary = bench.summarise(data, headroom)
+    assert summary["clairvoyant_met"] == sum(r["clairvoyant"] <= r["aim"] for r in summary["rows"]) == 3
     assert "| `jct` | s | unknown | `wsrpt` | `ppo-jct` |" in bench.render(data, bench.summarise(data, headroom))
 
 
