@@ -170,6 +170,7 @@ _POLICY_KINDS: dict[str, AgentEntry | str] = {
     "maskable_ppo": _policy("shockwave_agents.learned.kinds:make_maskable_ppo", "your MaskablePPO policy from shockwave-gym train (path= required)"),
     "bc": _policy("shockwave_agents.learned.kinds:make_bc", "your behaviour-cloned policy from shockwave-gym train --algo bc (path= required)"),
     "imitation": _policy("shockwave_agents.learned.kinds:make_imitation", "same as bc (path= required)"),
+    "cem": _policy("shockwave_agents.learned.kinds:make_cem", "your policy from shockwave-gym train --algo cem, the cross-entropy search (path= required)"),
     "policy": _policy("shockwave_agents.learned.kinds:make_policy", "any policy shockwave-gym train wrote, whatever its algorithm (path= required)"),
 }
 

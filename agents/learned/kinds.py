@@ -1,6 +1,6 @@
 """Your own trained policies, by the name of the algorithm that trained them.
 
-``shockwave-gym train --algo ppo | maskable_ppo | bc`` writes a ``policy.npz`` /
+``shockwave-gym train --algo ppo | maskable_ppo | bc | cem`` writes a ``policy.npz`` /
 ``policy.json`` pair. Each algorithm's policies load under its name, with ``path`` required::
 
     shockwave-gym run --agent maskable_ppo --agent-opt path=runs/mppo --trace teaching-12
@@ -12,6 +12,8 @@
   must say so);
 * ``bc`` (also ``imitation``): a policy written by ``train --algo bc`` (behaviour cloning /
   DAgger; its ``training`` notes name the teacher);
+* ``cem``: a policy written by ``train --algo cem`` (the cross-entropy search over the
+  skip weights; its ``training`` notes say ``"search": "cem"``);
 * ``policy``: any saved policy, whatever trained it.
 
 A file of another kind is refused with an :class:`~shockwave_gym.errors.InputError` naming
@@ -30,14 +32,18 @@ POLICY_KINDS: dict[str, str] = {
     "maskable_ppo": "a policy written by `shockwave-gym train --algo maskable_ppo`",
     "bc": "a policy written by `shockwave-gym train --algo bc` (behaviour cloning)",
     "imitation": "same as bc",
+    "cem": "a policy written by `shockwave-gym train --algo cem` (cross-entropy search)",
     "policy": "any policy written by `shockwave-gym train`",
 }
 
 
 def _kind_of(meta: dict) -> str:
     """The training kind a policy file describes."""
-    if "teacher" in meta.get("training", {}):
+    training = meta.get("training", {})
+    if "teacher" in training:
         return "bc"
+    if training.get("search") == "cem":
+        return "cem"
     return str(meta["algo"])
 
 
@@ -73,6 +79,11 @@ def make_bc(path: str | Path | None = None, max_jobs: int | None = None, trust: 
 def make_imitation(path: str | Path | None = None, max_jobs: int | None = None, trust: bool = False):
     """Same as :func:`make_bc`."""
     return _load("imitation", path, max_jobs, trust, {"bc"})
+
+
+def make_cem(path: str | Path | None = None, max_jobs: int | None = None, trust: bool = False):
+    """A policy found with ``train --algo cem`` (``path`` required)."""
+    return _load("cem", path, max_jobs, trust, {"cem"})
 
 
 def make_policy(path: str | Path | None = None, max_jobs: int | None = None, trust: bool = False):

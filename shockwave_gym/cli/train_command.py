@@ -1,10 +1,12 @@
-"""``shockwave-gym train``: RL (PPO / MaskablePPO) or behaviour cloning of a planner.
+"""``shockwave-gym train``: RL (PPO / MaskablePPO), behaviour cloning of a planner, or a
+cross-entropy search over the slot policy's linear skip term.
 
 Examples::
 
     shockwave-gym train --algo ppo --timesteps 100000 --out runs/ppo
     shockwave-gym train --algo maskable_ppo --action-mode sequential --reward jct --out runs/mppo
     shockwave-gym train --algo bc --teacher shockwave --episodes 40 --out runs/distilled
+    shockwave-gym train --algo cem --task balanced --suites canonical,canonical-unknown --obs-version 3 --out runs/cem
 
 Torch and SB3 are imported only when the command runs.
 """
@@ -23,7 +25,7 @@ from shockwave_gym.errors import InputError, install_hint
 from shockwave_gym.tasks import TASKS
 from shockwave_gym.training.selection import OBJECTIVES
 
-ALGO_CHOICES = ("ppo", "maskable_ppo", "bc")
+ALGO_CHOICES = ("ppo", "maskable_ppo", "bc", "cem")
 
 
 def parse_reward(text: str) -> str | dict[str, float]:
@@ -77,7 +79,8 @@ def add_parsers(subparsers) -> None:
         ),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    parser.add_argument("--algo", choices=ALGO_CHOICES, default="ppo", help="ppo, maskable_ppo, or bc (behaviour cloning)")
+    parser.add_argument("--algo", choices=ALGO_CHOICES, default="ppo", help="ppo, maskable_ppo, bc (behaviour cloning) or cem (cross-entropy search over the "
+                        "prior's linear skip weights, on whole episodes of the suites' fixed train seeds)")
     parser.add_argument("--action-mode", choices=("priority", "select", "sequential"), default=None,
                         help="default: priority for ppo and bc, sequential for maskable_ppo")
     parser.add_argument("--reward", default=None,
@@ -108,6 +111,7 @@ def add_parsers(subparsers) -> None:
     _add_network_arguments(parser.add_argument_group("network and PPO"))
     _add_evaluation_arguments(parser.add_argument_group("evaluation and checkpoints"))
     _add_cloning_arguments(parser.add_argument_group("behaviour cloning (--algo bc)"))
+    _add_search_arguments(parser.add_argument_group("cross-entropy search (--algo cem)"))
     parser.set_defaults(func=train_command)
 
 
@@ -199,6 +203,24 @@ def _add_cloning_arguments(group) -> None:
     group.add_argument("--finetune", action="store_true", help="after cloning, fine-tune with PPO for --timesteps steps")
 
 
+#: The search's options: dest -> (flag, default); refused at another value with another --algo
+SEARCH_OPTIONS: dict[str, tuple[str, object]] = {}
+
+
+def _add_search_arguments(group) -> None:
+    """The cross-entropy search's options (``--algo cem``), recorded in :data:`SEARCH_OPTIONS`."""
+    def add(*flags, **kwargs):
+        action = group.add_argument(*flags, **kwargs)
+        SEARCH_OPTIONS[action.dest] = (flags[0], action.default)
+
+    add("--train-traces", type=ascii_int, default=4, help="fixed train-split traces per suite played by every candidate")
+    add("--cem-iterations", type=ascii_int, default=20, help="search iterations")
+    add("--cem-population", type=ascii_int, default=16, help="candidate weight vectors per iteration")
+    add("--cem-elite", type=ascii_int, default=4, help="best candidates the next iteration's Gaussian is fitted to")
+    add("--cem-std", type=ascii_float, default=0.3, help="the Gaussian's starting standard deviation per weight")
+    add("--cem-workers", type=ascii_int, default=1, help="processes the training episodes are split among")
+
+
 def require_rl_extra(algo: str, finetune: bool = False) -> None:
     """Refuse to train when the ``rl`` extra is not installed (one line, not an ImportError)."""
     import importlib.util
@@ -232,6 +254,11 @@ def train_command(args) -> int:
     cloning = [flag for dest, (flag, default) in CLONING_OPTIONS.items() if getattr(args, dest) != default]
     if args.algo != "bc" and cloning:
         raise InputError(f"{', '.join(cloning)}: behaviour cloning options, for --algo bc only (got --algo {args.algo})")
+    searching = [flag for dest, (flag, default) in SEARCH_OPTIONS.items() if getattr(args, dest) != default]
+    if args.algo != "cem" and searching:
+        raise InputError(f"{', '.join(searching)}: search options, for --algo cem only (got --algo {args.algo})")
+    if args.algo == "cem":
+        return _search(args, command)
     if args.algo == "bc":
         if args.prior is not None:
             raise InputError(f"--prior {args.prior}: the prior starts an RL run (--algo ppo or maskable_ppo); "
@@ -260,6 +287,33 @@ def train_command(args) -> int:
     report = train(config)
     _print_summary(args.out, report["selected"], report["fifo"])
     return 0
+
+
+def _search(args, command: str) -> int:
+    """``--algo cem``: the search has no reward, no PPO and no generated workload."""
+    from shockwave_gym.training.cem import CEMConfig, run_cem
+
+    if args.task is None or args.reward is not None:
+        raise InputError("--algo cem searches for a scored task's lowest cost: give --task (not --reward)")
+    if args.suites in ("none", "in-distribution") or args.policy != "mlp" or args.action_mode not in (None, "priority"):
+        raise InputError("--algo cem plays fixed suite traces with the mlp policy in priority mode: give --suites "
+                         "(a comma list or all), no --policy attention, no --action-mode other than priority")
+    config = CEMConfig(
+        out=args.out, task=args.task, suites=args.suites, train_traces=args.train_traces, val_traces=args.val_traces,
+        prior="wsrpt" if args.prior is None else args.prior, iterations=args.cem_iterations,
+        population=args.cem_population, elite=args.cem_elite, init_std=args.cem_std, seed=args.seed,
+        workers=args.cem_workers, obs_version=args.obs_version, max_jobs=args.max_jobs,
+        embed_dim=args.embed_dim or 32, hidden_dim=args.hidden_dim or 64, command=command)
+    report = run_cem(config)
+    _print_summary(args.out, _mean(report["selected"]["per_trace"]), _mean(report["fifo"]))
+    return 0
+
+
+def _mean(per_trace: dict) -> dict:
+    """Per-trace metrics averaged over the traces (the keys every trace has a number for)."""
+    rows = list(per_trace.values())
+    keys = [k for k in rows[0] if all(isinstance(r.get(k), (int, float)) and not isinstance(r.get(k), bool) for r in rows)]
+    return {k: sum(r[k] for r in rows) / len(rows) for k in keys}
 
 
 def _imitate(args, workload, reward, command: str) -> int:
