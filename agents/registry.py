@@ -144,6 +144,7 @@ _BUILTIN: dict[str, AgentEntry | str] = {
     "ppo-jct": _policy("shockwave_agents.learned.pretrained:make_ppo_jct", "shipped PPO slot policy of the jct task; reads length beliefs, runs in every regime"),
     "ppo-fairness": _policy("shockwave_agents.learned.pretrained:make_ppo_fairness", "shipped PPO slot policy of the fairness task (mean fair-share rho); every regime"),
     "ppo-balanced": _policy("shockwave_agents.learned.pretrained:make_ppo_balanced", "shipped PPO slot policy of the balanced task (JCT, rho, makespan); every regime"),
+    "cem-balanced": _policy("shockwave_agents.learned.pretrained:make_cem_balanced", "shipped slot policy of the balanced task found by cross-entropy search over the wsrpt prior's skip weights; every regime"),
     "ppo-elastic": _policy("shockwave_agents.learned.pretrained:make_ppo_elastic", "shipped PPO slot policy of the jct task on elastic traces: job order and GPU counts; one GPU type", elastic=True),
     "shockwave-distilled": _policy("shockwave_agents.learned.pretrained:make_shockwave_distilled", "shipped behaviour clone of shockwave (decides in milliseconds)"),
 }

@@ -3,8 +3,8 @@ task and test suite, with paired intervals over training seeds and traces.
 
 What is compared (docs/TRAINING.md, "Learned vs classical" has the generated table):
 
-* **Learned**: the three per-task policies (``ppo-jct``, ``ppo-fairness``, ``ppo-balanced``),
-  each trained with 5 seeds. Every seed's policy (``--runs``: the training output folders,
+* **Learned**: the three per-task policies (``TASK_POLICIES``: ``ppo-jct``, ``ppo-fairness``,
+  ``cem-balanced``), each trained with 5 seeds. Every seed's policy (``--runs``: the training output folders,
   ``<task>-s<seed>``) plays every test trace of the chosen suites (default: every leaderboard
   suite without elastic jobs, whose counts these policies cannot choose; the elastic suite is
   judged with ``ppo-elastic``, below), in the trace's own regime

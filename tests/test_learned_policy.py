@@ -287,9 +287,9 @@ def test_shipped_policies_match_this_observation_version():
     shipped = Path(__file__).resolve().parents[1] / "agents" / "pretrained"
     for name in SHIPPED:
         meta = json.loads((shipped / f"{name}.json").read_text())
-        # the per-task policies and shockwave-distilled read version 3 (every regime); the earlier
-        # ones the env's default
-        version = 3 if name in (*TASK_POLICIES.values(), "shockwave-distilled") else DEFAULT_OBSERVATION_VERSION
+        # the per-task policies (ppo-balanced too, beside cem-balanced) and shockwave-distilled read
+        # version 3 (every regime); the earlier ones the env's default
+        version = 3 if name in (*TASK_POLICIES.values(), "ppo-balanced", "shockwave-distilled") else DEFAULT_OBSERVATION_VERSION
         assert meta["obs_version"] == version, name
         assert meta["observation_signature"] == observation_signature(version), name
 

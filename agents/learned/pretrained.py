@@ -4,6 +4,10 @@
   (docs/TASKS.md), reading observation version 3 (length beliefs), so they run in every
   information regime (exact, estimate, unknown, early endings) without reading a hidden
   length;
+* ``cem-balanced``: the ``balanced`` task's policy found by the cross-entropy search over
+  the ``wsrpt`` prior's skip weights (``train --algo cem``, :mod:`shockwave_gym.training.cem`),
+  reading observation version 3; the task's shipped policy (:data:`TASK_POLICIES`), chosen
+  over ``ppo-balanced`` on the validation split;
 * ``ppo-elastic``: a PPO policy of the ``jct`` task trained on the elastic suite
   ``elastic-nominal``: it also gives each job its GPU count (a score and a count preference
   per slot, :mod:`~shockwave_agents.learned.adapter`), on clusters of one GPU type;
@@ -41,9 +45,11 @@ from shockwave_gym.errors import InputError
 
 #: Where the shipped policies live (installed as package data ``shockwave_agents/pretrained``).
 PRETRAINED_DIR = Path(__file__).resolve().parent.parent / "pretrained"
-SHIPPED = ("ppo", "ppo-fair", "shockwave-distilled", "ppo-jct", "ppo-fairness", "ppo-balanced", "ppo-elastic")
-#: The shipped policy of each scored task (shockwave_gym.tasks).
-TASK_POLICIES = {"jct": "ppo-jct", "fairness": "ppo-fairness", "balanced": "ppo-balanced"}
+SHIPPED = ("ppo", "ppo-fair", "shockwave-distilled", "ppo-jct", "ppo-fairness", "ppo-balanced", "ppo-elastic",
+           "cem-balanced")
+#: The shipped policy of each scored task (shockwave_gym.tasks): the best on the validation split
+#: of the task's shipped candidates (docs/TRAINING.md).
+TASK_POLICIES = {"jct": "ppo-jct", "fairness": "ppo-fairness", "balanced": "cem-balanced"}
 
 
 def pretrained_path(name: str) -> Path:
@@ -121,6 +127,11 @@ def make_ppo_fairness(path: str | Path | None = None, max_jobs: int | None = Non
 def make_ppo_balanced(path: str | Path | None = None, max_jobs: int | None = None, trust: bool = False):
     """The shipped policy of the ``balanced`` task (JCT, fair-share rho, makespan; every regime), or ``path``'s."""
     return _make_task_policy("ppo-balanced", path, max_jobs, trust)
+
+
+def make_cem_balanced(path: str | Path | None = None, max_jobs: int | None = None, trust: bool = False):
+    """The shipped search result of the ``balanced`` task (every regime), or ``path``'s."""
+    return _make_task_policy("cem-balanced", path, max_jobs, trust)
 
 
 def make_ppo_elastic(path: str | Path | None = None, max_jobs: int | None = None, trust: bool = False):

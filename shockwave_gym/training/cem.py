@@ -98,8 +98,8 @@ class CEMConfig:
     def cases(self, split: str) -> tuple[list, list, list]:
         """(traces, run-on sizes, regimes) of ``split``: the first ``train_traces`` fixed train
         seeds of each suite, or the first ``val_traces`` validation traces."""
-        from shockwave_gym.training.tasks import resolve_suite_names, suite_tasks
         from shockwave_gym.traces.suites import suite_regime
+        from shockwave_gym.training.tasks import resolve_suite_names, suite_tasks
 
         if split == "validation":
             tasks = suite_tasks(self.suites, envs=None, val_traces=self.val_traces, max_jobs=self.max_jobs,
@@ -209,6 +209,23 @@ def _or_inf(value) -> float:
     return float("inf") if value is None or not np.isfinite(value) else float(value)
 
 
+def _check_scorable(task: str, fifo: dict, split: str) -> None:
+    """The task's score (cost / FIFO's, per episode) needs FIFO's cost positive and finite on
+    every episode; else no candidate could be scored, so the search is refused."""
+    import math
+
+    from shockwave_gym.tasks import get_task
+
+    def cost(row):
+        return get_task(task).cost(row, first_arrival_s=row["first_arrival_s"], round_s=row["round_s"])
+
+    bad = [name for name, row in fifo.items() if not (math.isfinite(cost(row)) and cost(row) > 0)]
+    if bad:
+        raise InputError(f"the {task} task's score divides by FIFO's cost, which is not positive on {len(bad)} "
+                         f"{split} trace(s) ({', '.join(bad[:3])}{', ...' if len(bad) > 3 else ''}): search on "
+                         "other suites (--suites) or another task")
+
+
 def _label(iteration: int) -> str:
     return "the start" if iteration < 0 else f"iteration {iteration + 1}'s best"
 
@@ -217,11 +234,25 @@ def _plain(value: float) -> float | None:
     return None if value == float("inf") else float(value)
 
 
+def _save(policy, best: dict, config: CEMConfig) -> None:
+    """``out/policy.*``: the prior's network with the kept skip weights and the run's notes."""
+    import torch
+
+    from shockwave_agents.learned.weights import save_policy
+
+    with torch.no_grad():
+        policy.action_net.skip.weight.copy_(torch.tensor(best["weights"], dtype=torch.float32).reshape(1, -1))
+    training = {"command": config.command, "search": "cem", "task": config.task, "select": config.task,
+                "suites": config.suites, "seed": config.seed, "prior": config.prior, "obs_version": config.obs_version,
+                "iterations": config.iterations, "population": config.population, "train_traces": config.train_traces,
+                "selected_iteration": best["iteration"] + 1}
+    save_policy(policy, Path(config.out) / "policy", algo=ALGO, action_mode=ACTION_MODE, training=training)
+
+
 def run_cem(config: CEMConfig, log=None) -> dict:
     """The search (module docstring); returns the ``eval.json`` report."""
     import torch
 
-    from shockwave_agents.learned.weights import save_policy
     from shockwave_gym.training.selection import score
 
     log = log or (lambda text: print(text, file=sys.stderr, flush=True))
@@ -238,6 +269,8 @@ def run_cem(config: CEMConfig, log=None) -> dict:
     try:
         fifo_train = players.play([None])[0]
         fifo_val = validation.play(None)
+        _check_scorable(config.task, fifo_train, "train")
+        _check_scorable(config.task, fifo_val, "validation")
         rng = np.random.default_rng(config.seed)
         start_val = validation.play(mean)
         best = {"iteration": -1, "weights": mean.tolist(), "val": _or_inf(score(config.task, start_val, fifo_val)),
@@ -263,13 +296,7 @@ def run_cem(config: CEMConfig, log=None) -> dict:
                 f"({_label(best['iteration'])})")
     finally:
         players.close()
-    with torch.no_grad():
-        policy.action_net.skip.weight.copy_(torch.tensor(best["weights"], dtype=torch.float32).reshape(1, -1))
-    training = {"command": config.command, "search": "cem", "task": config.task, "select": config.task,
-                "suites": config.suites, "seed": config.seed, "prior": config.prior, "obs_version": config.obs_version,
-                "iterations": config.iterations, "population": config.population, "train_traces": config.train_traces,
-                "selected_iteration": best["iteration"] + 1}
-    save_policy(policy, out / "policy", algo=ALGO, action_mode=ACTION_MODE, training=training)
+    _save(policy, best, config)
     report = {"config": config.to_dict(), "wall_s": time.perf_counter() - started,
               "episodes": (config.iterations * config.population + 1) * len(train_cases[0]),
               "history": history, "selected": {"iteration": best["iteration"] + 1, "score": _plain(best["val"]),
