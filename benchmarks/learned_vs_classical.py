@@ -4,8 +4,9 @@ task and test suite, with paired intervals over training seeds and traces.
 What is compared (docs/TRAINING.md, "Learned vs classical" has the generated table):
 
 * **Learned**: the three per-task policies (``TASK_POLICIES``: ``ppo-jct``, ``ppo-fairness``,
-  ``cem-balanced``), each trained with 5 seeds. Every seed's policy (``--runs``: the training output folders,
-  ``<task>-s<seed>``) plays every test trace of the chosen suites (default: every leaderboard
+  ``cem-balanced``), each trained with 5 seeds. Every seed's policy (``--runs``: folders of
+  training outputs ``<task>-s<seed>``; each task's runs from the one folder whose runs are of
+  its shipped policy's kind, :func:`task_runs`) plays every test trace of the chosen suites (default: every leaderboard
   suite without elastic jobs, whose counts these policies cannot choose; the elastic suite is
   judged with ``ppo-elastic``, below), in the trace's own regime
   and on its own cluster, with 200 observation slots. A (task, suite) cell judges the task's
@@ -49,7 +50,7 @@ of the headroom study). Aim: within 2% (ratio <= 1.02), the exact regime's. They
 under the JSON's ``elastic`` key; ``--elastic-runs`` without ``--runs`` keeps the rest of
 ``--json`` as it is.
 
-    python benchmarks/learned_vs_classical.py --runs /tmp/lrn/runs --suites canonical-unknown \\
+    python benchmarks/learned_vs_classical.py --runs runs/lvc-ppo runs/lvc-cem --suites canonical-unknown \\
         --json docs/data/learned_vs_classical.json --doc docs/TRAINING.md   # JSON summary on stdout
     python benchmarks/learned_vs_classical.py --elastic-runs /tmp/lel_runs \\
         --json docs/data/learned_vs_classical.json --doc docs/TRAINING.md
@@ -136,19 +137,45 @@ def start_agent(prior: str):
     return PolicyAgent(NumpySlotNetwork.from_policy(policy), "priority", name=f"start-{prior}")
 
 
-def run(runs: Path, suites: str | None, seeds=SEEDS, log=print, start: str | None = None) -> dict:
+def task_runs(folders, seeds=SEEDS) -> dict[str, Path]:
+    """Per task, the one folder of ``folders`` whose ``<task>-s<seed>`` runs (every seed) are
+    of the task's shipped policy's kind (:func:`~shockwave_agents.learned.kinds.kind_of`: a
+    PPO run, a search run, ...), so a folder of PPO runs and one of search runs can be given
+    together; none or several is one ``InputError`` line."""
+    from shockwave_agents.learned.kinds import kind_of
+    from shockwave_agents.learned.pretrained import pretrained_path
+    from shockwave_agents.learned.weights import read_meta
+    from shockwave_gym.errors import InputError
+
+    chosen = {}
+    for task, policy in TASK_POLICIES.items():
+        kind = kind_of(read_meta(pretrained_path(policy).with_suffix(".json")))
+        matches = [Path(f) for f in folders
+                   if all((Path(f) / f"{task}-s{s}" / "policy.json").is_file() for s in seeds)
+                   and all(kind_of(read_meta(Path(f) / f"{task}-s{s}" / "policy.json")) == kind for s in seeds)]
+        if len(matches) != 1:
+            found = "none" if not matches else ", ".join(map(str, matches))
+            raise InputError(f"--runs: the {task} task's policy ({policy}) is a {kind!r} policy; the folders holding "
+                             f"{task}-s{seeds[0]}..{seeds[-1]} runs of that kind: {found} (need exactly one)")
+        chosen[task] = matches[0]
+    return chosen
+
+
+def run(runs, suites: str | None, seeds=SEEDS, log=print, start: str | None = None) -> dict:
     """Every seed's policy of every task on every test trace of ``suites`` (None:
-    :func:`rigid_suites`); with ``start``, also the untrained policy of that prior."""
+    :func:`rigid_suites`), each task's runs from its folder of ``runs`` (:func:`task_runs`);
+    with ``start``, also the untrained policy of that prior."""
     from shockwave_agents.learned.pretrained import load_agent
 
     suites = rigid_suites() if suites is None else suites
+    folders = task_runs([runs] if isinstance(runs, (str, Path)) else runs, seeds)
     first = start_agent(start) if start else None  # one agent: each episode resets it
     traces = []
     for case, name in _checked_cases(suites):
         learned = {}
         for task in TASK_POLICIES:
             for seed in seeds:
-                agent = load_agent(runs / f"{task}-s{seed}", name=TASK_POLICIES[task], max_jobs=SLOTS)
+                agent = load_agent(folders[task] / f"{task}-s{seed}", name=TASK_POLICIES[task], max_jobs=SLOTS)
                 learned.setdefault(TASK_POLICIES[task], {})[str(seed)] = _episode(agent, case)
         log(f"[learned-vs-classical] {name}: done")
         traces.append({"suite": case["suite"], "trace": name, "learned": learned,
@@ -377,7 +404,9 @@ def write_doc(doc: Path, text: str, begin: str = BEGIN, end: str = END) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=Path, help="the training output folders <task>-s<seed>")
+    parser.add_argument("--runs", type=Path, nargs="+",
+                        help="folders of training runs <task>-s<seed>; each task's runs are read from the one folder "
+                        "whose runs are of the kind of the task's shipped policy (PPO, search, ...)")
     parser.add_argument("--suites", default=None, help="test suites (a comma list; default: every leaderboard suite without elastic jobs)")
     parser.add_argument("--json", type=Path, help="save the per-trace metrics here")
     parser.add_argument("--doc", type=Path, help="rewrite this page's generated section")

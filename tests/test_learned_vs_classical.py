@@ -172,3 +172,32 @@ def test_the_seed_interval_keeps_traces_paired_across_seeds():
     assert paired.high - paired.low > 1.5 * (apart.high - apart.low)
     shifted = seed_iqm_interval({**per_seed, "0": [2 * r for r in ratios]})  # the IQM trims one seed
     assert shifted.value == pytest.approx(paired.value)
+
+
+def test_each_tasks_runs_come_from_the_folder_of_its_shipped_policys_kind(tmp_path):
+    """PPO runs and search runs of the same task may sit in two folders given together: the
+    balanced task's (shipped: a search result) are read from the search folder, the others'
+    from the PPO folder; a folder set without them, or with two candidates, is refused."""
+    pytest.importorskip("torch")
+    from shockwave_agents.learned.weights import build_policy, save_policy
+    from shockwave_gym.errors import InputError
+
+    policy = build_policy("ppo", "priority", 8, embed_dim=4, hidden_dim=4, prior="wsrpt", obs_version=3)
+
+    def runs(folder, tasks, training):
+        for task in tasks:
+            for seed in range(5):
+                save_policy(policy, tmp_path / folder / f"{task}-s{seed}" / "policy", algo="ppo",
+                            action_mode="priority", training=training)
+        return tmp_path / folder
+
+    ppo = runs("ppo", ("jct", "fairness", "balanced"), {"select": "x"})
+    search = runs("cem", ("balanced",), {"search": "cem"})
+    bench = _bench()
+    assert bench.task_runs([ppo, search]) == {"jct": ppo, "fairness": ppo, "balanced": search}
+    assert bench.task_runs([search, ppo]) == {"jct": ppo, "fairness": ppo, "balanced": search}
+    with pytest.raises(InputError, match=r"balanced task's policy \(cem-balanced\) is a 'cem' policy.*: none"):
+        bench.task_runs([ppo])
+    twice = runs("cem2", ("balanced",), {"search": "cem"})
+    with pytest.raises(InputError, match="need exactly one"):
+        bench.task_runs([ppo, search, twice])

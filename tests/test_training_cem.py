@@ -89,7 +89,6 @@ def test_each_iteration_starts_its_draws_from_the_gaussians_mean(searched, tmp_p
     play = _episodes(config, "train")
     start = make_agent("policy", path=str(_start_policy(tmp_path, config)), max_jobs=config.max_jobs)
     assert one["history"][0]["train_mean_vector"] == score("balanced", play(start), play(make_agent("fifo")))
-    assert all(row["train_best"] <= row["train_mean_vector"] for row in one["history"])
     assert one["episodes"] == (2 * 4 + 1) * 4  # (iterations x population + FIFO) x 2 suites x 2 traces
 
 
@@ -121,6 +120,9 @@ def _first_validation(suite):
     ({"min_std": True}, "min_std"),
     ({"population": 0}, "population"),
     ({"seed": -1}, "seed"),
+    ({"workers": 0}, r"workers \(--cem-workers\)"),
+    ({"max_jobs": 0}, r"max_jobs \(--max-jobs\)"),
+    ({"min_std": 0.5}, "min_std 0.5 exceeds init_std"),
 ])
 def test_bad_settings_are_refused_with_one_line(tmp_path, overrides, message):
     with pytest.raises(InputError, match=message):
@@ -139,6 +141,11 @@ def test_the_cli_runs_the_search_and_refuses_its_options_elsewhere(tmp_path, cap
     assert "policy:" in capsys.readouterr().out
     for bad, message in ((["--algo", "ppo", "--cem-iterations", "3"], "--cem-iterations: search options"),
                          (["--algo", "cem", "--reward", "jct"], "give --task"),
+                         (["--algo", "cem", "--task", "jct", "--suites", SUITES, "--timesteps", "5", "--gamma", "0.9"],
+                          "--timesteps, --gamma: RL and workload options"),
+                         (["--algo", "cem", "--task", "jct", "--suites", SUITES, "--prior", "none"], "--prior none"),
+                         (["--algo", "cem", "--task", "jct", "--suites", SUITES, "--embed-dim", "0"],
+                          "embed_dim (--embed-dim)"),
                          (["--algo", "cem", "--task", "jct", "--suites", "none"], "give --suites"),
                          (["--algo", "cem", "--task", "jct", "--policy", "attention"], "mlp policy")):
         assert main(["train", *bad, "--out", str(tmp_path / "bad")]) == 2
@@ -173,3 +180,54 @@ def test_a_task_whose_score_fifo_cannot_anchor_is_refused_before_the_search(tmp_
     with pytest.raises(InputError, match=r"not positive on 2 train trace\(s\) \(small-overloaded-train-2, small"):
         run_cem(config, log=lambda _: None)
     assert not (tmp_path / "run" / "policy.npz").exists()
+
+
+def test_each_iteration_refits_the_gaussian_to_its_elite(tmp_path, monkeypatch):
+    """With the episodes replaced by a known cost (the squared distance of the weights to a
+    target), the run's scores are those of a cross-entropy method computed here: the first
+    draw of each iteration is the Gaussian's mean, the next mean is the elite's mean and the
+    next spread its spread, floored; the kept weights are the best candidate."""
+    from shockwave_gym.training import cem, selection
+
+    target = np.linspace(-1.0, 1.0, 17)
+
+    def cost(weights):
+        return float(np.sum((np.asarray(weights, dtype=float) - target) ** 2))
+
+    class Fake:  # "plays" a weight vector by handing it back as its one trace's row
+        def __init__(self, *args):
+            pass
+
+        def play(self, weights):
+            return {"trace": {"w": None if weights is None else [float(x) for x in weights]}}
+
+    class FakePlayers(Fake):
+        def play(self, candidates):
+            return [Fake.play(self, c) for c in candidates]
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(cem, "_Players", lambda state, config, cases: FakePlayers())
+    monkeypatch.setattr(cem, "_Episodes", Fake)
+    monkeypatch.setattr(cem, "_check_scorable", lambda *args: None)
+    monkeypatch.setattr(selection, "score", lambda task, rows, fifo: cost(rows["trace"]["w"]))
+    config = _config(tmp_path, iterations=4, population=6, elite=2)
+    report = cem.run_cem(config, log=lambda _: None)
+
+    mean = cem._start(config)[1]["action_net.skip.weight"].astype(np.float64).ravel()
+    std = np.full_like(mean, config.init_std)
+    rng = np.random.default_rng(config.seed)
+    best = (cost(mean), mean)
+    for row in report["history"]:
+        draws = mean + std * rng.standard_normal((config.population, mean.size))
+        draws[0] = mean
+        scores = np.array([cost(d) for d in draws])
+        assert row["train_mean_vector"] == pytest.approx(scores[0], rel=1e-12)
+        assert row["train_best"] == pytest.approx(scores.min(), rel=1e-12)
+        elite = draws[np.argsort(scores, kind="stable")[: config.elite]]
+        if scores.min() < best[0]:
+            best = (scores.min(), draws[np.argmin(scores)])
+        mean, std = elite.mean(axis=0), np.maximum(elite.std(axis=0), config.min_std)
+    assert report["history"][-1]["train_mean_vector"] < report["history"][0]["train_mean_vector"]
+    assert np.allclose(report["selected"]["weights"], best[1]) and report["selected"]["score"] == pytest.approx(best[0])

@@ -37,8 +37,8 @@ POLICY_KINDS: dict[str, str] = {
 }
 
 
-def _kind_of(meta: dict) -> str:
-    """The training kind a policy file describes."""
+def kind_of(meta: dict) -> str:
+    """The training kind a policy file's JSON describes: ``bc``, ``cem`` or its ``algo``."""
     training = meta.get("training", {})
     if "teacher" in training:
         return "bc"
@@ -56,7 +56,7 @@ def _load(kind: str, path, max_jobs, trust, accept: set[str] | None):
             f"--agent {kind} --agent-opt path=DIR, or --agent LABEL={kind}:path=DIR"
         )
     agent = load_agent(path, name=kind, max_jobs=max_jobs, trust=trust)
-    found = _kind_of(agent.policy_meta)
+    found = kind_of(agent.policy_meta)
     if accept is not None and found not in accept:
         raise InputError(
             f"{Path(path)}: agent {kind!r} loads {POLICY_KINDS[kind]}, but this policy is a {found!r} "

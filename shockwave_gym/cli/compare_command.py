@@ -34,7 +34,7 @@ def add_parsers(subparsers) -> None:
     parser.add_argument(
         "--agent", action="append", default=[], metavar="LABEL=KIND[:OPT=VALUE,...]",
         help="one agent under your own label (repeatable), e.g. mine=ppo:path=runs/x or "
-        "mppo=maskable_ppo:path=runs/y; KIND is an agent name, a policy kind (maskable_ppo, bc, policy) or module:factory",
+        "mppo=maskable_ppo:path=runs/y; KIND is an agent name, a policy kind (maskable_ppo, bc, cem, policy) or module:factory",
     )
     parser.add_argument("--traces", nargs="+", required=True, metavar="TRACE", help="bundled trace names or trace files")
     parser.add_argument("--gpus", type=ascii_int, default=None, help="cluster size (default: each bundled trace's; required for files)")

@@ -53,25 +53,32 @@ def parse_range(text: str, kind, label: str) -> tuple:
     return values
 
 
-def prior_name(text: str) -> str | None:
-    """``--prior``: ``none`` -> None, else one of the priors (argparse reports the error)."""
+def prior_name(text: str) -> str:
+    """``--prior``: ``none`` or one of the priors (argparse reports the error); the option's
+    default is None, so an explicit ``none`` can be told apart (:func:`prior_of`)."""
     from shockwave_agents.learned.priors import PRIORS
 
     if text == "none":
-        return None
+        return text
     if text not in PRIORS:
         raise argparse.ArgumentTypeError(f"must be none or one of {', '.join(PRIORS)}, got {text!r}")
     return text
+
+
+def prior_of(args) -> str | None:
+    """The prior a run starts from: None for no skip term (``--prior none`` or no ``--prior``)."""
+    return None if args.prior in (None, "none") else args.prior
 
 
 def add_parsers(subparsers) -> None:
     """The ``train`` command, its options in four groups."""
     parser = subparsers.add_parser(
         "train",
-        help="train a learned scheduler (PPO, MaskablePPO or behaviour cloning) on generated traces",
+        help="train a learned scheduler (PPO, MaskablePPO, behaviour cloning or a cross-entropy search) on task suites",
         description=(
-            "Train the permutation-invariant slot policy on freshly generated traces (seeds >= 2**32; "
-            "validation traces use smaller seeds). Writes OUT/policy.npz + OUT/policy.json "
+            "Train the permutation-invariant slot policy on the task suites' train split, or on freshly generated "
+            "traces (seeds >= 2**32; validation traces use smaller seeds); --algo cem searches the skip weights on "
+            "fixed train-split traces instead. Writes OUT/policy.npz + OUT/policy.json "
             "(weights only: load with --agent ppo --agent-opt path=OUT; for RL the best checkpoint on the "
             "validation traces, see --select), OUT/eval.json and, for RL, OUT/final_policy.* (last weights), "
             "OUT/model.zip (SB3, last weights, for resuming) and OUT/checkpoints/. Progress goes to stderr. "
@@ -113,6 +120,19 @@ def add_parsers(subparsers) -> None:
     _add_cloning_arguments(parser.add_argument_group("behaviour cloning (--algo bc)"))
     _add_search_arguments(parser.add_argument_group("cross-entropy search (--algo cem)"))
     parser.set_defaults(func=train_command)
+    RL_OPTIONS.update({dest: (flag, parser.get_default(dest)) for dest, flag in _RL_FLAGS.items()})
+
+
+#: Options of RL training and the generated workload, which the search does not use: dest -> flag.
+_RL_FLAGS = {"timesteps": "--timesteps", "envs": "--envs", "vec": "--vec", "gpus": "--gpus", "num_jobs": "--num-jobs",
+             "arrival_rate": "--arrival-rate", "max_duration_h": "--max-duration-h", "no_mix": "--no-mix",
+             "n_steps": "--n-steps", "batch_size": "--batch-size", "n_epochs": "--n-epochs",
+             "learning_rate": "--learning-rate", "ent_coef": "--ent-coef", "gamma": "--gamma", "discount": "--discount",
+             "log_std_init": "--log-std-init", "init_from": "--init-from", "trust": "--trust",
+             "eval_every": "--eval-every", "select": "--select", "eval_seeds": "--eval-seeds",
+             "checkpoint_every": "--checkpoint-every", "progress_every_s": "--progress-every-s"}
+#: dest -> (flag, default), filled when the parser is built; refused at another value with --algo cem.
+RL_OPTIONS: dict[str, tuple[str, object]] = {}
 
 
 def _add_workload_arguments(group) -> None:
@@ -146,12 +166,13 @@ def _add_network_arguments(group) -> None:
                        "sequential pick that closes no round by 1 (semi-MDP); steps: gamma per env step")
     group.add_argument("--log-std-init", type=ascii_float, default=None,
                        help="PPO: initial log-std of the priority scores (default -0.5, or -2 with --prior)")
-    group.add_argument("--prior", default="none", type=prior_name,
+    group.add_argument("--prior", default=None, type=prior_name,
                        help="start of the policy's linear skip term (residual learning): none (no skip term), "
                        "zero (a skip term starting at 0), srtf (the initial policy schedules exactly like SRTF; "
                        "training learns a residual), srtf-fair (SRTF bent towards the jobs projected to finish least "
                        "fairly), srtf-gang (SRTF bent towards small gangs) or wsrpt (smallest (remaining time + 1 min) x gang "
-                       "first, about weighted SRPT's order; observation version 2 or 3). Recorded in policy.json")
+                       "first, about weighted SRPT's order; observation version 2 or 3). Recorded in policy.json. "
+                       "Default: none; with --algo cem, wsrpt (the search needs a prior: none is refused)")
     group.add_argument("--init-from", default=None, help="start from these weights (policy.npz/.json pair or its directory; "
                        "an SB3 .zip only with --trust)")
     group.add_argument("--trust", action="store_true",
@@ -260,7 +281,7 @@ def train_command(args) -> int:
     if args.algo == "cem":
         return _search(args, command)
     if args.algo == "bc":
-        if args.prior is not None:
+        if prior_of(args) is not None:
             raise InputError(f"--prior {args.prior}: the prior starts an RL run (--algo ppo or maskable_ppo); "
                              "behaviour cloning (--algo bc) fits its own network from scratch")
         if args.policy != "mlp":
@@ -281,7 +302,7 @@ def train_command(args) -> int:
         gamma=args.gamma, discount=args.discount, ent_coef=args.ent_coef, log_std_init=args.log_std_init,
         eval_every=args.eval_every, eval_seeds=tuple(args.eval_seeds), select=args.select,
         checkpoint_every=args.checkpoint_every, init_from=args.init_from, trust_init=args.trust,
-        progress_every_s=args.progress_every_s, command=command, prior=args.prior, task=args.task,
+        progress_every_s=args.progress_every_s, command=command, prior=prior_of(args), task=args.task,
         policy=args.policy, obs_version=args.obs_version,
     )
     report = train(config)
@@ -295,6 +316,11 @@ def _search(args, command: str) -> int:
 
     if args.task is None or args.reward is not None:
         raise InputError("--algo cem searches for a scored task's lowest cost: give --task (not --reward)")
+    ignored = [flag for dest, (flag, default) in RL_OPTIONS.items() if getattr(args, dest) != default]
+    if ignored:
+        raise InputError(f"{', '.join(ignored)}: RL and workload options, which --algo cem does not use")
+    if args.prior == "none":
+        raise InputError("--prior none: the search tunes a prior's skip weights; give a prior (default wsrpt)")
     if args.suites in ("none", "in-distribution") or args.policy != "mlp" or args.action_mode not in (None, "priority"):
         raise InputError("--algo cem plays fixed suite traces with the mlp policy in priority mode: give --suites "
                          "(a comma list or all), no --policy attention, no --action-mode other than priority")
@@ -303,7 +329,8 @@ def _search(args, command: str) -> int:
         prior="wsrpt" if args.prior is None else args.prior, iterations=args.cem_iterations,
         population=args.cem_population, elite=args.cem_elite, init_std=args.cem_std, seed=args.seed,
         workers=args.cem_workers, obs_version=args.obs_version, max_jobs=args.max_jobs,
-        embed_dim=args.embed_dim or 32, hidden_dim=args.hidden_dim or 64, command=command)
+        embed_dim=32 if args.embed_dim is None else args.embed_dim,
+        hidden_dim=64 if args.hidden_dim is None else args.hidden_dim, command=command)
     report = run_cem(config)
     _print_summary(args.out, _mean(report["selected"]["per_trace"]), _mean(report["fifo"]))
     return 0

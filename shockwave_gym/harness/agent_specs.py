@@ -1,7 +1,7 @@
 """Agent specs as a user types them: ``NAME`` or ``LABEL=KIND[:opt=value,...]``.
 
 ``LABEL`` is the name results are reported under, ``KIND`` a registered agent, a policy kind
-(``maskable_ppo``, ``bc``, ``imitation``, ``policy``: a trained policy, ``path`` required) or a
+(``maskable_ppo``, ``bc``, ``imitation``, ``cem``, ``policy``: a trained policy, ``path`` required) or a
 ``package.module:factory`` path, and the options are comma-separated ``key=value`` pairs
 (values are JSON, or else bare words taken as strings)::
 

@@ -40,10 +40,14 @@ from pathlib import Path
 import numpy as np
 
 from shockwave_gym.errors import InputError
-from shockwave_gym.training.workload import require_positive_ints
 
 #: The policy network every search result is saved as (its skip term decides).
 ALGO, ACTION_MODE = "ppo", "priority"
+#: Each setting's ``shockwave-gym train`` flag (for error messages).
+FLAGS = {"train_traces": "--train-traces", "val_traces": "--val-traces", "iterations": "--cem-iterations",
+         "population": "--cem-population", "elite": "--cem-elite", "workers": "--cem-workers",
+         "embed_dim": "--embed-dim", "hidden_dim": "--hidden-dim", "max_jobs": "--max-jobs", "init_std": "--cem-std",
+         "min_std": "no flag"}
 
 
 @dataclass
@@ -82,16 +86,21 @@ class CEMConfig:
         if self.prior not in PRIORS or self.prior == "zero":
             raise InputError(f"the search starts from a prior's skip term: --prior one of "
                              f"{', '.join(p for p in PRIORS if p != 'zero')}, got {self.prior!r}")
-        require_positive_ints(self, ("train_traces", "val_traces", "iterations", "population", "elite", "workers",
-                                     "embed_dim", "hidden_dim"))
+        for name in ("train_traces", "val_traces", "iterations", "population", "elite", "workers", "embed_dim",
+                     "hidden_dim", *(("max_jobs",) if self.max_jobs is not None else ())):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise InputError(f"{name} ({FLAGS[name]}) must be an integer >= 1, got {value!r}")
         if self.elite > self.population:
             raise InputError(f"--cem-elite {self.elite} exceeds --cem-population {self.population}")
         for name in ("init_std", "min_std"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 100:
-                raise InputError(f"{name} must be a number in (0, 100), got {value!r}")
+                raise InputError(f"{name} ({FLAGS[name]}) must be a number in (0, 100), got {value!r}")
+        if self.min_std > self.init_std:
+            raise InputError(f"min_std {self.min_std} exceeds init_std ({FLAGS['init_std']}) {self.init_std}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            raise InputError(f"seed must be an integer >= 0, got {self.seed!r}")
+            raise InputError(f"seed (--seed) must be an integer >= 0, got {self.seed!r}")
         if self.max_jobs is None:
             self.max_jobs = max(t.num_jobs for t in self.cases("train")[0] + self.cases("validation")[0])
 
@@ -185,8 +194,8 @@ class _Players:
         return [{name: row[name] for name in self.names} for row in merged]  # the cases' order, as played here
 
     def close(self) -> None:
-        for pool in self.pools:
-            pool.shutdown()
+        for pool in self.pools:  # on an error or Ctrl-C, queued candidates are dropped, not played
+            pool.shutdown(cancel_futures=True)
 
 
 # -- the search -------------------------------------------------------------------------------
@@ -264,9 +273,10 @@ def run_cem(config: CEMConfig, log=None) -> dict:
     mean = state["action_net.skip.weight"].astype(np.float64).ravel()
     std = np.full_like(mean, config.init_std)
     train_cases, val_cases = config.cases("train"), config.cases("validation")
-    players = _Players(state, config, train_cases)
-    validation = _Episodes(state, config.max_jobs, config.obs_version, val_cases)  # played here
+    players = None
     try:
+        players = _Players(state, config, train_cases)
+        validation = _Episodes(state, config.max_jobs, config.obs_version, val_cases)  # played here
         fifo_train = players.play([None])[0]
         fifo_val = validation.play(None)
         _check_scorable(config.task, fifo_train, "train")
@@ -281,7 +291,11 @@ def run_cem(config: CEMConfig, log=None) -> dict:
             draws[0] = mean
             scores = np.array([_or_inf(score(config.task, row, fifo_train)) for row in players.play(list(draws))])
             order = np.argsort(scores, kind="stable")
-            elite = draws[order[: config.elite]]
+            finite = int(np.isfinite(scores).sum())
+            if finite == 0:
+                raise InputError(f"iteration {iteration + 1}: no candidate finished every training episode, so none "
+                                 "could be scored")
+            elite = draws[order[: min(config.elite, finite)]]  # an unscored candidate is never an elite
             leader = draws[order[0]]
             val = validation.play(leader)
             val_score = _or_inf(score(config.task, val, fifo_val))
@@ -295,7 +309,8 @@ def run_cem(config: CEMConfig, log=None) -> dict:
                 f"{scores[order[0]]:.4f} (best); its validation {val_score:.4f}; kept {best['val']:.4f} "
                 f"({_label(best['iteration'])})")
     finally:
-        players.close()
+        if players is not None:
+            players.close()
     _save(policy, best, config)
     report = {"config": config.to_dict(), "wall_s": time.perf_counter() - started,
               "episodes": (config.iterations * config.population + 1) * len(train_cases[0]),
