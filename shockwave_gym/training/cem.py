@@ -258,6 +258,18 @@ def _save(policy, best: dict, config: CEMConfig) -> None:
     save_policy(policy, Path(config.out) / "policy", algo=ALGO, action_mode=ACTION_MODE, training=training)
 
 
+def _report(config: CEMConfig, wall_s: float, train_episodes: int, history: list, best: dict, fifo_val: dict,
+            val_cases: tuple) -> dict:
+    """``eval.json``: the config, every iteration's scores, the kept weights with their
+    validation metrics, FIFO's."""
+    return {"config": config.to_dict(), "wall_s": wall_s,
+            "episodes": (config.iterations * config.population + 1) * train_episodes,
+            "history": history, "selected": {"iteration": best["iteration"] + 1, "score": _plain(best["val"]),
+                                             "train_score": best["train"], "weights": best["weights"],
+                                             "per_trace": best["metrics"]},
+            "fifo": fifo_val, "eval_traces": [t.name for t in val_cases[0]]}
+
+
 def run_cem(config: CEMConfig, log=None) -> dict:
     """The search (module docstring); returns the ``eval.json`` report."""
     import torch
@@ -312,12 +324,7 @@ def run_cem(config: CEMConfig, log=None) -> dict:
         if players is not None:
             players.close()
     _save(policy, best, config)
-    report = {"config": config.to_dict(), "wall_s": time.perf_counter() - started,
-              "episodes": (config.iterations * config.population + 1) * len(train_cases[0]),
-              "history": history, "selected": {"iteration": best["iteration"] + 1, "score": _plain(best["val"]),
-                                               "train_score": best["train"], "weights": best["weights"],
-                                               "per_trace": best["metrics"]},
-              "fifo": fifo_val, "eval_traces": [t.name for t in val_cases[0]]}
+    report = _report(config, time.perf_counter() - started, len(train_cases[0]), history, best, fifo_val, val_cases)
     (out / "eval.json").write_text(json.dumps(report, indent=2) + "\n")
     log(f"[cem] kept {_label(best['iteration'])}: validation {config.task} score {best['val']:.4f} "
         f"in {report['wall_s']:.0f} s -> {out / 'policy.npz'}")
