@@ -57,7 +57,7 @@ def test_the_kept_policy_is_the_best_on_validation_and_plays_as_reported(searche
     config = _config(tmp_path)
     play = _episodes(config, "validation")
     fifo = play(make_agent("fifo"))
-    assert fifo == one["fifo"]
+    assert fifo == one["fifo"]["per_trace"]
     agent = make_agent("cem", path=str(tmp / "one"), max_jobs=config.max_jobs)
     kept = score("balanced", play(agent), fifo)
     assert kept == one["selected"]["score"]
@@ -199,11 +199,12 @@ def test_each_iteration_refits_the_gaussian_to_its_elite(tmp_path, monkeypatch):
             pass
 
         def play(self, weights):
-            return {"trace": {"w": None if weights is None else [float(x) for x in weights]}}
+            return {"per_trace": {"trace": {"w": None if weights is None else [float(x) for x in weights]}},
+                    "mean": {"decision_ms_per_round": 0.0}}
 
     class FakePlayers(Fake):
         def play(self, candidates):
-            return [Fake.play(self, c) for c in candidates]
+            return [Fake.play(self, c)["per_trace"] for c in candidates]
 
         def close(self):
             pass

@@ -197,16 +197,26 @@ def _add_evaluation_arguments(group) -> None:
 CLONING_OPTIONS: dict[str, tuple[str, object]] = {}
 
 
-def _add_cloning_arguments(group) -> None:
-    """Behaviour cloning's options (``--algo bc``), recorded in :data:`CLONING_OPTIONS`."""
+def _recording(group, options: dict) -> None:
+    """Make ``group.add_argument`` also record each option's (flag, default) in ``options``."""
     add = group.add_argument
 
     def recorded(*flags, **kwargs):
         action = add(*flags, **kwargs)
-        CLONING_OPTIONS[action.dest] = (flags[0], action.default)
+        options[action.dest] = (flags[0], action.default)
         return action
 
     group.add_argument = recorded
+
+
+def _changed(args, options: dict) -> list[str]:
+    """The flags of ``options`` given at a value other than their default."""
+    return [flag for dest, (flag, default) in options.items() if getattr(args, dest) != default]
+
+
+def _add_cloning_arguments(group) -> None:
+    """Behaviour cloning's options (``--algo bc``), recorded in :data:`CLONING_OPTIONS`."""
+    _recording(group, CLONING_OPTIONS)
     group.add_argument("--teacher", default="shockwave", help="agent to imitate")
     group.add_argument("--teacher-opt", action="append", default=[], metavar="KEY=VALUE", help="teacher option (repeatable)")
     group.add_argument("--episodes", type=ascii_int, default=40, help="training traces the teacher plays")
@@ -230,10 +240,8 @@ SEARCH_OPTIONS: dict[str, tuple[str, object]] = {}
 
 def _add_search_arguments(group) -> None:
     """The cross-entropy search's options (``--algo cem``), recorded in :data:`SEARCH_OPTIONS`."""
-    def add(*flags, **kwargs):
-        action = group.add_argument(*flags, **kwargs)
-        SEARCH_OPTIONS[action.dest] = (flags[0], action.default)
-
+    _recording(group, SEARCH_OPTIONS)
+    add = group.add_argument
     add("--train-traces", type=ascii_int, default=4, help="fixed train-split traces per suite played by every candidate")
     add("--cem-iterations", type=ascii_int, default=20, help="search iterations")
     add("--cem-population", type=ascii_int, default=16, help="candidate weight vectors per iteration")
@@ -272,10 +280,10 @@ def train_command(args) -> int:
         mix=not args.no_mix,
     )
     reward = parse_reward(args.reward) if args.reward is not None else None
-    cloning = [flag for dest, (flag, default) in CLONING_OPTIONS.items() if getattr(args, dest) != default]
+    cloning = _changed(args, CLONING_OPTIONS)
     if args.algo != "bc" and cloning:
         raise InputError(f"{', '.join(cloning)}: behaviour cloning options, for --algo bc only (got --algo {args.algo})")
-    searching = [flag for dest, (flag, default) in SEARCH_OPTIONS.items() if getattr(args, dest) != default]
+    searching = _changed(args, SEARCH_OPTIONS)
     if args.algo != "cem" and searching:
         raise InputError(f"{', '.join(searching)}: search options, for --algo cem only (got --algo {args.algo})")
     if args.algo == "cem":
@@ -316,7 +324,7 @@ def _search(args, command: str) -> int:
 
     if args.task is None or args.reward is not None:
         raise InputError("--algo cem searches for a scored task's lowest cost: give --task (not --reward)")
-    ignored = [flag for dest, (flag, default) in RL_OPTIONS.items() if getattr(args, dest) != default]
+    ignored = _changed(args, RL_OPTIONS)
     if ignored:
         raise InputError(f"{', '.join(ignored)}: RL and workload options, which --algo cem does not use")
     if args.prior == "none":
@@ -332,15 +340,9 @@ def _search(args, command: str) -> int:
         embed_dim=32 if args.embed_dim is None else args.embed_dim,
         hidden_dim=64 if args.hidden_dim is None else args.hidden_dim, command=command)
     report = run_cem(config)
-    _print_summary(args.out, _mean(report["selected"]["per_trace"]), _mean(report["fifo"]))
+    selected = {**report["selected"]["mean"], "decision_ms_per_round": report["selected_decision_ms_per_round"]}
+    _print_summary(args.out, selected, report["fifo"]["mean"])
     return 0
-
-
-def _mean(per_trace: dict) -> dict:
-    """Per-trace metrics averaged over the traces (the keys every trace has a number for)."""
-    rows = list(per_trace.values())
-    keys = [k for k in rows[0] if all(isinstance(r.get(k), (int, float)) and not isinstance(r.get(k), bool) for r in rows)]
-    return {k: sum(r[k] for r in rows) / len(rows) for k in keys}
 
 
 def _imitate(args, workload, reward, command: str) -> int:

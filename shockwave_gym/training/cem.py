@@ -34,20 +34,20 @@ import json
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
 from shockwave_gym.errors import InputError
+from shockwave_gym.interface.observation import DEFAULT_OBSERVATION_VERSION
 
 #: The policy network every search result is saved as (its skip term decides).
 ALGO, ACTION_MODE = "ppo", "priority"
 #: Each setting's ``shockwave-gym train`` flag (for error messages).
 FLAGS = {"train_traces": "--train-traces", "val_traces": "--val-traces", "iterations": "--cem-iterations",
          "population": "--cem-population", "elite": "--cem-elite", "workers": "--cem-workers",
-         "embed_dim": "--embed-dim", "hidden_dim": "--hidden-dim", "max_jobs": "--max-jobs", "init_std": "--cem-std",
-         "min_std": "no flag"}
+         "embed_dim": "--embed-dim", "hidden_dim": "--hidden-dim", "max_jobs": "--max-jobs", "init_std": "--cem-std"}
 
 
 @dataclass
@@ -69,7 +69,7 @@ class CEMConfig:
     min_std: float = 0.02
     seed: int = 0
     workers: int = 1
-    obs_version: int = field(default_factory=lambda: _default_obs_version())
+    obs_version: int = DEFAULT_OBSERVATION_VERSION
     max_jobs: int | None = None  # default: the largest job count of the training/validation traces
     embed_dim: int = 32
     hidden_dim: int = 64
@@ -96,7 +96,8 @@ class CEMConfig:
         for name in ("init_std", "min_std"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 100:
-                raise InputError(f"{name} ({FLAGS[name]}) must be a number in (0, 100), got {value!r}")
+                raise InputError(f"{name}{f' ({FLAGS[name]})' if name in FLAGS else ''} must be a number in (0, 100), "
+                                 f"got {value!r}")
         if self.min_std > self.init_std:
             raise InputError(f"min_std {self.min_std} exceeds init_std ({FLAGS['init_std']}) {self.init_std}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
@@ -126,12 +127,6 @@ class CEMConfig:
         return asdict(self)
 
 
-def _default_obs_version() -> int:
-    from shockwave_gym.interface.observation import DEFAULT_OBSERVATION_VERSION
-
-    return DEFAULT_OBSERVATION_VERSION
-
-
 # -- playing candidates (in this process or in workers) ----------------------------------------
 
 class _Episodes:
@@ -144,7 +139,8 @@ class _Episodes:
         self.obs_version, self.cases = obs_version, cases
 
     def play(self, weights) -> dict:
-        """Per-trace metrics of the skip weights ``weights`` (``None``: FIFO's)."""
+        """:func:`~shockwave_gym.training.evaluation.evaluate_agent`'s result (per-trace
+        metrics and their means) for the skip weights ``weights`` (``None``: FIFO)."""
         from shockwave_agents import make_agent
         from shockwave_agents.learned.adapter import PolicyAgent
         from shockwave_gym.training.evaluation import evaluate_agent
@@ -155,7 +151,7 @@ class _Episodes:
             self.net.skip = (np.asarray(weights, dtype=np.float32).reshape(-1, 1), self.net.skip[1])
             agent = PolicyAgent(self.net, ACTION_MODE, name="cem", obs_version=self.obs_version)
         traces, sizes, regimes = self.cases
-        return evaluate_agent(agent, traces, sizes, regimes=regimes)["per_trace"]
+        return evaluate_agent(agent, traces, sizes, regimes=regimes)
 
 
 _WORKER: dict = {}
@@ -166,7 +162,7 @@ def _setup(*args) -> None:
 
 
 def _play(weights) -> dict:
-    return _WORKER["episodes"].play(weights)
+    return _WORKER["episodes"].play(weights)["per_trace"]
 
 
 def _split(cases: tuple, parts: int) -> list[tuple]:
@@ -187,8 +183,9 @@ class _Players:
             for share in _split(cases, parts)]
 
     def play(self, candidates: list) -> list[dict]:
+        """Per candidate, its per-trace metrics."""
         if self.local is not None:
-            return [self.local.play(c) for c in candidates]
+            return [self.local.play(c)["per_trace"] for c in candidates]
         futures = [[pool.submit(_play, c) for c in candidates] for pool in self.pools]
         merged = [{k: v for share in shares for k, v in share.result().items()} for shares in zip(*futures, strict=True)]
         return [{name: row[name] for name in self.names} for row in merged]  # the cases' order, as played here
@@ -224,11 +221,10 @@ def _check_scorable(task: str, fifo: dict, split: str) -> None:
     import math
 
     from shockwave_gym.tasks import get_task
+    from shockwave_gym.training.selection import episode_cost
 
-    def cost(row):
-        return get_task(task).cost(row, first_arrival_s=row["first_arrival_s"], round_s=row["round_s"])
-
-    bad = [name for name, row in fifo.items() if not (math.isfinite(cost(row)) and cost(row) > 0)]
+    costs = {name: episode_cost(get_task(task), row) for name, row in fifo.items()}
+    bad = [name for name, cost in costs.items() if not (math.isfinite(cost) and cost > 0)]
     if bad:
         raise InputError(f"the {task} task's score divides by FIFO's cost, which is not positive on {len(bad)} "
                          f"{split} trace(s) ({', '.join(bad[:3])}{', ...' if len(bad) > 3 else ''}): search on "
@@ -236,7 +232,7 @@ def _check_scorable(task: str, fifo: dict, split: str) -> None:
 
 
 def _label(iteration: int) -> str:
-    return "the start" if iteration < 0 else f"iteration {iteration + 1}'s best"
+    return "the start" if iteration == 0 else f"iteration {iteration}'s best"
 
 
 def _plain(value: float) -> float | None:
@@ -254,19 +250,21 @@ def _save(policy, best: dict, config: CEMConfig) -> None:
     training = {"command": config.command, "search": "cem", "task": config.task, "select": config.task,
                 "suites": config.suites, "seed": config.seed, "prior": config.prior, "obs_version": config.obs_version,
                 "iterations": config.iterations, "population": config.population, "train_traces": config.train_traces,
-                "selected_iteration": best["iteration"] + 1}
+                "selected_iteration": best["iteration"]}
     save_policy(policy, Path(config.out) / "policy", algo=ALGO, action_mode=ACTION_MODE, training=training)
 
 
 def _report(config: CEMConfig, wall_s: float, train_episodes: int, history: list, best: dict, fifo_val: dict,
             val_cases: tuple) -> dict:
     """``eval.json``: the config, every iteration's scores, the kept weights with their
-    validation metrics, FIFO's."""
-    return {"config": config.to_dict(), "wall_s": wall_s,
+    validation metrics (their decision time apart: it depends on the machine), FIFO's."""
+    mean = dict(best["metrics"]["mean"])
+    decision_ms = mean.pop("decision_ms_per_round")
+    return {"config": config.to_dict(), "wall_s": wall_s, "selected_decision_ms_per_round": decision_ms,
             "episodes": (config.iterations * config.population + 1) * train_episodes,
-            "history": history, "selected": {"iteration": best["iteration"] + 1, "score": _plain(best["val"]),
+            "history": history, "selected": {"iteration": best["iteration"], "score": _plain(best["val"]),
                                              "train_score": best["train"], "weights": best["weights"],
-                                             "per_trace": best["metrics"]},
+                                             "mean": mean, "per_trace": best["metrics"]["per_trace"]},
             "fifo": fifo_val, "eval_traces": [t.name for t in val_cases[0]]}
 
 
@@ -292,32 +290,35 @@ def run_cem(config: CEMConfig, log=None) -> dict:
         fifo_train = players.play([None])[0]
         fifo_val = validation.play(None)
         _check_scorable(config.task, fifo_train, "train")
-        _check_scorable(config.task, fifo_val, "validation")
+        _check_scorable(config.task, fifo_val["per_trace"], "validation")
         rng = np.random.default_rng(config.seed)
-        start_val = validation.play(mean)
-        best = {"iteration": -1, "weights": mean.tolist(), "val": _or_inf(score(config.task, start_val, fifo_val)),
-                "metrics": start_val, "train": None}
+
+        def validate(weights):  # evaluate_agent's result and the task's score on the validation traces
+            result = validation.play(weights)
+            return result, _or_inf(score(config.task, result["per_trace"], fifo_val["per_trace"]))
+
+        start_val, start_score = validate(mean)
+        best = {"iteration": 0, "weights": mean.tolist(), "val": start_score, "metrics": start_val, "train": None}
         history = []
-        for iteration in range(config.iterations):
+        for iteration in range(1, config.iterations + 1):
             draws = mean + std * rng.standard_normal((config.population, mean.size))
             draws[0] = mean
             scores = np.array([_or_inf(score(config.task, row, fifo_train)) for row in players.play(list(draws))])
             order = np.argsort(scores, kind="stable")
             finite = int(np.isfinite(scores).sum())
             if finite == 0:
-                raise InputError(f"iteration {iteration + 1}: no candidate finished every training episode, so none "
+                raise InputError(f"iteration {iteration}: no candidate finished every training episode, so none "
                                  "could be scored")
             elite = draws[order[: min(config.elite, finite)]]  # an unscored candidate is never an elite
             leader = draws[order[0]]
-            val = validation.play(leader)
-            val_score = _or_inf(score(config.task, val, fifo_val))
-            history.append({"iteration": iteration + 1, "train_mean_vector": _plain(scores[0]),
+            val, val_score = validate(leader)
+            history.append({"iteration": iteration, "train_mean_vector": _plain(scores[0]),
                             "train_best": _plain(scores[order[0]]), "val_of_best": _plain(val_score)})
             if val_score < best["val"]:
                 best = {"iteration": iteration, "weights": leader.tolist(), "val": val_score, "metrics": val,
                         "train": float(scores[order[0]])}
             mean, std = elite.mean(axis=0), np.maximum(elite.std(axis=0), config.min_std)
-            log(f"[cem] iteration {iteration + 1}/{config.iterations}: train {scores[0]:.4f} (mean vector), "
+            log(f"[cem] iteration {iteration}/{config.iterations}: train {scores[0]:.4f} (mean vector), "
                 f"{scores[order[0]]:.4f} (best); its validation {val_score:.4f}; kept {best['val']:.4f} "
                 f"({_label(best['iteration'])})")
     finally:

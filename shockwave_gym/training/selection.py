@@ -64,7 +64,10 @@ def score(objective: str, per_trace: dict, fifo_per_trace: dict) -> float | None
     return float(np.mean(ftf) + np.mean(unfair) + FAIR_JCT_PENALTY * max(0.0, np.mean(jct) - 1.0))
 
 
-def _task_cost(task, row: dict) -> float:
+def episode_cost(task, row: dict) -> float:
+    """The task's cost of one episode's row of
+    :func:`~shockwave_gym.training.evaluation.evaluate_agent` (``task``: a
+    :class:`~shockwave_gym.tasks.Task`)."""
     return task.cost(row, first_arrival_s=row["first_arrival_s"], round_s=row["round_s"])
 
 
@@ -77,7 +80,7 @@ def _task_score(name: str, per_trace: dict, fifo_per_trace: dict) -> float | Non
         base = fifo_per_trace.get(trace)
         if base is None:
             return None
-        cost, fifo = _task_cost(task, row), _task_cost(task, base)
+        cost, fifo = episode_cost(task, row), episode_cost(task, base)
         if not (math.isfinite(cost) and math.isfinite(fifo) and fifo > 0):
             return None
         ratios.append(cost / fifo)
