@@ -79,6 +79,23 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def sb3_log_folder(tmp_path_factory):
+    """SB3's default logger (a model that is not given one, as in the documented plain-SB3
+    script) makes a ``SB3-<date>`` folder in the system temp dir per run; under the tests it
+    goes to pytest's temp tree (cleaned by pytest), in this process and in the ones it starts."""
+    import os
+
+    folder = str(tmp_path_factory.mktemp("sb3-logs"))
+    saved = os.environ.get("SB3_LOGDIR")
+    os.environ["SB3_LOGDIR"] = folder
+    yield folder
+    if saved is None:
+        os.environ.pop("SB3_LOGDIR", None)
+    else:
+        os.environ["SB3_LOGDIR"] = saved
+
+
 @pytest.fixture(scope="session")
 def teaching():
     """The bundled ``teaching-12`` trace on its own cluster size (4 GPUs)."""

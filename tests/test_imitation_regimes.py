@@ -129,3 +129,16 @@ def test_selection_loss_costs_nothing_and_keeps_finite_gradients_when_nothing_is
     assert torch.isfinite(logits.grad).all()
     assert float(logits.grad[0].abs().sum()) == 0.0
     assert float(loss.detach()) == pytest.approx(float(-torch.nn.functional.logsigmoid(torch.tensor(0.1))) / 3, rel=1e-6)
+
+
+def test_the_train_command_offers_exactly_the_cloning_losses():
+    """``--bc-loss``'s choices are spelt in the CLI (which imports no torch) and must stay the
+    losses the cloning code accepts."""
+    import argparse
+
+    from shockwave_gym.cli import build_parser
+    from shockwave_gym.training.imitation import LOSSES
+
+    commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    bc_loss = next(a for a in commands.choices["train"]._actions if "--bc-loss" in a.option_strings)
+    assert tuple(bc_loss.choices) == LOSSES

@@ -385,6 +385,26 @@ def test_training_refuses_hidden_lengths_to_version_2_and_carries_a_heterogeneou
     assert tasks.val_gpus == [24, 12] and tasks.val_sizes == [hetero, 12]
 
 
+def test_training_refuses_more_validation_traces_than_a_suite_holds(tmp_path, capsys):
+    """``--val-traces`` past a suite's validation split is refused, not cut short."""
+    from shockwave_gym.cli import main
+    from shockwave_gym.traces.suites import split_entries
+    from shockwave_gym.training.tasks import suite_tasks
+
+    held = len(split_entries([get_suite("small-light")], "validation"))
+    assert len(suite_tasks("small-light,canonical", envs=None, val_traces=held).val_traces) == 2 * held
+    with pytest.raises(InputError, match=rf"--val-traces {held + 1}: suite small-light has {held} validation traces"):
+        suite_tasks("small-light,canonical", envs=None, val_traces=held + 1)
+    code = main(["train", "--suites", "small-light", "--val-traces", str(held + 1), "--timesteps", "256",
+                 "--out", str(tmp_path / "run")])
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if "error" in line]
+    assert code == 2 and errors == [f"shockwave-gym: error: --val-traces {held + 1}: suite small-light has {held} "
+                                    "validation traces"]
+    assert "one env per suite (native)" in err
+    assert not (tmp_path / "run" / "policy.npz").exists()
+
+
 def test_reporting_quotes_the_digests_of_every_suite():
     """docs/REPORTING.md's digests of the whole test and validation splits are the live ones."""
     from pathlib import Path

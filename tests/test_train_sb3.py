@@ -64,7 +64,13 @@ def test_selection_scores_are_ratios_to_fifo_per_trace():
     assert score("jct", agent, fifo) is None
 
 
-def test_suite_run_writes_the_best_validation_checkpoint_as_the_policy(tmp_path):
+def test_suite_run_writes_the_best_validation_checkpoint_as_the_policy(tmp_path, monkeypatch):
+    # and leaves no SB3 log folder behind (SB3's default logger makes one per run)
+    import tempfile
+
+    monkeypatch.delenv("SB3_LOGDIR", raising=False)
+    (tmp_path / "temp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "temp"))
     out = tmp_path / "run"
     err = io.StringIO()
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
@@ -89,6 +95,7 @@ def test_suite_run_writes_the_best_validation_checkpoint_as_the_policy(tmp_path)
         assert any(not np.array_equal(chosen[k], final[k]) for k in chosen.files)
     agent = make_agent("ppo", path=str(out))
     assert agent.policy_meta["training"]["suites"] == "small-light,small-overloaded"
+    assert list((tmp_path / "temp").glob("SB3-*")) == []
 
 
 def test_train_config_fills_defaults_from_the_tasks(tmp_path):

@@ -31,7 +31,7 @@ import torch
 
 from shockwave_agents.base import Agent
 from shockwave_gym.errors import InputError
-from shockwave_gym.interface.observation import build_observation
+from shockwave_gym.interface.observation import DEFAULT_OBSERVATION_VERSION, build_observation
 from shockwave_gym.interface.slots import SlotMap
 from shockwave_gym.runner import run_episode
 from shockwave_gym.simulator import SimConfig
@@ -66,7 +66,7 @@ class ImitationConfig:
     max_jobs: int | None = None
     algo: str = "ppo"
     action_mode: str = "priority"
-    obs_version: int = field(default_factory=lambda: _default_obs_version())
+    obs_version: int = DEFAULT_OBSERVATION_VERSION
     embed_dim: int = 64
     hidden_dim: int = 128
     epochs: int = 40
@@ -123,11 +123,6 @@ class ImitationConfig:
         data["workload"] = self.workload.to_dict()
         return data
 
-
-def _default_obs_version() -> int:
-    from shockwave_gym.interface.observation import DEFAULT_OBSERVATION_VERSION
-
-    return DEFAULT_OBSERVATION_VERSION
 
 
 class RecordingAgent(Agent):

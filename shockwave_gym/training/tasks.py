@@ -109,7 +109,10 @@ def suite_tasks(names, *, envs: int | None, val_traces: int, max_jobs: int | Non
         env_kwargs.append({"trace": sources[i % len(suites)], "gpus": suite.gpus, **cluster, **regime})
     traces, gpus, clusters, regimes = [], [], [], []
     for suite in suites:
-        for entry in split_entries([suite], "validation")[:val_traces]:
+        entries = split_entries([suite], "validation")
+        if val_traces > len(entries):
+            raise InputError(f"--val-traces {val_traces}: suite {suite.name} has {len(entries)} validation traces")
+        for entry in entries[:val_traces]:
             traces.append(entry_trace(entry))
             gpus.append(suite.gpus)
             clusters.append(suite.cluster_spec if suite.heterogeneous else None)

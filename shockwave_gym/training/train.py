@@ -50,6 +50,7 @@ from pathlib import Path
 import torch
 
 from shockwave_gym.errors import InputError
+from shockwave_gym.interface.observation import DEFAULT_OBSERVATION_VERSION
 from shockwave_gym.training.lines import Heartbeat, log
 from shockwave_gym.training.workload import Workload, require_positive_ints
 
@@ -92,7 +93,7 @@ class TrainConfig:
     workload: Workload = field(default_factory=Workload)
     max_jobs: int | None = None  # default: the largest job count of the training/validation traces
     #: Observation layout of the training envs (and of the saved policy).
-    obs_version: int = field(default_factory=lambda: _default_obs_version())
+    obs_version: int = DEFAULT_OBSERVATION_VERSION
     #: Rounds without a decision run inside the step (the env's ``skip_trivial``).
     skip_trivial: bool = True
     #: The slot policy: "mlp" (MLP encoder with mean/max pooling; a Gaussian over scores in
@@ -222,11 +223,6 @@ class TrainConfig:
         return tasks
 
 
-def _default_obs_version() -> int:
-    from shockwave_gym.interface.observation import DEFAULT_OBSERVATION_VERSION
-
-    return DEFAULT_OBSERVATION_VERSION
-
 
 def env_options(config: TrainConfig) -> dict:
     """The env arguments every training cluster shares."""
@@ -335,7 +331,8 @@ def train(config: TrainConfig) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     with Heartbeat(config.progress_every_s, config.timesteps) as beat:
         every = f"; a line at least every {config.progress_every_s:g} s from here on" if config.progress_every_s > 0 else ""
-        log(f"[train] preparing the validation traces, {config.envs} env(s) ({config.vec}) and the model{every}")
+        envs = "one env per suite" if config.envs is None else f"{config.envs} env(s)"
+        log(f"[train] preparing the validation traces, {envs} ({config.vec}) and the model{every}")
         beat.phase = "preparing the validation traces, environments and model"
         tasks = config.tasks()
         eval_traces = tasks.val_traces

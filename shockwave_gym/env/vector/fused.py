@@ -25,6 +25,8 @@ AVAILABLE = core_jit.AVAILABLE
 
 #: Reward term codes of :func:`advance`'s ``term_code`` (-1 ends a cluster's list).
 JCT, MAKESPAN, FTF, FTF_EXCESS = 0, 1, 2, 3
+#: The built-in reward terms the kernels pay, by name, and their codes.
+TERM_CODES = {"jct": JCT, "makespan": MAKESPAN, "ftf": FTF, "ftf_excess": FTF_EXCESS}
 #: How :func:`advance` takes the agent's round: decoded from ``io.scores`` (PRIORITY) or
 #: ``io.wanted`` (SELECT), or given in the state's ``sel`` (GIVEN: the sequential mode's picks).
 PRIORITY, SELECT, GIVEN = 0, 1, 2
@@ -39,7 +41,7 @@ def reward_codes(reward_fn) -> tuple[list[int], list[float]] | None:
 
     if type(reward_fn) is not WeightedReward:
         return None
-    known = {REWARDS["jct"]: JCT, REWARDS["makespan"]: MAKESPAN, REWARDS["ftf"]: FTF, REWARDS["ftf_excess"]: FTF_EXCESS}
+    known = {REWARDS[name]: code for name, code in TERM_CODES.items()}
     if any(fn not in known for _, fn, _ in reward_fn.terms):
         return None
     return [known[fn] for _, fn, _ in reward_fn.terms], [float(weight) for _, _, weight in reward_fn.terms]

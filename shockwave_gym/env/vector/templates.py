@@ -8,11 +8,11 @@ import numpy as np
 
 from shockwave_gym.env.cluster_env import ClusterEnv
 from shockwave_gym.env.rewards import REWARDS
-from shockwave_gym.env.vector.fused import reward_codes
+from shockwave_gym.env.vector.fused import TERM_CODES, reward_codes
 from shockwave_gym.errors import InputError
 
 #: The reward terms the kernels pay.
-BATCHED = ("jct", "makespan", "ftf", "ftf_excess")
+BATCHED = tuple(TERM_CODES)
 
 #: What every sub-env must share (the spaces depend on it).
 SHARED = ("action_mode", "max_jobs", "obs_version", "skip_trivial", "idle_allowed")
