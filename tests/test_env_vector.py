@@ -281,6 +281,26 @@ def test_refused_actions_leave_the_clusters_as_they_were(compiled):
         assert_same(other, results[0], "select dtypes")
 
 
+@pytest.mark.parametrize("compiled", BACKENDS)
+def test_huge_finite_scores_are_accepted_on_every_step_autoresets_included(compiled):
+    """Each score is checked, not their sum: finite scores whose sum overflows (1e308 each)
+    are accepted on the steps that reset a cluster too, and order the jobs as the same
+    scores scaled down do."""
+    huge = ClusterVectorEnv(2, trace="teaching-12")
+    small = ClusterVectorEnv(2, trace="teaching-12")
+    assert_same(huge.reset(seed=0), small.reset(seed=0), "reset")
+    rng = np.random.default_rng(0)
+    resets = 0
+    for t in range(400):
+        base = rng.uniform(0.5, 1.0, (2, 12))
+        step = huge.step(base * 1e308)
+        assert_same(step, small.step(base), f"step {t}")
+        resets += int(np.sum(step[2] | step[3]))
+        if resets >= 3:
+            break
+    assert resets >= 3, "no cluster reset: the autoreset steps were not exercised"
+
+
 @pytest.mark.parametrize("mode", ["priority", "sequential"])
 def test_compiled_false_gives_the_single_envs_with_the_same_trajectories(mode):
     """``compiled=False`` (and a missing numba) takes the fallback: K single envs, each on its

@@ -82,7 +82,7 @@ class BatchPriority(_ModeBase):
         scores = np.ascontiguousarray(scores, dtype=np.float64)
         if finite:
             valid = slots.valid & rows[:, None]
-            bad = rows & ~np.isfinite(np.where(valid, scores, 0.0).sum(axis=1))
+            bad = rows & ~(np.isfinite(scores) | ~valid).all(axis=1)  # per score: finite ones may sum to inf
             if bad.any():
                 raise rows_error(bad, "priority scores must be finite")
         return scores
