@@ -241,7 +241,8 @@ class ClusterEnv(gym.Env):
 
     Values beyond a bound are clipped. `shockwave_gym.interface.observation.build_observation(view,
     slots, version=...)` builds the same observation from a `ClusterView`, outside the
-    environment (its `version` defaults to 1 until the shipped weights are retrained).
+    environment (its `version` defaults to 1; pass the version of the policy you feed, 2 or 3 for
+    the shipped ones, `policy.json`'s `obs_version`).
 
     ## Rewards
 
