@@ -21,6 +21,7 @@ from typing import TypeAlias
 
 import numpy as np
 
+from shockwave_agents.options import flag
 from shockwave_gym.interface.packing import pack_in_order
 from shockwave_gym.interface.placement import pack_for_cluster
 from shockwave_gym.placement import Allocation, Placement
@@ -77,7 +78,7 @@ class QueueOrderAgent(Agent):
     take GPUs an earlier one cannot use)."""
 
     def __init__(self, backfill: bool = True):
-        self.backfill = bool(backfill)
+        self.backfill = flag("backfill", backfill)
 
     @abstractmethod
     def sort_key(self, view: ClusterView, active: np.ndarray) -> np.ndarray:

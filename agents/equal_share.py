@@ -32,6 +32,7 @@ import math
 import numpy as np
 
 from shockwave_agents.base import Agent
+from shockwave_agents.options import flag
 from shockwave_gym.fair_reference import fluid_shares
 from shockwave_gym.interface import pack_for_cluster, predicted_remaining_s
 from shockwave_gym.view import ClusterView
@@ -41,9 +42,9 @@ class FairShareAgent(Agent):
     name = "fair-share"
 
     def __init__(self, backfill: bool = True, oracle: bool = False, relative: bool = True):
-        self.backfill = bool(backfill)
-        self.relative = bool(relative)
-        self.oracle = bool(oracle)
+        self.backfill = flag("backfill", backfill)
+        self.relative = flag("relative", relative)
+        self.oracle = flag("oracle", oracle)
         self._progress_s = np.zeros(0)
         self._rate = np.ones(0)
         self._finished_s = np.zeros(0)

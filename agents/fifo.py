@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from shockwave_agents.base import Agent
+from shockwave_agents.options import flag
 from shockwave_gym.interface import pack_for_cluster
 from shockwave_gym.view import ClusterView
 
@@ -23,7 +24,7 @@ class FifoAgent(Agent):
     name = "fifo"
 
     def __init__(self, backfill: bool = True):
-        self.backfill = backfill
+        self.backfill = flag("backfill", backfill)
 
     def act(self, view: ClusterView) -> np.ndarray:
         # active ids are ascending, and ids follow arrival order

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from shockwave_agents.base import QueueOrderAgent
-from shockwave_gym.errors import InputError
+from shockwave_agents.options import increasing_positive
 from shockwave_gym.view import ClusterView
 
 
@@ -32,11 +32,7 @@ class LasAgent(QueueOrderAgent):
     name = "las"
 
     def __init__(self, queue_thresholds_gpu_s: Sequence[float] = (3600.0,), backfill: bool = True):
-        thresholds = [float(t) for t in queue_thresholds_gpu_s]
-        if any(t <= 0 for t in thresholds) or thresholds != sorted(set(thresholds)):
-            raise InputError(
-                f"queue_thresholds_gpu_s must be positive and strictly increasing, got {queue_thresholds_gpu_s!r}"
-            )
+        thresholds = increasing_positive("queue_thresholds_gpu_s", queue_thresholds_gpu_s)
         self.queue_thresholds_gpu_s = np.asarray(thresholds, dtype=np.float64)
         super().__init__(backfill)
 

@@ -24,6 +24,7 @@ from collections.abc import Callable
 import numpy as np
 
 from shockwave_agents.base import QueueOrderAgent
+from shockwave_agents.options import flag
 from shockwave_gym.interface import predicted_remaining_s
 from shockwave_gym.view import ClusterView
 
@@ -34,7 +35,7 @@ class SrtfAgent(QueueOrderAgent):
     def __init__(self, backfill: bool = True, oracle: bool = False,
                  estimate: Callable[[ClusterView], np.ndarray] | None = None):
         super().__init__(backfill)
-        self.oracle = bool(oracle)
+        self.oracle = flag("oracle", oracle)
         self.estimate = estimate
 
     def _remaining_s(self, view: ClusterView) -> np.ndarray:

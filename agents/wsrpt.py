@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from shockwave_agents.base import QueueOrderAgent
+from shockwave_agents.options import flag
 from shockwave_gym.interface import predicted_remaining_s
 from shockwave_gym.view import ClusterView
 
@@ -45,7 +46,7 @@ class WsrptAgent(QueueOrderAgent):
 
     def __init__(self, backfill: bool = True, oracle: bool = False):
         super().__init__(backfill)
-        self.oracle = bool(oracle)
+        self.oracle = flag("oracle", oracle)
 
     def sort_key(self, view: ClusterView, active: np.ndarray) -> np.ndarray:
         return remaining_area_gpu_s(view, oracle=self.oracle)[active]

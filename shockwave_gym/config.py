@@ -31,7 +31,9 @@ def require_positive_int(value, name: str) -> int:
     return int(value)
 
 
-def _require_finite(value, name: str, *, low: float, low_inclusive: bool, high: float | None = None) -> float:
+def require_finite(value, name: str, *, low: float, low_inclusive: bool, high: float | None = None) -> float:
+    """``value`` as a ``float`` when it is a finite real (not ``bool``) within the bounds;
+    otherwise :class:`InputError` naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
         raise InputError(f"{name} must be a finite number, got {value!r}")
     if value < low or (value == low and not low_inclusive) or (high is not None and value > high):
@@ -82,9 +84,9 @@ class SimConfig:
         if self.gpus > MAX_GPUS:
             raise InputError(f"gpus must be at most {MAX_GPUS:,}, got {self.gpus}")
         object.__setattr__(self, "max_rounds", require_positive_int(self.max_rounds, "max_rounds"))
-        _require_finite(self.round_s, "round_s", low=0.0, low_inclusive=False, high=MAX_ROUND_S)
-        _require_finite(self.restart_overhead_s, "restart_overhead_s", low=0.0, low_inclusive=True)
-        _require_finite(self.restart_min_run_share, "restart_min_run_share", low=0.0, low_inclusive=True, high=1.0)
+        require_finite(self.round_s, "round_s", low=0.0, low_inclusive=False, high=MAX_ROUND_S)
+        require_finite(self.restart_overhead_s, "restart_overhead_s", low=0.0, low_inclusive=True)
+        require_finite(self.restart_min_run_share, "restart_min_run_share", low=0.0, low_inclusive=True, high=1.0)
         if self.restart_overhead_s >= self.round_s:
             raise InputError("restart_overhead_s must be shorter than a round")
 

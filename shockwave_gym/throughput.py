@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import csv
-import io
 import json
 import math
 from importlib import resources
@@ -39,6 +38,68 @@ _MAX_KEY_CHARS = 200
 #: job's duration overflows or rounds to nothing.
 MIN_RATE = 1e-3
 MAX_RATE = 1e6
+
+
+#: Columns of a throughput CSV, in their usual order; a rate is keyed by the first three.
+CSV_COLUMNS: tuple[str, ...] = ("model", "batch_size", "gang", "iterations_per_s")
+
+
+def _csv_rows(text: str, source: str):
+    """``(line number, cells)`` of each line of a throughput CSV that is not a comment or blank."""
+    for line_no, line in enumerate(text.split("\n"), start=1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        try:
+            yield line_no, next(csv.reader([line]))
+        except csv.Error as exc:
+            raise ThroughputError(f"{source}:{line_no}:row: unreadable CSV row: {exc}") from None
+
+
+def _csv_header(line_no: int, cells: list[str], source: str) -> list[str]:
+    names = [cell.strip() for cell in cells]
+    missing = [column for column in CSV_COLUMNS if column not in names]
+    if missing:
+        raise ThroughputError(f"{source}:{line_no}:{missing[0]}: the header lacks column(s) {', '.join(missing)} "
+                              f"(expected {','.join(CSV_COLUMNS)}, got {','.join(names)})")
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise ThroughputError(f"{source}:{line_no}:{twice[0]}: the header names this column more than once")
+    return names
+
+
+def _csv_model(text: str) -> str:
+    model = text.strip()
+    if not model:
+        raise ValueError("must not be empty")
+    return model
+
+
+def _csv_batch_size(text: str) -> int:
+    value = parse_int(text)
+    if value < 1:
+        raise ValueError(f"must be a whole number >= 1, got {text!r}")
+    return value
+
+
+def _csv_gang(text: str) -> int:
+    value = parse_int(text)
+    if value not in GANG_SIZES:
+        raise ValueError(f"must be one of {', '.join(map(str, GANG_SIZES))}, got {text!r}")
+    return value
+
+
+def _csv_rate(text: str) -> float:
+    value = parse_float(text)
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"must be a finite number >= 0, got {text!r}")
+    if value != 0 and not MIN_RATE <= value <= MAX_RATE:
+        raise ValueError(f"must be 0 (cannot run) or from {MIN_RATE:g} to {MAX_RATE:g} iterations/s, got {text!r}")
+    return value
+
+
+#: How each column of a throughput CSV is read; a ``ValueError`` names the problem.
+_CSV_PARSERS = {"model": _csv_model, "batch_size": _csv_batch_size, "gang": _csv_gang,
+                "iterations_per_s": _csv_rate}
 
 
 def _reject_constant(name: str):
@@ -173,16 +234,39 @@ class ThroughputTable:
 
     @classmethod
     def from_csv_text(cls, text: str, source: str) -> ThroughputTable:
-        rows = [line for line in text.splitlines() if line and not line.startswith("#")]
-        reader = csv.DictReader(io.StringIO("\n".join(rows)))
-        rates = {}
-        for line_no, row in enumerate(reader, start=2):
-            try:
-                rates[(row["model"], parse_int(row["batch_size"]), parse_int(row["gang"]))] = parse_float(
-                    row["iterations_per_s"]
-                )
-            except (KeyError, TypeError, ValueError, AttributeError) as exc:
-                raise ThroughputError(f"{source}: data row {line_no}: {exc}") from None
+        """Read our CSV (:data:`CSV_COLUMNS`; ``#`` comment lines and blank lines skipped).
+
+        Every problem raises :class:`ThroughputError` as ``source:line:field: message``, with
+        the line counted in the file itself (comment and blank lines included): a value that
+        does not parse, a row with too few or too many fields, a key given twice.
+        """
+        rows = _csv_rows(text, source)
+        header = next(rows, None)
+        if header is None:
+            raise ThroughputError(f"{source}: no header line; expected {','.join(CSV_COLUMNS)}")
+        names = _csv_header(*header, source)
+        rates: dict[tuple[str, int, int], float] = {}
+        first_line: dict[tuple[str, int, int], int] = {}
+        for line_no, cells in rows:
+            where = f"{source}:{line_no}"
+            if len(cells) > len(names):
+                raise ThroughputError(f"{where}:row: has {len(cells)} fields, the header {len(names)}")
+            if len(cells) < len(names):
+                raise ThroughputError(f"{where}:{names[len(cells)]}: missing: the row has {len(cells)} "
+                                      f"field(s), the header {len(names)}")
+            row = dict(zip(names, cells, strict=True))
+            values = []
+            for column, parse in _CSV_PARSERS.items():
+                try:
+                    values.append(parse(row[column]))
+                except ValueError as exc:
+                    raise ThroughputError(f"{where}:{column}: {exc}") from None
+            model, batch_size, gang, rate = values
+            key = (model, batch_size, gang)
+            if key in first_line:
+                raise ThroughputError(f"{where}:model: {model} at batch size {batch_size} on {gang} GPU(s) "
+                                      f"is already given on line {first_line[key]}")
+            first_line[key], rates[key] = line_no, rate
         return cls(rates, source)
 
     @classmethod

@@ -33,6 +33,7 @@ import numpy as np
 from shockwave_agents.base import Agent
 from shockwave_agents.elastic.configs import Options, allocation, options, smallest_fitting
 from shockwave_agents.elastic.program import chosen_allocation, configuration_program, solve
+from shockwave_gym.errors import InputError
 from shockwave_gym.view import ClusterView
 
 
@@ -48,7 +49,7 @@ class PolluxAgent(Agent):
 
     def __init__(self, p: float = 0.5):
         if isinstance(p, bool) or not isinstance(p, int | float) or not math.isfinite(p) or p > 1:
-            raise ValueError(f"pollux: p must be a finite number <= 1, got {p!r}")
+            raise InputError(f"pollux: p must be a finite number <= 1, got {p!r}")
         self.p = float(p)
 
     def act(self, view: ClusterView):

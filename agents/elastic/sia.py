@@ -28,6 +28,7 @@ import numpy as np
 from shockwave_agents.base import Agent
 from shockwave_agents.elastic.configs import Options, options
 from shockwave_agents.elastic.program import chosen_allocation, configuration_program, solve
+from shockwave_gym.errors import InputError
 from shockwave_gym.view import ClusterView
 
 
@@ -36,10 +37,10 @@ class SiaAgent(Agent):
 
     def __init__(self, p: float = 0.5, restart: float | None = None):
         if isinstance(p, bool) or not isinstance(p, int | float) or not 0 < p <= 1:
-            raise ValueError(f"sia: p must be in (0, 1], got {p!r}")
+            raise InputError(f"sia: p must be in (0, 1], got {p!r}")
         if restart is not None and (isinstance(restart, bool) or not isinstance(restart, int | float)
                                     or not 0 <= restart < 1):
-            raise ValueError(f"sia: restart must be in [0, 1), got {restart!r}")
+            raise InputError(f"sia: restart must be in [0, 1), got {restart!r}")
         self.p, self.restart = float(p), restart
 
     def utilities(self, view: ClusterView, opts: Options) -> list[np.ndarray]:

@@ -25,6 +25,7 @@ import numpy as np
 from shockwave_agents.base import Agent
 from shockwave_agents.elastic.configs import allocation, options, smallest_fitting
 from shockwave_agents.wsrpt import remaining_area_gpu_s
+from shockwave_gym.errors import InputError
 from shockwave_gym.view import ClusterView
 
 
@@ -33,7 +34,7 @@ class ElasticSrptAgent(Agent):
 
     def __init__(self, efficiency: float = 0.9):
         if isinstance(efficiency, bool) or not isinstance(efficiency, int | float) or not 0 <= efficiency <= 1:
-            raise ValueError(f"elastic-srpt: efficiency must be in [0, 1], got {efficiency!r}")
+            raise InputError(f"elastic-srpt: efficiency must be in [0, 1], got {efficiency!r}")
         self.efficiency = float(efficiency)
 
     def act(self, view: ClusterView):

@@ -40,6 +40,7 @@ from abc import abstractmethod
 import numpy as np
 
 from shockwave_agents.base import Agent
+from shockwave_agents.options import flag
 from shockwave_gym.errors import InputError
 from shockwave_gym.interface import (
     expected_epochs_left,
@@ -83,7 +84,7 @@ class GavelMechanism:
         self.gpus = int(gpus)
         self.min_recompute_interval_s = float(min_recompute_interval_s)
         self.initial_credit_s = float(initial_credit_s)
-        self.hold_unallocated_gpus = bool(hold_unallocated_gpus)
+        self.hold_unallocated_gpus = flag("hold_unallocated_gpus", hold_unallocated_gpus)
         self.tracked = np.zeros(num_jobs, dtype=bool)
         self.time_so_far_s = np.zeros(num_jobs)  # T_j
         self.deficit_s = np.zeros(num_jobs)  # D_j
@@ -259,9 +260,9 @@ class GavelRoundAgent(Agent):
         if not min_recompute_interval_s >= 0:
             raise InputError(f"min_recompute_interval_s must be >= 0, got {min_recompute_interval_s!r}")
         self.min_recompute_interval_s = float(min_recompute_interval_s)
-        self.count_restart_overhead = bool(count_restart_overhead)
-        self.hold_unallocated_gpus = bool(hold_unallocated_gpus)
-        self.heterogeneity_aware = bool(heterogeneity_aware)
+        self.count_restart_overhead = flag("count_restart_overhead", count_restart_overhead)
+        self.hold_unallocated_gpus = flag("hold_unallocated_gpus", hold_unallocated_gpus)
+        self.heterogeneity_aware = flag("heterogeneity_aware", heterogeneity_aware)
         self.mechanism: GavelMechanism | None = None
         self.typed_mechanism = None
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from shockwave_agents.options import flag
 from shockwave_gym.interface import Placement, pack_typed_in_order
 
 
@@ -45,7 +46,7 @@ class TypedGavelMechanism:
         num_types = self.type_gpus.size
         self.min_recompute_interval_s = float(min_recompute_interval_s)
         self.initial_credit_s = float(initial_credit_s)
-        self.hold_unallocated_gpus = bool(hold_unallocated_gpus)
+        self.hold_unallocated_gpus = flag("hold_unallocated_gpus", hold_unallocated_gpus)
         self.tracked = np.zeros(num_jobs, dtype=bool)
         self.time_so_far_s = np.zeros((num_jobs, num_types))
         self.deficit_s = np.zeros((num_jobs, num_types))

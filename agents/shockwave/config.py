@@ -222,7 +222,8 @@ class ShockwaveConfig:
             raise InputError(f"ratio_basis must be 'finish_time' or 'jct', got {self.ratio_basis!r}")
         if self.horizon_clock not in ("rounds", "time"):
             raise InputError(f"horizon_clock must be 'rounds' or 'time', got {self.horizon_clock!r}")
-        for name in ("authors_clock_calibration", "authors_profile_rounding"):
+        for name in ("authors_clock_calibration", "authors_profile_rounding", "restart_aware", "restart_in_program",
+                     "rank_on_feasible_path", "gang_weighted_nsw", "warm_from_previous", "record_plans"):
             if not isinstance(getattr(self, name), bool):
                 raise InputError(f"{name} must be true or false, got {getattr(self, name)!r}")
         if self.numerics not in NUMERICS:

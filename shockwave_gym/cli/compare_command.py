@@ -69,7 +69,11 @@ def parse_per_agent_options(pairs: list[str]) -> dict[str, dict]:
         agent, sep, option = pair.partition(":")
         if not sep or not agent:
             raise InputError(f"--agent-opt expects AGENT:KEY=VALUE, got {pair!r}")
-        options.setdefault(agent, {}).update(parse_agent_options([option]))
+        parsed = parse_agent_options([option])
+        twice = [key for key in parsed if key in options.get(agent, {})]
+        if twice:
+            raise InputError(f"--agent-opt: option {twice[0]!r} of {agent!r} given twice")
+        options.setdefault(agent, {}).update(parsed)
     return options
 
 

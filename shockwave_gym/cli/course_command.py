@@ -7,16 +7,17 @@ import json
 import sys
 
 from shockwave_gym.cli.guard import PROG, check_output_dir, one_line
+from shockwave_gym.course.isolation import MAX_MEMORY_MB, MAX_WALL_S
 
 
-def _positive(kind):
+def _positive(kind, most):
     def parse(text: str):
         try:
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
-        if not value > 0:
-            raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+        if not 0 < value <= most:  # NaN fails both
+            raise argparse.ArgumentTypeError(f"expected a positive number <= {kind(most)}, got {text!r}")
         return value
     return parse
 
@@ -37,9 +38,9 @@ def add_parsers(subparsers) -> None:
     grade.add_argument("--kit", default=None,
                        help="instructor kit (with instructor.json): adds the instructor-only cases")
     grade.add_argument("--json", action="store_true", help="print each submission's grade as one line of JSON")
-    grade.add_argument("--time-limit", type=_positive(float), default=120.0, metavar="S",
+    grade.add_argument("--time-limit", type=_positive(float, MAX_WALL_S), default=120.0, metavar="S",
                        help="wall-clock (and CPU) seconds per submission (default 120)")
-    grade.add_argument("--memory-limit", type=_positive(int), default=2048, metavar="MB",
+    grade.add_argument("--memory-limit", type=_positive(int, MAX_MEMORY_MB), default=2048, metavar="MB",
                        help="address space per submission in MB (default 2048)")
     grade.set_defaults(func=run_grade)
 

@@ -14,6 +14,7 @@ that a command refuses an unwritable output before it spends minutes on an episo
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import traceback
@@ -53,6 +54,14 @@ def ascii_float(text: str) -> float:
         return parse_float(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def seconds(text: str) -> float:
+    """argparse type: a finite number of seconds >= 0, in ASCII digits."""
+    value = ascii_float(text)
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds >= 0, got {text!r}")
+    return value
 
 
 def one_line(text: str) -> str:

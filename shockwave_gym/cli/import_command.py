@@ -73,8 +73,8 @@ def add_parsers(subparsers) -> None:
     )
     imp.add_argument("--format", required=True, choices=FORMATS, help="the dataset the files come from")
     imp.add_argument("files", nargs="+", metavar="FILE",
-                     help="the dataset's files (pai: pai_job_table.csv and pai_task_table.csv)")
-    imp.add_argument("--out", required=True, help="output trace (.jsonl)")
+                     help="the dataset's files, each once (pai: pai_job_table.csv and pai_task_table.csv)")
+    imp.add_argument("--out", required=True, help="output trace, a .jsonl file (JSON lines)")
     imp.add_argument("--seed", type=seed_int, default=0, help="seed of the model draws (default 0)")
     imp.add_argument("--gpus", type=positive_int, help="cluster size the load is stated against")
     imp.add_argument("--load", type=_load_target, help="with --gpus: scale arrival times to this offered load")

@@ -7,7 +7,7 @@ import json
 import sys
 import time
 
-from shockwave_gym.cli.guard import ascii_float, ascii_int, check_output_file
+from shockwave_gym.cli.guard import ascii_float, ascii_int, check_output_file, seconds
 from shockwave_gym.config import SimConfig, require_positive_int, round_options
 from shockwave_gym.errors import InputError
 
@@ -29,6 +29,8 @@ def parse_agent_options(pairs: list[str]) -> dict:
         key, sep, raw = pair.partition("=")
         if not sep or not key:
             raise InputError(f"--agent-opt expects KEY=VALUE, got {pair!r}")
+        if key in options:
+            raise InputError(f"--agent-opt: option {key!r} given twice")
         options[key] = option_value(raw)
     return options
 
@@ -137,7 +139,7 @@ def add_parsers(subparsers) -> None:
     parser.add_argument("--jobs-csv", metavar="CSV", help="also write per-job results here (checked before the run)")
     parser.add_argument("--timeline-csv", metavar="CSV", help="also write the per-round timeline here (checked before the run)")
     # progress lines and SIGINT/SIGTERM partial results: shockwave_gym/cli/episode_control.py
-    parser.add_argument("--progress-every-s", type=ascii_float, default=10.0, metavar="S",
+    parser.add_argument("--progress-every-s", type=seconds, default=10.0, metavar="S",
                         help="when stderr is not a terminal, print a progress line every S seconds (default 10; 0: none). "
                         "SIGINT/SIGTERM stop the run, write partial results and exit 130/143")
     parser.set_defaults(func=run)
@@ -183,7 +185,7 @@ def run(args) -> int:
     from shockwave_gym.throughput import ThroughputTable, TypedThroughputs
     from shockwave_gym.traces import load_trace
     from shockwave_gym.traces.bundled import resolve_cluster
-    from shockwave_gym.view import HiddenLengthError
+    from shockwave_gym.view import HiddenLengthError, OracleAccessError
 
     start = time.perf_counter()
     check_output_file(args.jobs_csv, "--jobs-csv")
@@ -209,6 +211,10 @@ def run(args) -> int:
             )
         except HiddenLengthError as exc:  # an agent that needs the length, outside the exact regime
             raise InputError(f"--agent {args.agent}: cannot run in the {regime.knowledge!r} regime: {exc}") from None
+        except OracleAccessError as exc:  # e.g. --agent-opt oracle=true without --oracle
+            what = str(exc).split(";")[0]
+            raise InputError(f"--agent {args.agent} reads hidden future information ({what}): pass --oracle to give "
+                             "the run the oracle view (ablations only)") from None
     record = {"agent": label, "trace": trace.name, **outcome.metrics}
     record["wall_s"] = time.perf_counter() - start
     record["episode_wall_s"] = outcome.wall_s

@@ -48,11 +48,28 @@ def _save(trace, out: str) -> None:
         raise InputError(f"cannot write {out}: {exc.strerror or exc}") from None
 
 
+def _trace_name(name: str | None, out: str) -> str:
+    """The name of the trace written to ``out``: a trace file holds no name, and loading it
+    names it after the file (its stem), so ``--name`` must be that stem when given."""
+    from pathlib import Path
+
+    stem = Path(out).stem
+    if name is None:
+        return stem
+    if not name.strip():
+        raise InputError("--name: must not be empty (leave it out to name the trace after --out)")
+    if name != stem:
+        raise InputError(f"--name {name!r}: a trace file does not store its name, it loads under its file name "
+                         f"({stem!r} for --out {out}); write it to --out {Path(out).parent / (name + Path(out).suffix)}")
+    return name
+
+
 def _generate(args: argparse.Namespace) -> int:
     from shockwave_gym.throughput import ThroughputTable
     from shockwave_gym.traces import GeneratorConfig, generate_trace
     from shockwave_gym.traces.load import generate_for_load, trace_offered_load
 
+    name = _trace_name(args.name, args.out)
     optional = {}
     if args.gang_mix is not None:
         optional["gang_mix"] = parse_mix(args.gang_mix, "--gang-mix", int)
@@ -69,7 +86,7 @@ def _generate(args: argparse.Namespace) -> int:
         num_jobs=args.jobs,
         seed=args.seed,
         arrival_rate_per_hour=90.0 if args.arrival_rate_per_hour is None else args.arrival_rate_per_hour,
-        name=args.name,
+        name=name,
         cluster=args.cluster,
         arrival_rate_per_gpu_hour=args.arrival_rate_per_gpu_hour,
         **optional,
@@ -164,7 +181,8 @@ def add_parsers(subparsers) -> None:
     gen.add_argument("--arrival-rate-per-gpu-hour", type=ascii_float, metavar="R",
                      help="with --cluster: arrivals per hour per V100-equivalent GPU (2.8125 = the canonical 90/h on 32 V100s); "
                      "overrides --arrival-rate-per-hour")
-    gen.add_argument("--name", help="trace name (default generated-<jobs>-seed<seed>)")
+    gen.add_argument("--name", help="trace name: a trace loads under its file name, so this must be the stem "
+                     "of --out (default: that stem)")
     gen.add_argument("--throughputs", help="throughput table (Gavel JSON or our CSV); default built-in V100")
     gen.add_argument("--out", required=True, help="output file: .jsonl for JSON lines, else TSV")
     gen.set_defaults(func=_generate)

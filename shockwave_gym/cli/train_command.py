@@ -35,10 +35,14 @@ def parse_reward(text: str) -> str | dict[str, float]:
     weights = {}
     for part in text.split(","):
         name, _, raw = part.partition("=")
+        name = name.strip()
+        if not name or name in weights:
+            raise InputError(f"--reward: {'a term is given twice' if name else 'a term has no name'} "
+                             f"({name or part!r} in {text!r})")
         try:
-            weights[name.strip()] = parse_float(raw)  # ASCII digits only
+            weights[name] = parse_float(raw)  # ASCII digits only
         except ValueError:
-            raise InputError(f"--reward: weight of {name.strip()!r} must be a number, got {raw!r}") from None
+            raise InputError(f"--reward: weight of {name!r} must be a number, got {raw!r}") from None
     return weights
 
 
@@ -286,6 +290,7 @@ def train_command(args) -> int:
     searching = _changed(args, SEARCH_OPTIONS)
     if args.algo != "cem" and searching:
         raise InputError(f"{', '.join(searching)}: search options, for --algo cem only (got --algo {args.algo})")
+    _refuse_unused(args)
     if args.algo == "cem":
         return _search(args, command)
     if args.algo == "bc":
@@ -305,7 +310,8 @@ def train_command(args) -> int:
         out=args.out, algo=args.algo, action_mode=args.action_mode, **({} if reward is None else {"reward": reward}),
         timesteps=args.timesteps, envs=args.envs, vec=args.vec, seed=args.seed, workload=workload, max_jobs=args.max_jobs,
         suites=None if args.suites == "none" else args.suites, val_traces=args.val_traces,
-        embed_dim=args.embed_dim or 32, hidden_dim=args.hidden_dim or 64, n_steps=args.n_steps,
+        embed_dim=32 if args.embed_dim is None else args.embed_dim,
+        hidden_dim=64 if args.hidden_dim is None else args.hidden_dim, n_steps=args.n_steps,
         batch_size=args.batch_size, n_epochs=args.n_epochs, learning_rate=args.learning_rate,
         gamma=args.gamma, discount=args.discount, ent_coef=args.ent_coef, log_std_init=args.log_std_init,
         eval_every=args.eval_every, eval_seeds=tuple(args.eval_seeds), select=args.select,
@@ -316,6 +322,29 @@ def train_command(args) -> int:
     report = train(config)
     _print_summary(args.out, report["selected"], report["fifo"])
     return 0
+
+
+#: The generated workload's options: used with --suites none only.
+WORKLOAD_FLAGS = ("gpus", "num_jobs", "arrival_rate", "max_duration_h", "no_mix", "eval_seeds")
+#: Options of the RL run: unused by --algo bc without --finetune.
+PPO_FLAGS = ("timesteps", "envs", "vec", "n_steps", "batch_size", "n_epochs", "learning_rate", "ent_coef", "gamma",
+             "discount", "log_std_init", "init_from", "trust", "eval_every", "select", "checkpoint_every",
+             "progress_every_s")
+
+
+def _refuse_unused(args) -> None:
+    """Options the run would ignore are refused (--algo cem checks its own, RL_OPTIONS)."""
+    if args.algo == "cem":
+        return
+    if args.suites != "none":
+        given = _changed(args, {dest: RL_OPTIONS[dest] for dest in WORKLOAD_FLAGS})
+        if given:
+            raise InputError(f"{', '.join(given)}: options of the generated workload, used with --suites none only "
+                             f"(got --suites {args.suites})")
+    if args.algo == "bc" and not args.finetune:
+        given = _changed(args, {dest: RL_OPTIONS[dest] for dest in PPO_FLAGS})
+        if given:
+            raise InputError(f"{', '.join(given)}: PPO options, which --algo bc uses only with --finetune")
 
 
 def _search(args, command: str) -> int:
@@ -354,7 +383,8 @@ def _imitate(args, workload, reward, command: str) -> int:
         episodes=args.episodes, dagger_iterations=args.dagger_iterations, dagger_episodes=args.dagger_episodes,
         workload=workload, suites=None if args.suites == "none" else args.suites, val_traces=args.val_traces,
         max_jobs=args.max_jobs, action_mode=args.action_mode or "priority",
-        embed_dim=args.embed_dim or 64, hidden_dim=args.hidden_dim or 128, epochs=args.bc_epochs,
+        embed_dim=64 if args.embed_dim is None else args.embed_dim,
+        hidden_dim=128 if args.hidden_dim is None else args.hidden_dim, epochs=args.bc_epochs,
         learning_rate=args.bc_learning_rate, seed=args.seed, workers=args.workers,
         eval_seeds=tuple(args.eval_seeds), command=command, obs_version=args.obs_version, loss=args.bc_loss,
         fit_all=args.bc_fit_all,

@@ -30,6 +30,10 @@ from pathlib import Path
 CHILD = Path(__file__).with_name("child.py")
 #: The most bytes of answers a child may send back.
 MAX_RESULT_BYTES = 64 * 1024 * 1024
+#: The largest limits a grader may set: a day per submission, 1 TB of address space (beyond
+#: what the operating system's limits can hold for some of them).
+MAX_WALL_S = 86_400.0
+MAX_MEMORY_MB = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,18 @@ class Limits:
     memory_mb: int = 2048
     file_mb: int = 64
     output_chars: int = 4000
+
+    def __post_init__(self) -> None:
+        from shockwave_gym.config import require_finite, require_positive_int
+        from shockwave_gym.errors import InputError
+
+        require_finite(self.wall_s, "time limit (s)", low=0.0, low_inclusive=False, high=MAX_WALL_S)
+        for name, value, most in (("memory limit (MB)", self.memory_mb, MAX_MEMORY_MB),
+                                  ("file limit (MB)", self.file_mb, MAX_MEMORY_MB),
+                                  ("output limit (characters)", self.output_chars, None)):
+            require_positive_int(value, name)
+            if most is not None and value > most:
+                raise InputError(f"{name} must be <= {most}, got {value!r}")
 
     @property
     def cpu_s(self) -> int:

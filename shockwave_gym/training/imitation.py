@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+import zipfile
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -87,7 +88,11 @@ class ImitationConfig:
             raise InputError(f"fit_all must be true or false, got {self.fit_all!r}")
         if self.loss not in LOSSES:
             raise InputError(f"behaviour cloning loss must be one of {', '.join(LOSSES)}; got {self.loss!r}")
-        require_positive_ints(self, ("episodes", "epochs", "batch_size", "workers", "dagger_episodes", "val_traces"))
+        require_positive_ints(self, ("episodes", "epochs", "batch_size", "workers", "dagger_episodes", "val_traces",
+                                     "embed_dim", "hidden_dim"))
+        from shockwave_gym.config import require_finite
+
+        require_finite(self.learning_rate, "learning_rate", low=0.0, low_inclusive=False)
         if self.max_jobs is None:
             self.max_jobs = self.tasks().max_jobs
 
@@ -214,11 +219,19 @@ def save_dataset(arrays: dict[str, np.ndarray], path: str | Path) -> None:
 
 
 def load_dataset(path: str | Path) -> dict[str, np.ndarray]:
-    with np.load(path, allow_pickle=False) as data:
-        missing = [key for key in (*OBS_KEYS, "label", "episode") if key not in data.files]
-        if missing:
-            raise InputError(f"{path}: not a recording (missing {', '.join(missing)})")
-        return {key: data[key] for key in data.files}
+    """A recording written by :func:`save_dataset`; anything else is one :class:`InputError`."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            missing = [key for key in (*OBS_KEYS, "label", "episode") if key not in data.files]
+            if missing:
+                raise InputError(f"{path}: not a recording (missing {', '.join(missing)})")
+            return {key: data[key] for key in data.files}
+    except InputError:
+        raise
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        reason = "not an .npz archive" if "pickle" in str(exc) or isinstance(exc, zipfile.BadZipFile) else \
+            (str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+        raise InputError(f"{path}: not a readable recording (an .npz written by train --algo bc): {reason}") from None
 
 
 def clone(policy, arrays: dict[str, np.ndarray], config: ImitationConfig) -> dict:

@@ -73,6 +73,9 @@ def resolve_suite_names(names, obs_version: int = 2) -> list:
         if names == ["in-distribution"]:
             return [suite for suite in SUITES if suite.in_distribution]
     suites = resolve_suites(names)
+    twice = sorted({s.name for s in suites if sum(t.name == s.name for t in suites) > 1})
+    if twice:
+        raise InputError(f"--suites: {', '.join(twice)} given twice (each suite trains and validates once)")
     hidden = [f"{s.name} ({s.regime})" for s in suites if s.regime != "exact"]
     if hidden and obs_version in LENGTH_READING_VERSIONS:
         raise InputError(f"cannot train on {', '.join(hidden)} with observation version {obs_version}: it reads "

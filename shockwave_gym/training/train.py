@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -166,14 +167,28 @@ class TrainConfig:
         check_objective(self.select)
         if self.algo == "maskable_ppo" and self.action_mode == "priority":
             raise InputError("maskable_ppo needs a maskable action mode (select or sequential); use ppo for priority")
-        require_positive_ints(self, ("timesteps", "n_epochs", "eval_every", "checkpoint_every", "val_traces"))
+        require_positive_ints(self, ("timesteps", "n_epochs", "eval_every", "checkpoint_every", "val_traces",
+                                     "embed_dim", "hidden_dim"))
         require_positive_ints(self, [name for name in ("envs", "n_steps", "batch_size", "max_jobs") if getattr(self, name) is not None])
+        self._check_numbers()
         if self.init_from and str(self.init_from).endswith(".zip") and self.trust_init is not True:
             raise InputError(
                 f"--init-from {self.init_from}: refusing an SB3 .zip without --trust: loading it unpickles "
                 "part of the file, which can run arbitrary code. Start from the weights-only policy.npz/.json "
                 "next to it, or pass --trust for a zip you made yourself"
             )
+
+    def _check_numbers(self) -> None:
+        """The learner's real-valued settings, each finite and in its range."""
+        from shockwave_gym.config import require_finite
+
+        require_finite(self.learning_rate, "learning_rate", low=0.0, low_inclusive=False)
+        require_finite(self.gamma, "gamma", low=0.0, low_inclusive=False, high=1.0)
+        require_finite(self.gae_lambda, "gae_lambda", low=0.0, low_inclusive=True, high=1.0)
+        require_finite(self.ent_coef, "ent_coef", low=0.0, low_inclusive=True)
+        require_finite(self.clip_range, "clip_range", low=0.0, low_inclusive=False)
+        require_finite(self.log_std_init, "log_std_init", low=-math.inf, low_inclusive=True)
+        require_finite(self.progress_every_s, "progress_every_s", low=0.0, low_inclusive=True)
 
     def _resolve_task(self) -> None:
         """Fill in ``reward`` and ``select`` from ``task`` (or their defaults)."""

@@ -28,6 +28,7 @@ from shockwave_gym.traces.importers.records import FILTER_REASONS, FieldError, L
 from shockwave_gym.traces.importers.rescale import arrival_factor, parse_window
 from shockwave_gym.traces.jsonl import format_line
 from shockwave_gym.traces.load import offered_load_of_work
+from shockwave_gym.traces.loader import format_for
 from shockwave_gym.traces.validation import MAX_TRACE_EPOCHS
 
 READERS: dict[str, Callable[[list], Iterator[LoggedJob | RowProblem]]] = {
@@ -120,13 +121,38 @@ class _Columns:
         return self.id_bytes[start:self.id_ends[i]].decode()
 
 
-def import_trace(options: ImportOptions, report: Callable[[RowProblem], None]) -> ImportSummary:
-    """Convert ``options.paths`` into ``options.out``; each unusable row goes to ``report``."""
+def _check_options(options: ImportOptions) -> tuple[float, float] | None:
+    """Refuse options that cannot be honoured, before any input is read; the parsed window."""
     if options.fmt not in READERS:
         raise InputError(f"--format must be one of {', '.join(FORMATS)}, got {options.fmt!r}")
     if options.load is not None and options.gpus is None:
         raise InputError("--load needs --gpus: a load is relative to a cluster size")
-    window = parse_window(options.window) if options.window else None
+    if format_for(options.out) != "jsonl":
+        raise InputError(f"--out {options.out}: an imported trace is written as JSON lines, and a trace file's "
+                         "extension names its format (.jsonl JSON lines, any other the authors' TSV, which has "
+                         "no place for the origin keys): give a .jsonl name")
+    seen: dict[object, str] = {}
+    for path in options.paths:
+        identity = _file_identity(path)
+        if identity in seen:
+            same = "" if path == seen[identity] else f" (the same file as {seen[identity]})"
+            raise InputError(f"FILE {path}: given twice{same}; give each file once, or its jobs are read twice")
+        seen[identity] = path
+    return None if options.window is None else parse_window(options.window)
+
+
+def _file_identity(path: str) -> object:
+    """What makes two paths one file: device and inode when it exists, else the resolved path."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return Path(path).resolve()
+    return (stat.st_dev, stat.st_ino)
+
+
+def import_trace(options: ImportOptions, report: Callable[[RowProblem], None]) -> ImportSummary:
+    """Convert ``options.paths`` into ``options.out``; each unusable row goes to ``report``."""
+    window = _check_options(options)
     table = options.throughputs or ThroughputTable.builtin_v100()
     mapper = JobMapper(table, options.seed, options.large)
     summary, cols = ImportSummary(gpus=options.gpus), _Columns()

@@ -1,0 +1,38 @@
+"""Checks of agent options: the keyword arguments of the agents' constructors, given by
+:func:`shockwave_agents.make_agent` or ``--agent-opt key=value`` (a value that is not JSON
+arrives as a bare-word string, so ``oracle=no`` is the string ``"no"``). A bad value raises
+:class:`~shockwave_gym.errors.InputError` naming the option, which the CLI reports in one line.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from shockwave_gym.errors import InputError
+
+
+def flag(name: str, value: object) -> bool:
+    """``value`` as a bool: ``True`` or ``False`` (a numpy bool too); anything else, a string
+    such as ``"no"`` or a number included, raises :class:`InputError` naming ``name``."""
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    raise InputError(f"{name} must be true or false, got {value!r}")
+
+
+def increasing_positive(name: str, value: object) -> list[float]:
+    """``value`` as a list of floats: a list, tuple or 1-D array (possibly empty) of finite
+    numbers > 0 in strictly increasing order, else :class:`InputError` naming ``name``."""
+    if isinstance(value, np.ndarray) and value.ndim == 1:
+        value = value.tolist()
+    if not isinstance(value, list | tuple):
+        raise InputError(f"{name} must be a list of positive numbers in increasing order, got {value!r}")
+    numbers = [isinstance(t, int | float | np.integer | np.floating) and not isinstance(t, bool | np.bool_)
+               for t in value]
+    if not all(numbers) or not all(math.isfinite(t) for t in value):
+        raise InputError(f"{name} must hold finite numbers, got {value!r}")
+    floats = [float(t) for t in value]
+    if any(t <= 0 for t in floats) or floats != sorted(set(floats)):
+        raise InputError(f"{name} must be positive and strictly increasing, got {value!r}")
+    return floats
