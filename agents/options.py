@@ -14,11 +14,24 @@ from shockwave_gym.errors import InputError
 
 
 def flag(name: str, value: object) -> bool:
-    """``value`` as a bool: ``True`` or ``False`` (a numpy bool too); anything else, a string
-    such as ``"no"`` or a number included, raises :class:`InputError` naming ``name``."""
+    """``value`` as a bool: ``True`` or ``False`` (a numpy bool too), or the integer 0 or 1
+    (JSON's ``backfill=0``); anything else, a string such as ``"no"`` included, raises
+    :class:`InputError` naming ``name``."""
     if isinstance(value, bool | np.bool_):
         return bool(value)
+    if isinstance(value, int | np.integer) and value in (0, 1):
+        return bool(value)
     raise InputError(f"{name} must be true or false, got {value!r}")
+
+
+def number(name: str, value: object, *, low: float, high: float = math.inf) -> float:
+    """``value`` as a float: a finite real (not a bool) in ``[low, high]``, else
+    :class:`InputError` naming ``name`` (a string such as ``"abc"`` included)."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.integer | np.floating) \
+            or not math.isfinite(value) or not low <= value <= high:
+        where = f">= {low:g}" if high == math.inf else f"in [{low:g}, {high:g}]"
+        raise InputError(f"{name} must be a finite number {where}, got {value!r}")
+    return float(value)
 
 
 def increasing_positive(name: str, value: object) -> list[float]:

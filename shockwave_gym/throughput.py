@@ -14,8 +14,11 @@ import ast
 import csv
 import json
 import math
+import numbers
 from importlib import resources
 from pathlib import Path
+
+import numpy as np
 
 from shockwave_gym.ascii_numbers import parse_float, parse_int
 from shockwave_gym.errors import InputError
@@ -38,6 +41,16 @@ _MAX_KEY_CHARS = 200
 #: job's duration overflows or rounds to nothing.
 MIN_RATE = 1e-3
 MAX_RATE = 1e6
+
+
+def rate_problem(rate: object) -> str | None:
+    """What is wrong with ``rate`` as a table's isolated iterations/s (None: nothing): a
+    finite number, 0 (the job cannot run) or from :data:`MIN_RATE` to :data:`MAX_RATE`."""
+    if isinstance(rate, bool | np.bool_) or not isinstance(rate, numbers.Real) or not math.isfinite(rate) or rate < 0:
+        return f"must be a finite number >= 0, got {rate!r}"
+    if rate != 0 and not MIN_RATE <= rate <= MAX_RATE:
+        return f"must be 0 (cannot run) or from {MIN_RATE:g} to {MAX_RATE:g} iterations/s, got {rate!r}"
+    return None
 
 
 #: Columns of a throughput CSV, in their usual order; a rate is keyed by the first three.
@@ -90,10 +103,9 @@ def _csv_gang(text: str) -> int:
 
 def _csv_rate(text: str) -> float:
     value = parse_float(text)
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(f"must be a finite number >= 0, got {text!r}")
-    if value != 0 and not MIN_RATE <= value <= MAX_RATE:
-        raise ValueError(f"must be 0 (cannot run) or from {MIN_RATE:g} to {MAX_RATE:g} iterations/s, got {text!r}")
+    problem = rate_problem(value)
+    if problem:
+        raise ValueError(problem)
     return value
 
 
@@ -151,11 +163,9 @@ def gavel_rates(data: object, file: str, worker_type: str) -> dict[tuple[str, in
                 continue  # models we do not simulate (A3C, CycleGAN) carry no batch size
             raise ThroughputError(f"{where}: {exc}") from None  # e.g. "batch size -32", "batch size ３２"
         rate = entry["null"]
-        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not math.isfinite(rate) or rate < 0:
-            raise ThroughputError(f"{where} -> null: rate must be a finite number >= 0, got {rate!r}")
-        if rate != 0 and not MIN_RATE <= rate <= MAX_RATE:
-            raise ThroughputError(f"{where} -> null: rate must be 0 (cannot run) or from {MIN_RATE:g} to "
-                                  f"{MAX_RATE:g} iterations/s, got {rate!r}")
+        problem = rate_problem(rate)
+        if problem:
+            raise ThroughputError(f"{where} -> null: rate {problem}")
         if (model, batch_size, gang) in rates:
             raise ThroughputError(f"{where}: {job_type} on {gang} GPU(s) appears twice")
         rates[(model, batch_size, gang)] = float(rate)
@@ -169,11 +179,9 @@ class ThroughputTable:
 
     def __init__(self, rates: dict[tuple[str, int, int], float], source: str = "<memory>"):
         for key, rate in rates.items():
-            if not math.isfinite(rate) or rate < 0:
-                raise ThroughputError(f"{source}: rate for {key} must be finite and >= 0, got {rate}")
-            if rate != 0 and not MIN_RATE <= rate <= MAX_RATE:
-                raise ThroughputError(f"{source}: rate for {key} must be 0 or from {MIN_RATE:g} to {MAX_RATE:g} "
-                                      f"iterations/s, got {rate}")
+            problem = rate_problem(rate)
+            if problem:
+                raise ThroughputError(f"{source}: rate for {key} {problem}")
         self._rates = dict(rates)
         self.source = source
 

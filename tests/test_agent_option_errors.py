@@ -27,7 +27,7 @@ FLAGS = [
     ("gavel", "hold_unallocated_gpus"), ("gavel", "count_restart_overhead"), ("gavel", "heterogeneity_aware"),
     ("themis", "hold_unallocated_gpus"), ("gavel-wc", "count_restart_overhead"), ("mst-wc", "heterogeneity_aware"),
 ]
-NOT_BOOLEANS = ["no", "yes", "false", "true", "", 0, 1, 0.0, None, [True], np.int64(1)]
+NOT_BOOLEANS = ["no", "yes", "false", "true", "", 2, -1, 0.0, 1.0, None, [True], np.int64(2)]
 
 
 def re_repr(value) -> str:
@@ -79,7 +79,7 @@ def test_boolean_options_reject_anything_but_a_bool(name, option, value):
         make_agent(name, **{option: value})
 
 
-@pytest.mark.parametrize("value", [True, False, np.True_, np.False_], ids=repr)
+@pytest.mark.parametrize("value", [True, False, np.True_, np.False_, 0, 1, np.int64(1)], ids=repr)
 @pytest.mark.parametrize(("name", "option"), FLAGS, ids=[f"{n}-{o}" for n, o in FLAGS])
 def test_boolean_options_accept_bools(name, option, value):
     stored = getattr(make_agent(name, **{option: value}), option)
@@ -89,10 +89,11 @@ def test_boolean_options_accept_bools(name, option, value):
 @pytest.mark.parametrize("option", ["restart_aware", "restart_in_program", "rank_on_feasible_path", "gang_weighted_nsw",
                                     "warm_from_previous", "record_plans", "authors_clock_calibration"])
 def test_shockwave_boolean_options_reject_anything_but_a_bool(option):
-    for value in ("no", 1, None):
+    for value in ("no", 2, None):
         with pytest.raises(InputError, match=rf"^{option} must be true or false, got {re_repr(value)}$"):
             make_agent("shockwave", **{option: value})
-    assert getattr(make_agent("shockwave", **{option: False}).config, option) is False
+    for value, stored in ((False, False), (0, False), (np.True_, True)):
+        assert getattr(make_agent("shockwave", **{option: value}).config, option) is stored
 
 
 def test_the_mechanisms_reject_a_non_boolean_hold():
@@ -100,7 +101,7 @@ def test_the_mechanisms_reject_a_non_boolean_hold():
         GavelMechanism(2, gpus=1, hold_unallocated_gpus="no")
     with pytest.raises(InputError, match="hold_unallocated_gpus must be true or false"):
         TypedGavelMechanism(2, np.array([1, 1]), min_recompute_interval_s=0.0, initial_credit_s=0.0,
-                            hold_unallocated_gpus=1)
+                            hold_unallocated_gpus=2)
     assert GavelMechanism(2, gpus=1).hold_unallocated_gpus is True
 
 
@@ -113,7 +114,7 @@ def test_the_mechanisms_reject_a_non_boolean_hold():
     ("las", "queue_thresholds_gpu_s=[NaN]", "queue_thresholds_gpu_s"),
     ("srtf", "oracle=no", "oracle must be true or false, got 'no'"),
     ("fair-share", "relative=no", "relative must be true or false, got 'no'"),
-    ("gavel", "hold_unallocated_gpus=1", "hold_unallocated_gpus must be true or false, got 1"),
+    ("gavel", "hold_unallocated_gpus=2", "hold_unallocated_gpus must be true or false, got 2"),
 ])
 def test_cli_reports_a_bad_option_in_one_line(agent, option, expected, capsys, monkeypatch):
     monkeypatch.delenv("SHOCKWAVE_GYM_DEBUG", raising=False)
@@ -164,3 +165,13 @@ def test_cli_accepts_json_booleans(capsys):
     assert main(["run", "--agent", "fair-share", "--trace", "teaching-12", "--agent-opt", "relative=false"]) == 0
     assert main(["run", "--agent", "srtf", "--trace", "teaching-12", "--agent-opt", "backfill=true"]) == 0
     capsys.readouterr()
+
+
+@pytest.mark.parametrize(("name", "option", "value"), [
+    ("gavel", "min_recompute_interval_s", "abc"), ("gavel", "min_recompute_interval_s", -1.0),
+    ("themis", "min_recompute_interval_s", float("inf")), ("allox", "alpha", "x"), ("allox", "alpha", float("nan")),
+    ("allox", "alpha", 1.5),
+])
+def test_numeric_mechanism_options_are_input_errors(name, option, value):
+    with pytest.raises(InputError, match=rf"^{option} must be a finite number"):
+        make_agent(name, **{option: value})

@@ -21,12 +21,12 @@ def refused(argv: list[str], capsys) -> str:
 
 
 @pytest.mark.parametrize(("flags", "words"), [
-    (["--learning-rate", "-1"], "learning_rate must be > 0, got -1.0"),
-    (["--ent-coef", "nan"], "ent_coef must be a finite number"),
-    (["--gamma", "1.5"], "gamma must be > 0 and <= 1"),
+    (["--learning-rate", "-1"], "learning_rate (--learning-rate) must be > 0, got -1.0"),
+    (["--ent-coef", "nan"], "ent_coef (--ent-coef) must be a finite number"),
+    (["--gamma", "1.5"], "gamma (--gamma) must be > 0 and <= 1"),
     (["--embed-dim", "0"], "embed_dim must be a positive integer, got 0"),
     (["--hidden-dim", "-5"], "hidden_dim must be a positive integer, got -5"),
-    (["--progress-every-s", "-5"], "progress_every_s must be >= 0"),
+    (["--progress-every-s", "-5"], "progress_every_s (--progress-every-s) must be >= 0"),
     (["--gpus", "7", "--eval-seeds", "5"], "--gpus, --eval-seeds: options of the generated workload, used with "
                                            "--suites none only"),
     (["--reward", "jct=1,jct=2"], "--reward: a term is given twice ('jct'"),
@@ -62,7 +62,7 @@ def test_the_python_configs_refuse_what_the_flags_refuse(tmp_path):
             TrainConfig(out=str(tmp_path), suites="small-light", **bad)
     with pytest.raises(InputError, match="hidden_dim must be a positive integer"):
         ImitationConfig(out=str(tmp_path), suites="small-light", hidden_dim=0)
-    with pytest.raises(InputError, match="learning_rate must be > 0"):
+    with pytest.raises(InputError, match=r"learning_rate \(--bc-learning-rate\) must be > 0"):
         ImitationConfig(out=str(tmp_path), suites="small-light", learning_rate=-1e-3)
     assert TrainConfig(out=str(tmp_path), suites="small-light").embed_dim == 32  # the defaults pass
     for bad in ({"wall_s": float("inf")}, {"wall_s": 1e300}, {"memory_mb": 10**20}, {"memory_mb": 0}):
@@ -129,3 +129,38 @@ def test_leaderboard_checks_doc_before_any_cell_runs(tmp_path, capsys):
                        capsys)
         assert "--doc" in line and words in line
         assert not (tmp_path / "lb" / "cells").exists()
+
+
+def test_run_lets_agent_opt_override_the_spec_and_names_teacher_opt(tmp_path, capsys):
+    """Each flag's keys are checked once: an ``--agent-opt`` still overrides its ``--agent``
+    spec's option (docs/HARNESS.md), and a repeated ``--teacher-opt`` names that flag."""
+    import json
+
+    assert main(["run", "--agent", "srtf:backfill=true", "--agent-opt", "backfill=false", "--trace", "teaching-12",
+                 "--json"]) == 0
+    overridden = json.loads(capsys.readouterr().out)
+    assert main(["run", "--agent", "srtf", "--agent-opt", "backfill=false", "--trace", "teaching-12", "--json"]) == 0
+    direct = json.loads(capsys.readouterr().out)
+    assert overridden["avg_jct_s"] == direct["avg_jct_s"] and overridden["makespan_s"] == direct["makespan_s"]
+    pytest.importorskip("torch")
+    line = refused(["train", "--algo", "bc", "--suites", "small-light", "--teacher", "srtf", "--teacher-opt",
+                    "backfill=true", "--teacher-opt", "backfill=false", "--out", str(tmp_path / "r")], capsys)
+    assert "--teacher-opt: option 'backfill' given twice" in line
+
+
+def test_cloning_refuses_a_reward_without_finetune_and_an_array_file(tmp_path, capsys):
+    pytest.importorskip("torch")
+    from shockwave_gym.training.imitation import ImitationConfig
+    from shockwave_gym.training.train import TrainConfig
+    from shockwave_gym.training.workload import Workload
+
+    assert "--reward: PPO options, which --algo bc uses only with --finetune" in refused(
+        ["train", "--algo", "bc", "--suites", "small-light", "--reward", "jct=1", "--out", str(tmp_path / "r")], capsys)
+    array = tmp_path / "array.npy"
+    np.save(array, np.zeros(3))
+    assert "array.npy: not a recording" in refused(
+        ["train", "--algo", "bc", "--suites", "small-light", "--dataset", str(array), "--out", str(tmp_path / "r")],
+        capsys)
+    for config in (TrainConfig, ImitationConfig):
+        with pytest.raises(InputError, match="generated workload .* with suites=None only"):
+            config(out=str(tmp_path), suites="small-light", workload=Workload(gpus=7))

@@ -301,6 +301,34 @@ def test_huge_finite_scores_are_accepted_on_every_step_autoresets_included(compi
     assert resets >= 3, "no cluster reset: the autoreset steps were not exercised"
 
 
+@pytest.mark.parametrize(("env_id", "kwargs", "parts"), [
+    (ENV_ID, {"trace": "teaching-12"}, 1),  # the compiled step
+    (ENV_ID, {"trace": "teaching-12", "obs_version": 3}, 1),  # the Python step
+    ("shockwave_gym/Elastic-v0", {}, 2),  # scores, then count preferences
+])
+def test_the_single_env_accepts_huge_finite_scores_too(env_id, kwargs, parts):
+    """The single env checks each score as the vector env does: 1e308 per job (whose sum
+    overflows) orders the jobs as the same scores scaled down."""
+    huge, small = gym.make(env_id, **kwargs), gym.make(env_id, **kwargs)
+    huge.reset(seed=0)
+    small.reset(seed=0)
+    slots = huge.action_space.shape[0] // parts
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        base = rng.uniform(0.5, 1.0, huge.action_space.shape)
+        scaled = base.copy()
+        scaled[:slots] *= 1e308
+        got, want = huge.step(scaled), small.step(base)
+        assert all(np.array_equal(got[0][k], want[0][k]) for k in want[0]) and got[1:4] == want[1:4]
+        if want[2] or want[3]:
+            break
+    huge.reset(seed=0)
+    bad = np.zeros(huge.action_space.shape)
+    bad[:slots] = np.inf
+    with pytest.raises(InvalidActionError, match="must be finite"):
+        huge.step(bad)
+
+
 @pytest.mark.parametrize("mode", ["priority", "sequential"])
 def test_compiled_false_gives_the_single_envs_with_the_same_trajectories(mode):
     """``compiled=False`` (and a missing numba) takes the fallback: K single envs, each on its

@@ -31,7 +31,7 @@ from shockwave_agents.gavel.mechanism import (
     check_remaining_source,
     remaining_iterations,
 )
-from shockwave_gym.errors import InputError
+from shockwave_agents.options import number
 from shockwave_gym.view import ClusterView
 
 #: Largest cost matrix (entries) built in the authors' full form; beyond it only the
@@ -79,9 +79,7 @@ class AlloxAgent(GavelRoundAgent):
 
     def __init__(self, alpha: float = 0.2, remaining: str = "current_rate", **mechanism_options):
         super().__init__(**mechanism_options)
-        if not 0.0 <= alpha <= 1.0:
-            raise InputError(f"alpha must be in [0, 1], got {alpha!r}")
-        self.alpha = float(alpha)
+        self.alpha = number("alpha", alpha, low=0.0, high=1.0)
         self.remaining = check_remaining_source(remaining)
 
     def reset_rule(self) -> None:

@@ -40,7 +40,7 @@ from abc import abstractmethod
 import numpy as np
 
 from shockwave_agents.base import Agent
-from shockwave_agents.options import flag
+from shockwave_agents.options import flag, number
 from shockwave_gym.errors import InputError
 from shockwave_gym.interface import (
     expected_epochs_left,
@@ -257,9 +257,7 @@ class GavelRoundAgent(Agent):
         hold_unallocated_gpus: bool = True,
         heterogeneity_aware: bool = True,
     ):
-        if not min_recompute_interval_s >= 0:
-            raise InputError(f"min_recompute_interval_s must be >= 0, got {min_recompute_interval_s!r}")
-        self.min_recompute_interval_s = float(min_recompute_interval_s)
+        self.min_recompute_interval_s = number("min_recompute_interval_s", min_recompute_interval_s, low=0.0)
         self.count_restart_overhead = flag("count_restart_overhead", count_restart_overhead)
         self.hold_unallocated_gpus = flag("hold_unallocated_gpus", hold_unallocated_gpus)
         self.heterogeneity_aware = flag("heterogeneity_aware", heterogeneity_aware)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, fields, replace
 
+from shockwave_agents.options import flag
 from shockwave_agents.shockwave.limits import WorkLimits
 from shockwave_gym.errors import InputError
 
@@ -224,8 +225,7 @@ class ShockwaveConfig:
             raise InputError(f"horizon_clock must be 'rounds' or 'time', got {self.horizon_clock!r}")
         for name in ("authors_clock_calibration", "authors_profile_rounding", "restart_aware", "restart_in_program",
                      "rank_on_feasible_path", "gang_weighted_nsw", "warm_from_previous", "record_plans"):
-            if not isinstance(getattr(self, name), bool):
-                raise InputError(f"{name} must be true or false, got {getattr(self, name)!r}")
+            object.__setattr__(self, name, flag(name, getattr(self, name)))
         if self.numerics not in NUMERICS:
             raise InputError(f"numerics must be one of {NUMERICS}, got {self.numerics!r}")
         if self.solver not in SOLVER_NAMES:

@@ -48,16 +48,16 @@ def leaderboard(args) -> int:
     from shockwave_gym.harness.api import DamagedCellWarning
     from shockwave_gym.harness.leaderboard import (
         leaderboard_entries,
+        output_paths,
         run_leaderboard,
         summary_text,
-        timing_path,
         write_leaderboard,
     )
 
     check_output_dir(args.out, "--out")
     if args.doc:  # the markdown, the CSV beside it and the timing CSV: checked before any cell runs
         check_output_dir(Path(args.doc).parent, "--doc")  # a missing folder is made at the end
-        for path in (Path(args.doc), Path(args.doc).with_suffix(".csv"), timing_path(args.doc)):
+        for path in output_paths(args.doc):
             if path.parent.is_dir():
                 check_output_file(path, "--doc")
     leaderboard_entries(args.split, args.suites, args.quick)  # a bad --suites fails before anything runs

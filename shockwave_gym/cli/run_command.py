@@ -19,18 +19,19 @@ RUN_JSON_KEYS = (
 )
 
 
-def parse_agent_options(pairs: list[str]) -> dict:
+def parse_agent_options(pairs: list[str], flag: str = "--agent-opt", *, once: bool = True) -> dict:
     """``["noise=0.5", "variant=\\"x\\""]`` -> ``{"noise": 0.5, "variant": "x"}`` (JSON values,
-    bare words taken as strings)."""
+    bare words taken as strings). With ``once``, a key given twice is refused; without, the
+    later value wins (an ``--agent-opt`` over its ``--agent`` spec's option)."""
     from shockwave_gym.harness.agent_specs import option_value
 
     options = {}
     for pair in pairs:
         key, sep, raw = pair.partition("=")
         if not sep or not key:
-            raise InputError(f"--agent-opt expects KEY=VALUE, got {pair!r}")
-        if key in options:
-            raise InputError(f"--agent-opt: option {key!r} given twice")
+            raise InputError(f"{flag} expects KEY=VALUE, got {pair!r}")
+        if once and key in options:
+            raise InputError(f"{flag}: option {key!r} given twice")
         options[key] = option_value(raw)
     return options
 
@@ -42,6 +43,7 @@ def split_agent_spec(args) -> str:
     from shockwave_gym.harness.agent_specs import parse_agent_spec
 
     label, args.agent, options = parse_agent_spec(args.agent)
+    parse_agent_options(args.agent_opt)  # each --agent-opt key once
     args.agent_opt = [f"{key}={json.dumps(value)}" for key, value in options.items()] + list(args.agent_opt)
     return label
 
@@ -201,7 +203,7 @@ def run(args) -> int:
     config = SimConfig(gpus=gpus, cluster=cluster, **round_options_from_args(args))
     regime = regime_from_args(args, [args.trace] if isinstance(args.trace, str) else [])
     regime = regime.get(args.trace) if isinstance(regime, dict) else regime  # a regime suite's trace
-    agent = make_agent(args.agent, **parse_agent_options(args.agent_opt))
+    agent = make_agent(args.agent, **parse_agent_options(args.agent_opt, once=False))
     from shockwave_gym.cli.episode_control import EpisodeControl  # progress + interruption
 
     with EpisodeControl(args.progress_every_s) as control:
@@ -211,10 +213,9 @@ def run(args) -> int:
             )
         except HiddenLengthError as exc:  # an agent that needs the length, outside the exact regime
             raise InputError(f"--agent {args.agent}: cannot run in the {regime.knowledge!r} regime: {exc}") from None
-        except OracleAccessError as exc:  # e.g. --agent-opt oracle=true without --oracle
-            what = str(exc).split(";")[0]
-            raise InputError(f"--agent {args.agent} reads hidden future information ({what}): pass --oracle to give "
-                             "the run the oracle view (ablations only)") from None
+        except OracleAccessError:  # e.g. --agent-opt oracle=true without --oracle
+            raise InputError(f"--agent {args.agent} reads hidden future information (an oracle option): pass "
+                             "--oracle to give the run the oracle view (ablations only)") from None
     record = {"agent": label, "trace": trace.name, **outcome.metrics}
     record["wall_s"] = time.perf_counter() - start
     record["episode_wall_s"] = outcome.wall_s

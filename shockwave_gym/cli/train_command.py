@@ -343,6 +343,7 @@ def _refuse_unused(args) -> None:
                              f"(got --suites {args.suites})")
     if args.algo == "bc" and not args.finetune:
         given = _changed(args, {dest: RL_OPTIONS[dest] for dest in PPO_FLAGS})
+        given += ["--reward"] if args.reward is not None else []
         if given:
             raise InputError(f"{', '.join(given)}: PPO options, which --algo bc uses only with --finetune")
 
@@ -379,7 +380,7 @@ def _imitate(args, workload, reward, command: str) -> int:
     from shockwave_gym.training.imitation import ImitationConfig, run_imitation
 
     config = ImitationConfig(
-        out=args.out, teacher=args.teacher, teacher_options=parse_agent_options(args.teacher_opt),
+        out=args.out, teacher=args.teacher, teacher_options=parse_agent_options(args.teacher_opt, "--teacher-opt"),
         episodes=args.episodes, dagger_iterations=args.dagger_iterations, dagger_episodes=args.dagger_episodes,
         workload=workload, suites=None if args.suites == "none" else args.suites, val_traces=args.val_traces,
         max_jobs=args.max_jobs, action_mode=args.action_mode or "priority",

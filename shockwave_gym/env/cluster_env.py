@@ -28,7 +28,7 @@ from shockwave_gym.env.render import ansi_table
 from shockwave_gym.env.rewards import RoundTransition, make_reward, uses_fair_time
 from shockwave_gym.errors import InputError, InvalidActionError
 from shockwave_gym.gantt import gantt_rgb
-from shockwave_gym.interface.actions import select_bits
+from shockwave_gym.interface.actions import all_finite, select_bits
 from shockwave_gym.interface.elastic_features import elastic_features
 from shockwave_gym.interface.ftf import ftf_estimate
 from shockwave_gym.interface.modes import make_action_mode
@@ -748,9 +748,8 @@ class ClusterEnv(gym.Env):
                 raise InvalidActionError(f"priority action must have shape ({self.max_jobs},), got {values.shape}")
             if values.dtype.kind not in "biuf":
                 raise InvalidActionError(f"priority scores must be numbers (integer or float), got dtype {values.dtype}")
-            if values.dtype == np.float64 and not math.isfinite(
-                    np.add.reduce(values[self.slots.slots_by_job()], dtype=np.float64)):
-                raise InvalidActionError("priority scores must be finite")  # finite scores may sum to inf
+            if values.dtype == np.float64 and not all_finite(values[self.slots.slots_by_job()]):
+                raise InvalidActionError("priority scores must be finite")
         else:
             values = select_bits(action, self.max_jobs)
         result = compiled.run(values, select, self.skip_trivial)

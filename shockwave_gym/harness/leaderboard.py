@@ -391,14 +391,18 @@ def timing_path(doc: str | Path) -> Path:
     return doc.with_name(doc.stem + TIMING_SUFFIX)
 
 
-def write_leaderboard(run: LeaderboardRun, doc: str | Path) -> tuple[Path, Path, Path]:
-    """Write ``doc`` (markdown), the per-cell CSV beside it (same stem, ``.csv``) and the
-    timing CSV (:func:`timing_path`)."""
+def output_paths(doc: str | Path) -> tuple[Path, Path, Path]:
+    """The files :func:`write_leaderboard` writes for ``doc``: the markdown, the per-cell CSV
+    beside it (same stem, ``.csv``) and the timing CSV (:func:`timing_path`)."""
     doc = Path(doc)
+    return doc, doc.with_suffix(".csv"), timing_path(doc)
+
+
+def write_leaderboard(run: LeaderboardRun, doc: str | Path) -> tuple[Path, Path, Path]:
+    """Write :func:`output_paths` of ``doc``: the markdown, the per-cell CSV, the timing CSV."""
+    doc, csv_path, timing = output_paths(doc)
     doc.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(doc, leaderboard_markdown(run))
-    csv_path = doc.with_suffix(".csv")
     write_atomic(csv_path, leaderboard_csv(run.results))
-    timing = timing_path(doc)
     write_atomic(timing, timing_csv(run.results))
     return doc, csv_path, timing

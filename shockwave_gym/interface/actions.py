@@ -27,8 +27,6 @@ the env. ``mode.space()`` builds the matching Gymnasium space.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from shockwave_gym.errors import InvalidActionError
@@ -37,6 +35,12 @@ from shockwave_gym.interface.slots import SlotMap
 from shockwave_gym.view import ClusterView
 
 ACTION_MODES = ("select", "priority", "sequential")
+
+
+def all_finite(values: np.ndarray) -> bool:
+    """Whether every value is finite, checked one by one (their sum would overflow for finite
+    values near the float range)."""
+    return bool(np.isfinite(values).all())
 
 
 def select_bits(action, max_jobs: int) -> np.ndarray:
@@ -129,7 +133,7 @@ class PriorityMode(_SlotMode):
         scores = scores.astype(np.float64, copy=False)  # every dtype sorts as its values (no integer wrap)
         by_id = slots.slots_by_job()  # occupied slots, ascending job id
         own = scores[by_id]
-        if not math.isfinite(np.add.reduce(own, dtype=np.float64)):  # one reduction catches NaN and inf
+        if not all_finite(own):
             raise InvalidActionError("priority scores must be finite")
         # descending score, ties by arrival: a stable sort of the id-ordered scores
         order = slots.jobs_by_id()[(-own).argsort(kind="stable")]

@@ -39,12 +39,10 @@ GPUs free.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from shockwave_gym.errors import InvalidActionError
-from shockwave_gym.interface.actions import sequential_index
+from shockwave_gym.interface.actions import all_finite, sequential_index
 from shockwave_gym.interface.slots import SlotMap
 from shockwave_gym.view import ClusterView
 
@@ -160,8 +158,7 @@ class ElasticPriorityMode(_ElasticMode):
             raise InvalidActionError(f"priority action must be {size} numbers, got shape {values.shape}")
         values = values.astype(np.float64)
         by_id = slots.slots_by_job()
-        if not math.isfinite(float(np.add.reduce(values[np.concatenate(
-                [by_id + p * self.max_jobs for p in range(self.parts)])]))):
+        if not all_finite(values[np.concatenate([by_id + p * self.max_jobs for p in range(self.parts)])]):
             raise InvalidActionError("priority scores and count (and type) preferences must be finite")
         return values, by_id
 

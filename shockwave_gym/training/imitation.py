@@ -92,7 +92,9 @@ class ImitationConfig:
                                      "embed_dim", "hidden_dim"))
         from shockwave_gym.config import require_finite
 
-        require_finite(self.learning_rate, "learning_rate", low=0.0, low_inclusive=False)
+        require_finite(self.learning_rate, "learning_rate (--bc-learning-rate)", low=0.0, low_inclusive=False)
+        if self.suites is not None and self.workload != Workload():
+            raise InputError("workload: a generated workload is recorded on with suites=None only (CLI --suites none)")
         if self.max_jobs is None:
             self.max_jobs = self.tasks().max_jobs
 
@@ -221,7 +223,10 @@ def save_dataset(arrays: dict[str, np.ndarray], path: str | Path) -> None:
 def load_dataset(path: str | Path) -> dict[str, np.ndarray]:
     """A recording written by :func:`save_dataset`; anything else is one :class:`InputError`."""
     try:
-        with np.load(path, allow_pickle=False) as data:
+        data = np.load(path, allow_pickle=False)
+        if not isinstance(data, np.lib.npyio.NpzFile):
+            raise InputError(f"{path}: not a recording (an .npz archive written by train --algo bc), got an array")
+        with data:
             missing = [key for key in (*OBS_KEYS, "label", "episode") if key not in data.files]
             if missing:
                 raise InputError(f"{path}: not a recording (missing {', '.join(missing)})")

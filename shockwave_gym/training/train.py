@@ -182,13 +182,15 @@ class TrainConfig:
         """The learner's real-valued settings, each finite and in its range."""
         from shockwave_gym.config import require_finite
 
-        require_finite(self.learning_rate, "learning_rate", low=0.0, low_inclusive=False)
-        require_finite(self.gamma, "gamma", low=0.0, low_inclusive=False, high=1.0)
+        require_finite(self.learning_rate, "learning_rate (--learning-rate)", low=0.0, low_inclusive=False)
+        require_finite(self.gamma, "gamma (--gamma)", low=0.0, low_inclusive=False, high=1.0)
         require_finite(self.gae_lambda, "gae_lambda", low=0.0, low_inclusive=True, high=1.0)
-        require_finite(self.ent_coef, "ent_coef", low=0.0, low_inclusive=True)
+        require_finite(self.ent_coef, "ent_coef (--ent-coef)", low=0.0, low_inclusive=True)
         require_finite(self.clip_range, "clip_range", low=0.0, low_inclusive=False)
-        require_finite(self.log_std_init, "log_std_init", low=-math.inf, low_inclusive=True)
-        require_finite(self.progress_every_s, "progress_every_s", low=0.0, low_inclusive=True)
+        require_finite(self.log_std_init, "log_std_init (--log-std-init)", low=-math.inf, low_inclusive=True)
+        require_finite(self.progress_every_s, "progress_every_s (--progress-every-s)", low=0.0, low_inclusive=True)
+        if self.suites is not None and self.workload != Workload():
+            raise InputError("workload: a generated workload is trained on with suites=None only (CLI --suites none)")
 
     def _resolve_task(self) -> None:
         """Fill in ``reward`` and ``select`` from ``task`` (or their defaults)."""
