@@ -164,3 +164,15 @@ def test_cloning_refuses_a_reward_without_finetune_and_an_array_file(tmp_path, c
     for config in (TrainConfig, ImitationConfig):
         with pytest.raises(InputError, match="generated workload .* with suites=None only"):
             config(out=str(tmp_path), suites="small-light", workload=Workload(gpus=7))
+
+
+def test_compare_and_leaderboard_refuse_an_agent_set_to_read_the_oracle(tmp_path, capsys):
+    """They give no agent the oracle view, so ``oracle=true`` is refused before any cell runs
+    (it used to fail in its cells, with a traceback and exit 1)."""
+    line = refused(["compare", "--agents", "fifo", "--agent", "peek=srtf:oracle=true", "--traces", "teaching-12",
+                    "--out", str(tmp_path / "c")], capsys)
+    assert "agent 'peek': oracle=true reads the hidden future schedule" in line and "run --oracle" in line
+    assert not (tmp_path / "c").exists()
+    line = refused(["leaderboard", "--split", "test", "--quick", "--agents", "fifo", "--agent",
+                    "peek=wsrpt:oracle=true", "--out", str(tmp_path / "lb")], capsys)
+    assert "agent 'peek': oracle=true" in line and not (tmp_path / "lb" / "cells").exists()

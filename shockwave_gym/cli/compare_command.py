@@ -79,17 +79,19 @@ def parse_per_agent_options(pairs: list[str]) -> dict[str, dict]:
 
 def check_agents(agents: list[str], options: dict[str, dict], reference: str | None) -> None:
     """Build every agent once, before any cell runs: a missing module or factory, a bad
-    option or a missing policy file is an :class:`~shockwave_gym.errors.InputError` naming
-    the agent. Any other failure is left to the cells, which report it per cell (exit 1).
-    With ``reference``, it must be one of the agents."""
+    option, a missing policy file or an agent set to read the oracle view (``oracle=true``:
+    these commands give no agent that view) is an :class:`~shockwave_gym.errors.InputError`
+    naming the agent. Any other failure is left to the cells, which report it per cell
+    (exit 1). With ``reference``, it must be one of the agents."""
     from shockwave_gym.errors import InputError
     from shockwave_gym.harness.grid import resolve_agents
 
     refs = resolve_agents(agents, options)
     for ref in refs:
         module_name = ref.target.partition(":")[0] if ":" in ref.target else None
+        agent = None
         try:
-            ref.make()
+            agent = ref.make()
         except InputError as exc:
             raise InputError(f"agent {ref.label!r}: {exc}") from exc
         except ModuleNotFoundError as exc:
@@ -100,6 +102,9 @@ def check_agents(agents: list[str], options: dict[str, dict], reference: str | N
                 raise InputError(f"--agents {ref.target}: {exc}") from None
         except Exception:  # noqa: BLE001 - an agent that fails to build is reported per cell
             pass
+        if getattr(agent, "oracle", False) is True:
+            raise InputError(f"agent {ref.label!r}: oracle=true reads the hidden future schedule, which compare and "
+                             "leaderboard runs do not show; for an ablation use shockwave-gym run --oracle")
     labels = [ref.label for ref in refs]
     if reference is not None and reference not in labels:
         raise InputError(f"--reference {reference!r} is not among the agents run ({', '.join(labels)})")
