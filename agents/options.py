@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from shockwave_gym.config import require_finite
 from shockwave_gym.errors import InputError
 
 
@@ -24,14 +25,15 @@ def flag(name: str, value: object) -> bool:
     raise InputError(f"{name} must be true or false, got {value!r}")
 
 
-def number(name: str, value: object, *, low: float, high: float = math.inf) -> float:
-    """``value`` as a float: a finite real (not a bool) in ``[low, high]``, else
-    :class:`InputError` naming ``name`` (a string such as ``"abc"`` included)."""
-    if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.integer | np.floating) \
-            or not math.isfinite(value) or not low <= value <= high:
-        where = f">= {low:g}" if high == math.inf else f"in [{low:g}, {high:g}]"
-        raise InputError(f"{name} must be a finite number {where}, got {value!r}")
-    return float(value)
+def number(name: str, value: object, *, low: float, high: float | None = None) -> float:
+    """``value`` as a float: a finite real (not a bool) in ``[low, high]``
+    (:func:`~shockwave_gym.config.require_finite`'s rule), else :class:`InputError` naming
+    ``name`` and the range (a string such as ``"abc"`` included)."""
+    try:
+        return require_finite(value, name, low=low, low_inclusive=True, high=high)
+    except InputError:
+        where = f">= {low:g}" if high is None else f"in [{low:g}, {high:g}]"
+        raise InputError(f"{name} must be a finite number {where}, got {value!r}") from None
 
 
 def increasing_positive(name: str, value: object) -> list[float]:

@@ -284,12 +284,6 @@ def train_command(args) -> int:
         mix=not args.no_mix,
     )
     reward = parse_reward(args.reward) if args.reward is not None else None
-    cloning = _changed(args, CLONING_OPTIONS)
-    if args.algo != "bc" and cloning:
-        raise InputError(f"{', '.join(cloning)}: behaviour cloning options, for --algo bc only (got --algo {args.algo})")
-    searching = _changed(args, SEARCH_OPTIONS)
-    if args.algo != "cem" and searching:
-        raise InputError(f"{', '.join(searching)}: search options, for --algo cem only (got --algo {args.algo})")
     _refuse_unused(args)
     if args.algo == "cem":
         return _search(args, command)
@@ -310,9 +304,7 @@ def train_command(args) -> int:
         out=args.out, algo=args.algo, action_mode=args.action_mode, **({} if reward is None else {"reward": reward}),
         timesteps=args.timesteps, envs=args.envs, vec=args.vec, seed=args.seed, workload=workload, max_jobs=args.max_jobs,
         suites=None if args.suites == "none" else args.suites, val_traces=args.val_traces,
-        embed_dim=32 if args.embed_dim is None else args.embed_dim,
-        hidden_dim=64 if args.hidden_dim is None else args.hidden_dim, n_steps=args.n_steps,
-        batch_size=args.batch_size, n_epochs=args.n_epochs, learning_rate=args.learning_rate,
+        **_network_sizes(args), n_steps=args.n_steps, batch_size=args.batch_size, n_epochs=args.n_epochs, learning_rate=args.learning_rate,
         gamma=args.gamma, discount=args.discount, ent_coef=args.ent_coef, log_std_init=args.log_std_init,
         eval_every=args.eval_every, eval_seeds=tuple(args.eval_seeds), select=args.select,
         checkpoint_every=args.checkpoint_every, init_from=args.init_from, trust_init=args.trust,
@@ -324,28 +316,32 @@ def train_command(args) -> int:
     return 0
 
 
-#: The generated workload's options: used with --suites none only.
+#: The generated workload's options (in RL_OPTIONS): used with --suites none only.
 WORKLOAD_FLAGS = ("gpus", "num_jobs", "arrival_rate", "max_duration_h", "no_mix", "eval_seeds")
-#: Options of the RL run: unused by --algo bc without --finetune.
-PPO_FLAGS = ("timesteps", "envs", "vec", "n_steps", "batch_size", "n_epochs", "learning_rate", "ent_coef", "gamma",
-             "discount", "log_std_init", "init_from", "trust", "eval_every", "select", "checkpoint_every",
-             "progress_every_s")
+#: The RL run's options: RL_OPTIONS but the workload's; unused by --algo bc without --finetune.
+PPO_FLAGS = tuple(dest for dest in _RL_FLAGS if dest not in WORKLOAD_FLAGS)
+
+
+def _network_sizes(args) -> dict:
+    """``--embed-dim`` / ``--hidden-dim`` where given; each algorithm's config has its defaults."""
+    return {name: getattr(args, name) for name in ("embed_dim", "hidden_dim") if getattr(args, name) is not None}
 
 
 def _refuse_unused(args) -> None:
-    """Options the run would ignore are refused (--algo cem checks its own, RL_OPTIONS)."""
-    if args.algo == "cem":
-        return
-    if args.suites != "none":
-        given = _changed(args, {dest: RL_OPTIONS[dest] for dest in WORKLOAD_FLAGS})
+    """Options the run would ignore are refused, each group in one line: another algorithm's
+    options, the RL and workload options under --algo cem, the workload's without --suites
+    none, PPO's under --algo bc without --finetune."""
+    groups = [(CLONING_OPTIONS, args.algo != "bc", f"behaviour cloning options, for --algo bc only (got --algo {args.algo})"),
+              (SEARCH_OPTIONS, args.algo != "cem", f"search options, for --algo cem only (got --algo {args.algo})"),
+              (RL_OPTIONS, args.algo == "cem", "RL and workload options, which --algo cem does not use"),
+              ({dest: RL_OPTIONS[dest] for dest in WORKLOAD_FLAGS}, args.suites != "none",
+               f"options of the generated workload, used with --suites none only (got --suites {args.suites})"),
+              ({**{dest: RL_OPTIONS[dest] for dest in PPO_FLAGS}, "reward": ("--reward", None)},
+               args.algo == "bc" and not args.finetune, "PPO options, which --algo bc uses only with --finetune")]
+    for options, unused, why in groups:
+        given = _changed(args, options) if unused else []
         if given:
-            raise InputError(f"{', '.join(given)}: options of the generated workload, used with --suites none only "
-                             f"(got --suites {args.suites})")
-    if args.algo == "bc" and not args.finetune:
-        given = _changed(args, {dest: RL_OPTIONS[dest] for dest in PPO_FLAGS})
-        given += ["--reward"] if args.reward is not None else []
-        if given:
-            raise InputError(f"{', '.join(given)}: PPO options, which --algo bc uses only with --finetune")
+            raise InputError(f"{', '.join(given)}: {why}")
 
 
 def _search(args, command: str) -> int:
@@ -354,9 +350,6 @@ def _search(args, command: str) -> int:
 
     if args.task is None or args.reward is not None:
         raise InputError("--algo cem searches for a scored task's lowest cost: give --task (not --reward)")
-    ignored = _changed(args, RL_OPTIONS)
-    if ignored:
-        raise InputError(f"{', '.join(ignored)}: RL and workload options, which --algo cem does not use")
     if args.prior == "none":
         raise InputError("--prior none: the search tunes a prior's skip weights; give a prior (default wsrpt)")
     if args.suites in ("none", "in-distribution") or args.policy != "mlp" or args.action_mode not in (None, "priority"):
@@ -367,8 +360,7 @@ def _search(args, command: str) -> int:
         prior="wsrpt" if args.prior is None else args.prior, iterations=args.cem_iterations,
         population=args.cem_population, elite=args.cem_elite, init_std=args.cem_std, seed=args.seed,
         workers=args.cem_workers, obs_version=args.obs_version, max_jobs=args.max_jobs,
-        embed_dim=32 if args.embed_dim is None else args.embed_dim,
-        hidden_dim=64 if args.hidden_dim is None else args.hidden_dim, command=command)
+        **_network_sizes(args), command=command)
     report = run_cem(config)
     selected = {**report["selected"]["mean"], "decision_ms_per_round": report["selected_decision_ms_per_round"]}
     _print_summary(args.out, selected, report["fifo"]["mean"])
@@ -384,8 +376,7 @@ def _imitate(args, workload, reward, command: str) -> int:
         episodes=args.episodes, dagger_iterations=args.dagger_iterations, dagger_episodes=args.dagger_episodes,
         workload=workload, suites=None if args.suites == "none" else args.suites, val_traces=args.val_traces,
         max_jobs=args.max_jobs, action_mode=args.action_mode or "priority",
-        embed_dim=64 if args.embed_dim is None else args.embed_dim,
-        hidden_dim=128 if args.hidden_dim is None else args.hidden_dim, epochs=args.bc_epochs,
+        **_network_sizes(args), epochs=args.bc_epochs,
         learning_rate=args.bc_learning_rate, seed=args.seed, workers=args.workers,
         eval_seeds=tuple(args.eval_seeds), command=command, obs_version=args.obs_version, loss=args.bc_loss,
         fit_all=args.bc_fit_all,

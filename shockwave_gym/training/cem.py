@@ -39,8 +39,10 @@ from pathlib import Path
 
 import numpy as np
 
+from shockwave_gym.config import require_finite, require_positive_int
 from shockwave_gym.errors import InputError
 from shockwave_gym.interface.observation import DEFAULT_OBSERVATION_VERSION
+from shockwave_gym.seeds import check_seed
 
 #: The policy network every search result is saved as (its skip term decides).
 ALGO, ACTION_MODE = "ppo", "priority"
@@ -88,20 +90,15 @@ class CEMConfig:
                              f"{', '.join(p for p in PRIORS if p != 'zero')}, got {self.prior!r}")
         for name in ("train_traces", "val_traces", "iterations", "population", "elite", "workers", "embed_dim",
                      "hidden_dim", *(("max_jobs",) if self.max_jobs is not None else ())):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InputError(f"{name} ({FLAGS[name]}) must be an integer >= 1, got {value!r}")
+            require_positive_int(getattr(self, name), f"{name} ({FLAGS[name]})")
         if self.elite > self.population:
             raise InputError(f"--cem-elite {self.elite} exceeds --cem-population {self.population}")
         for name in ("init_std", "min_std"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 100:
-                raise InputError(f"{name}{f' ({FLAGS[name]})' if name in FLAGS else ''} must be a number in (0, 100), "
-                                 f"got {value!r}")
+            require_finite(getattr(self, name), f"{name}{f' ({FLAGS[name]})' if name in FLAGS else ''}", low=0.0,
+                           low_inclusive=False, high=100.0)
         if self.min_std > self.init_std:
             raise InputError(f"min_std {self.min_std} exceeds init_std ({FLAGS['init_std']}) {self.init_std}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            raise InputError(f"seed (--seed) must be an integer >= 0, got {self.seed!r}")
+        check_seed(self.seed, "seed (--seed)")
         if self.max_jobs is None:
             self.max_jobs = max(t.num_jobs for t in self.cases("train")[0] + self.cases("validation")[0])
 

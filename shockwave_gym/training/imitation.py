@@ -36,7 +36,12 @@ from shockwave_gym.interface.observation import DEFAULT_OBSERVATION_VERSION, bui
 from shockwave_gym.interface.slots import SlotMap
 from shockwave_gym.runner import run_episode
 from shockwave_gym.simulator import SimConfig
-from shockwave_gym.training.workload import TrainingTraceSource, Workload, require_positive_ints
+from shockwave_gym.training.workload import (
+    TrainingTraceSource,
+    Workload,
+    require_positive_ints,
+    require_workload_unused,
+)
 from shockwave_gym.view import ClusterView
 
 OBS_KEYS = ("jobs", "job_valid", "picked", "cluster")
@@ -93,8 +98,7 @@ class ImitationConfig:
         from shockwave_gym.config import require_finite
 
         require_finite(self.learning_rate, "learning_rate (--bc-learning-rate)", low=0.0, low_inclusive=False)
-        if self.suites is not None and self.workload != Workload():
-            raise InputError("workload: a generated workload is recorded on with suites=None only (CLI --suites none)")
+        require_workload_unused(self.suites, self.workload)
         if self.max_jobs is None:
             self.max_jobs = self.tasks().max_jobs
 
@@ -224,19 +228,19 @@ def load_dataset(path: str | Path) -> dict[str, np.ndarray]:
     """A recording written by :func:`save_dataset`; anything else is one :class:`InputError`."""
     try:
         data = np.load(path, allow_pickle=False)
-        if not isinstance(data, np.lib.npyio.NpzFile):
-            raise InputError(f"{path}: not a recording (an .npz archive written by train --algo bc), got an array")
-        with data:
-            missing = [key for key in (*OBS_KEYS, "label", "episode") if key not in data.files]
-            if missing:
-                raise InputError(f"{path}: not a recording (missing {', '.join(missing)})")
-            return {key: data[key] for key in data.files}
-    except InputError:
-        raise
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
-        reason = "not an .npz archive" if "pickle" in str(exc) or isinstance(exc, zipfile.BadZipFile) else \
-            (str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+        arrays = None
+        if isinstance(data, np.lib.npyio.NpzFile):
+            with data:
+                arrays = {key: data[key] for key in data.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:  # no archive (or a damaged one)
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not an .npz archive"
         raise InputError(f"{path}: not a readable recording (an .npz written by train --algo bc): {reason}") from None
+    if arrays is None:
+        raise InputError(f"{path}: not a recording (an .npz archive written by train --algo bc), got an array")
+    missing = [key for key in (*OBS_KEYS, "label", "episode") if key not in arrays]
+    if missing:
+        raise InputError(f"{path}: not a recording (missing {', '.join(missing)})")
+    return arrays
 
 
 def clone(policy, arrays: dict[str, np.ndarray], config: ImitationConfig) -> dict:

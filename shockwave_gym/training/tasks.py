@@ -26,6 +26,7 @@ elastic and rigid suites mix.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from shockwave_gym.errors import InputError
@@ -73,7 +74,7 @@ def resolve_suite_names(names, obs_version: int = 2) -> list:
         if names == ["in-distribution"]:
             return [suite for suite in SUITES if suite.in_distribution]
     suites = resolve_suites(names)
-    twice = sorted({s.name for s in suites if sum(t.name == s.name for t in suites) > 1})
+    twice = sorted(name for name, count in Counter(s.name for s in suites).items() if count > 1)
     if twice:
         raise InputError(f"--suites: {', '.join(twice)} given twice (each suite trains and validates once)")
     hidden = [f"{s.name} ({s.regime})" for s in suites if s.regime != "exact"]

@@ -53,7 +53,7 @@ import torch
 from shockwave_gym.errors import InputError
 from shockwave_gym.interface.observation import DEFAULT_OBSERVATION_VERSION
 from shockwave_gym.training.lines import Heartbeat, log
-from shockwave_gym.training.workload import Workload, require_positive_ints
+from shockwave_gym.training.workload import Workload, require_positive_ints, require_workload_unused
 
 ALGOS = ("ppo", "maskable_ppo")
 VEC_KINDS = ("native", "single", "subproc")
@@ -189,8 +189,7 @@ class TrainConfig:
         require_finite(self.clip_range, "clip_range", low=0.0, low_inclusive=False)
         require_finite(self.log_std_init, "log_std_init (--log-std-init)", low=-math.inf, low_inclusive=True)
         require_finite(self.progress_every_s, "progress_every_s (--progress-every-s)", low=0.0, low_inclusive=True)
-        if self.suites is not None and self.workload != Workload():
-            raise InputError("workload: a generated workload is trained on with suites=None only (CLI --suites none)")
+        require_workload_unused(self.suites, self.workload)
 
     def _resolve_task(self) -> None:
         """Fill in ``reward`` and ``select`` from ``task`` (or their defaults)."""

@@ -114,6 +114,13 @@ def held_out_traces(
     return traces
 
 
+def require_workload_unused(suites, workload: Workload) -> None:
+    """A run on suites (``suites`` not None) has no generated workload: refuse one given
+    anyway (:class:`InputError`), rather than record it and ignore it."""
+    if suites is not None and workload != Workload():
+        raise InputError("workload: a generated workload is used with suites=None only (CLI --suites none)")
+
+
 def require_positive_ints(config, names: Iterable[str]) -> None:
     """Raise :class:`InputError` unless each named attribute of ``config`` is an int >= 1
     (:func:`~shockwave_gym.config.require_positive_int`'s rule)."""
